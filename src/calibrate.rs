@@ -1,0 +1,1 @@
+//! Chessboard camera calibration (placeholder; filled in by the calibration work).

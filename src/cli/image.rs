@@ -1,0 +1,154 @@
+//! `lanes image`: the lane pipeline on stills; overlay per image, optional stage pictures and JSON.
+
+use super::{collect_images, ensure_out_dir, load_camera, load_config};
+use anyhow::{Context, Result};
+use clap::Args;
+use lanes::fit::Poly2;
+use lanes::frame::BgrFrame;
+use lanes::pipeline::Pipeline;
+use lanes::render;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct ImageArgs {
+    /// Camera file (OpenCV YAML from `lanes calibrate`); without it frames are not undistorted.
+    #[arg(long, value_name = "FILE")]
+    camera: Option<PathBuf>,
+    /// Configuration TOML (see `lanes config --print-default`).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Images or directories of images.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Output directory (created if missing).
+    #[arg(short, long, value_name = "DIR")]
+    output: PathBuf,
+    /// Also write the undistorted frame, bird's-eye view, scaled L and B, mask and search picture.
+    #[arg(long)]
+    stages: bool,
+    /// Print one JSON object per image on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One image's results, as printed by `--json`.
+#[derive(Serialize)]
+pub struct ImageRecord {
+    pub file: String,
+    pub left_fit: Option<Poly2>,
+    pub right_fit: Option<Poly2>,
+    pub left_radius_m: Option<f64>,
+    pub right_radius_m: Option<f64>,
+    pub radius_m: Option<f64>,
+    pub offset_m: Option<f64>,
+    pub lane_width_m: Option<f64>,
+    pub left_pixels: usize,
+    pub right_pixels: usize,
+    pub ms: f64,
+}
+
+fn process(pipe: &Pipeline, raw: &BgrFrame, path: &Path, out: &Path, stages: bool) -> Result<ImageRecord> {
+    let t0 = Instant::now();
+    let a = pipe.analyze(raw, None)?;
+    let undist = pipe.undistort(raw)?;
+    let lane = match (&a.fit.left, &a.fit.right) {
+        (Some(l), Some(r)) => Some((l, r)),
+        _ => None,
+    };
+    let overlay = pipe.overlay(&undist, lane, a.measure.as_ref())?;
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "image".into());
+    overlay.write(&out.join(format!("{stem}_overlay.jpg")))?;
+    if stages {
+        undist.write(&out.join(format!("{stem}_undistorted.jpg")))?;
+        a.birdseye.write(&out.join(format!("{stem}_birdseye.jpg")))?;
+        a.thresholded.l.write(&out.join(format!("{stem}_l.png")))?;
+        a.thresholded.b.write(&out.join(format!("{stem}_b.png")))?;
+        a.thresholded.mask.write(&out.join(format!("{stem}_mask.png")))?;
+        let pic = render::search_picture(&a.thresholded.mask, &a.search, a.fit.left.as_ref(), a.fit.right.as_ref())?;
+        pic.write(&out.join(format!("{stem}_search.png")))?;
+    }
+    let m = a.measure;
+    Ok(ImageRecord {
+        file: path.display().to_string(),
+        left_fit: a.fit.left,
+        right_fit: a.fit.right,
+        left_radius_m: m.map(|m| m.left_radius_m),
+        right_radius_m: m.map(|m| m.right_radius_m),
+        radius_m: m.map(|m| m.radius_m),
+        offset_m: m.map(|m| m.offset_m),
+        lane_width_m: m.map(|m| m.lane_width_m),
+        left_pixels: a.fit.left_pixels,
+        right_pixels: a.fit.right_pixels,
+        ms,
+    })
+}
+
+pub fn run(a: ImageArgs) -> Result<i32> {
+    let cfg = load_config(a.config.as_deref())?;
+    let camera = load_camera(a.camera.as_deref())?;
+    let images = collect_images(&a.inputs)?;
+    ensure_out_dir(&a.output)?;
+    let mut pipe: Option<Pipeline> = None;
+    let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
+    for path in &images {
+        let result = (|| -> Result<ImageRecord> {
+            let raw = BgrFrame::read(path)?;
+            let rebuild = match &pipe {
+                Some(p) => p.width != raw.width() || p.height != raw.height(),
+                None => true,
+            };
+            if rebuild {
+                if let Some(cam) = &camera {
+                    if cam.width != raw.width() || cam.height != raw.height() {
+                        anyhow::bail!(
+                            "{}: image is {}x{}, camera file is for {}x{}",
+                            path.display(),
+                            raw.width(),
+                            raw.height(),
+                            cam.width,
+                            cam.height
+                        );
+                    }
+                }
+                pipe = Some(Pipeline::new(cfg.clone(), camera.as_ref(), raw.width(), raw.height())?);
+            }
+            let p = pipe.as_ref().context("pipeline")?;
+            process(p, &raw, path, &a.output, a.stages)
+        })();
+        match result {
+            Ok(rec) => {
+                ok += 1;
+                if rec.left_fit.is_none() || rec.right_fit.is_none() {
+                    no_lane += 1;
+                }
+                if a.json {
+                    println!("{}", serde_json::to_string(&rec)?);
+                } else {
+                    let m = |v: Option<f64>, d: usize| v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into());
+                    eprintln!(
+                        "{}: radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms",
+                        path.display(),
+                        m(rec.radius_m, 0),
+                        m(rec.offset_m, 3),
+                        m(rec.lane_width_m, 2),
+                        rec.left_pixels,
+                        rec.right_pixels,
+                        rec.ms
+                    );
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("lanes: {e:#}");
+            }
+        }
+    }
+    eprintln!(
+        "lanes image: {ok} processed, {no_lane} without both lines, {failed} failed; overlays in {}",
+        a.output.display()
+    );
+    Ok(if failed > 0 { 2 } else { 0 })
+}

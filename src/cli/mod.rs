@@ -1,0 +1,106 @@
+//! Command-line interface: one file per subcommand; raw flags are resolved here and nothing
+//! below the CLI reads them.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use lanes::camera::Camera;
+use lanes::config::Config;
+use std::path::{Path, PathBuf};
+
+pub mod calibrate;
+pub mod config_cmd;
+pub mod image;
+
+#[derive(Parser)]
+#[command(name = "lanes", version, about = "Lane detection for dashcam video on OpenCV")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Calibrate a camera from chessboard images and write an OpenCV camera file.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Undistort images with a camera file.
+    Undistort(calibrate::UndistortArgs),
+    /// Run the lane pipeline on still images.
+    Image(image::ImageArgs),
+    /// Print or check configuration files.
+    Config(config_cmd::ConfigArgs),
+}
+
+/// Parse the command line and run; returns the process exit code.
+pub fn run() -> Result<i32> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Calibrate(a) => calibrate::run_calibrate(a),
+        Command::Undistort(a) => calibrate::run_undistort(a),
+        Command::Image(a) => image::run(a),
+        Command::Config(a) => config_cmd::run(a),
+    }
+}
+
+/// Load the config file if given (else defaults) and validate it.
+pub fn load_config(path: Option<&Path>) -> Result<Config> {
+    let cfg = match path {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// Load the camera file if given.
+pub fn load_camera(path: Option<&Path>) -> Result<Option<Camera>> {
+    path.map(|p| Camera::load(p).with_context(|| "loading camera".to_string()))
+        .transpose()
+}
+
+/// Collect image files from a list of files and directories (directories: jpg/jpeg/png, sorted).
+pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("{}: cannot read directory", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.extension()
+                        .and_then(|e| e.to_str())
+                        .map(|e| matches!(e.to_ascii_lowercase().as_str(), "jpg" | "jpeg" | "png" | "bmp"))
+                        .unwrap_or(false)
+                })
+                .collect();
+            v.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+            if v.is_empty() {
+                anyhow::bail!("{}: no images (.jpg, .jpeg, .png, .bmp) in directory", p.display());
+            }
+            out.extend(v);
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            anyhow::bail!("{}: file not found", p.display());
+        }
+    }
+    if out.is_empty() {
+        anyhow::bail!("no input images given");
+    }
+    Ok(out)
+}
+
+/// Sort key that orders `calibration2` before `calibration10`.
+fn natural_key(p: &Path) -> (String, u64, String) {
+    let name = p.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let stem: String = name.chars().take_while(|c| !c.is_ascii_digit()).collect();
+    let digits: String = name[stem.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    (stem, digits.parse().unwrap_or(0), name)
+}
+
+/// Create an output directory (its parent must exist).
+pub fn ensure_out_dir(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+    }
+    Ok(())
+}

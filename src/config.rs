@@ -1,0 +1,344 @@
+//! Typed pipeline configuration: serde sections with documented defaults and one `validate()`.
+//!
+//! Every section rejects unknown keys; missing keys take the defaults below. The
+//! defaults are those of the reference Udacity pipeline (1280x720 camera).
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The whole configuration: one section per stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub threshold: ThresholdConfig,
+    pub perspective: PerspectiveConfig,
+    pub search: SearchConfig,
+    pub tracking: TrackingConfig,
+    pub render: RenderConfig,
+    pub units: UnitsConfig,
+}
+
+/// Colour thresholds applied to the bird's-eye image.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ThresholdConfig {
+    /// Keep pixels whose scaled HLS L is in `(l_min, l_max]` (white lines). Default 220.
+    pub l_min: u8,
+    /// Upper bound of the L range. Default 255.
+    pub l_max: u8,
+    /// Keep pixels whose (possibly scaled) LAB B is in `(b_min, b_max]` (yellow lines). Default 190.
+    pub b_min: u8,
+    /// Upper bound of the B range. Default 255.
+    pub b_max: u8,
+    /// Scale B so its maximum becomes 255 only when that maximum is over this gate;
+    /// below it the frame has no yellow and scaling would only amplify noise. Default 175.
+    pub b_scale_gate: u8,
+    /// Optional Sobel-x magnitude threshold on L (off by default, as in the reference).
+    pub sobel_enabled: bool,
+    /// Scaled |Sobel x| range `(sobel_min, sobel_max]`, 0..255. Defaults 20..100.
+    pub sobel_min: u8,
+    pub sobel_max: u8,
+    /// Optional HLS S channel threshold (off by default).
+    pub s_enabled: bool,
+    /// S range `(s_min, s_max]`. Defaults 180..255.
+    pub s_min: u8,
+    pub s_max: u8,
+}
+
+impl Default for ThresholdConfig {
+    fn default() -> Self {
+        Self {
+            l_min: 220,
+            l_max: 255,
+            b_min: 190,
+            b_max: 255,
+            b_scale_gate: 175,
+            sobel_enabled: false,
+            sobel_min: 20,
+            sobel_max: 100,
+            s_enabled: false,
+            s_min: 180,
+            s_max: 255,
+        }
+    }
+}
+
+/// Perspective quad, in pixels of the undistorted frame (src) and the bird's-eye view (dst).
+/// Order: top-left, top-right, bottom-left, bottom-right.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PerspectiveConfig {
+    /// Source trapezoid on the road. Default: the Udacity camera's
+    /// (575,464) (707,464) (258,682) (1049,682).
+    pub src: [[f64; 2]; 4],
+    /// Destination rectangle. Default for 1280x720: (450,0) (830,0) (450,720) (830,720).
+    pub dst: [[f64; 2]; 4],
+}
+
+impl Default for PerspectiveConfig {
+    fn default() -> Self {
+        Self {
+            src: [[575.0, 464.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]],
+            dst: [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]],
+        }
+    }
+}
+
+/// Lane-pixel search parameters (bird's-eye pixels).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Number of sliding windows stacked over the image height. Default 10.
+    pub windows: u32,
+    /// Half-width of a sliding window in px. Default 80.
+    pub margin: u32,
+    /// A window re-centres on its pixels' mean x when it holds more than this many. Default 40.
+    pub min_pixels: u32,
+    /// Half-width of the band around the previous fit used by the prior search, px. Default 80.
+    pub prior_margin: u32,
+    /// A line with pixels on fewer distinct rows than this is "not found". Default 3.
+    pub min_rows: u32,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self {
+            windows: 10,
+            margin: 80,
+            min_pixels: 40,
+            prior_margin: 80,
+            min_rows: 3,
+        }
+    }
+}
+
+/// Frame-to-frame tracking (the lane tracker's sanity checks and smoothing).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrackingConfig {
+    /// Number of accepted fits kept per line; their mean is drawn. Default 5.
+    pub keep: u32,
+    /// Expected distance between the two lines at the bottom row, px. Default 350.
+    pub lane_width_px: f64,
+    /// Allowed deviation from `lane_width_px`, px. Default 100.
+    pub lane_width_tolerance_px: f64,
+    /// Largest allowed |coefficient - smoothed coefficient| for a, b, c. Default (0.001, 1.0, 100).
+    pub max_coeff_diff: [f64; 3],
+}
+
+impl Default for TrackingConfig {
+    fn default() -> Self {
+        Self {
+            keep: 5,
+            lane_width_px: 350.0,
+            lane_width_tolerance_px: 100.0,
+            max_coeff_diff: [0.001, 1.0, 100.0],
+        }
+    }
+}
+
+/// Overlay rendering.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RenderConfig {
+    /// Lane fill colour, BGR. Default green (0, 255, 0).
+    pub lane_color: [u8; 3],
+    /// Opacity of the lane fill, 0..1. Default 0.3.
+    pub alpha: f64,
+    /// Radii above this many metres are printed as "straight". Default 3000.
+    pub straight_above_m: f64,
+    /// Number of polygon vertices per line side. Default 30.
+    pub polygon_points: u32,
+}
+
+impl Default for RenderConfig {
+    fn default() -> Self {
+        Self {
+            lane_color: [0, 255, 0],
+            alpha: 0.3,
+            straight_above_m: 3000.0,
+            polygon_points: 30,
+        }
+    }
+}
+
+/// Pixel-to-metre scale of the bird's-eye view.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UnitsConfig {
+    /// Metres per bird's-eye pixel across the road. Default 3.7/378 (a 12 ft lane spans 378 px).
+    pub xm_per_px: f64,
+    /// Metres per bird's-eye pixel along the road. Default 3.048/100 (a 10 ft dash spans 100 px).
+    pub ym_per_px: f64,
+}
+
+impl Default for UnitsConfig {
+    fn default() -> Self {
+        Self {
+            xm_per_px: 3.7 / 378.0,
+            ym_per_px: 3.048 / 100.0,
+        }
+    }
+}
+
+fn bad(key: &str, value: impl std::fmt::Display, expected: &str) -> Error {
+    Error::ConfigValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        expected: format!("expected {expected}"),
+    }
+}
+
+impl Config {
+    /// Parse a TOML string (unknown keys are rejected) and validate it.
+    pub fn from_toml_str(text: &str, path: &Path) -> Result<Self> {
+        let cfg: Config = toml::from_str(text).map_err(|e| Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Load a TOML file and validate it.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Self::from_toml_str(&text, path)
+    }
+
+    /// The default configuration as TOML.
+    pub fn default_toml() -> String {
+        let body = toml::to_string(&Config::default()).unwrap_or_default();
+        format!(
+            "# lanes configuration (defaults). Units: pixels unless named; see `lanes config --help`.\n{body}"
+        )
+    }
+
+    /// Serialize to TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Check every value against its allowed range; the message names the key and the value.
+    pub fn validate(&self) -> Result<()> {
+        let t = &self.threshold;
+        if t.l_min >= t.l_max {
+            return Err(bad("threshold.l_min", t.l_min, &format!("less than threshold.l_max = {}", t.l_max)));
+        }
+        if t.b_min >= t.b_max {
+            return Err(bad("threshold.b_min", t.b_min, &format!("less than threshold.b_max = {}", t.b_max)));
+        }
+        if t.sobel_min >= t.sobel_max {
+            return Err(bad("threshold.sobel_min", t.sobel_min, "less than threshold.sobel_max"));
+        }
+        if t.s_min >= t.s_max {
+            return Err(bad("threshold.s_min", t.s_min, "less than threshold.s_max"));
+        }
+        let s = &self.search;
+        if !(1..=50).contains(&s.windows) {
+            return Err(bad("search.windows", s.windows, "1..=50"));
+        }
+        if !(1..=1000).contains(&s.margin) {
+            return Err(bad("search.margin", s.margin, "1..=1000"));
+        }
+        if s.min_pixels > 100_000 {
+            return Err(bad("search.min_pixels", s.min_pixels, "0..=100000"));
+        }
+        if !(1..=1000).contains(&s.prior_margin) {
+            return Err(bad("search.prior_margin", s.prior_margin, "1..=1000"));
+        }
+        if !(3..=10_000).contains(&s.min_rows) {
+            return Err(bad("search.min_rows", s.min_rows, "3..=10000"));
+        }
+        let k = &self.tracking;
+        if !(1..=100).contains(&k.keep) {
+            return Err(bad("tracking.keep", k.keep, "1..=100"));
+        }
+        if !(k.lane_width_px.is_finite() && k.lane_width_px > 0.0) {
+            return Err(bad("tracking.lane_width_px", k.lane_width_px, "> 0"));
+        }
+        if !(k.lane_width_tolerance_px.is_finite() && k.lane_width_tolerance_px >= 0.0) {
+            return Err(bad("tracking.lane_width_tolerance_px", k.lane_width_tolerance_px, ">= 0"));
+        }
+        for (i, d) in k.max_coeff_diff.iter().enumerate() {
+            if !(d.is_finite() && *d > 0.0) {
+                return Err(bad(&format!("tracking.max_coeff_diff[{i}]"), d, "> 0"));
+            }
+        }
+        let r = &self.render;
+        if !(0.0..=1.0).contains(&r.alpha) {
+            return Err(bad("render.alpha", r.alpha, "0..=1"));
+        }
+        if !(r.straight_above_m.is_finite() && r.straight_above_m > 0.0) {
+            return Err(bad("render.straight_above_m", r.straight_above_m, "> 0"));
+        }
+        if !(2..=1000).contains(&r.polygon_points) {
+            return Err(bad("render.polygon_points", r.polygon_points, "2..=1000"));
+        }
+        let u = &self.units;
+        if !(u.xm_per_px.is_finite() && u.xm_per_px > 0.0 && u.xm_per_px < 10.0) {
+            return Err(bad("units.xm_per_px", u.xm_per_px, "0 < value < 10"));
+        }
+        if !(u.ym_per_px.is_finite() && u.ym_per_px > 0.0 && u.ym_per_px < 10.0) {
+            return Err(bad("units.ym_per_px", u.ym_per_px, "0 < value < 10"));
+        }
+        for (name, quad) in [("perspective.src", &self.perspective.src), ("perspective.dst", &self.perspective.dst)] {
+            for (i, p) in quad.iter().enumerate() {
+                if !(p[0].is_finite() && p[1].is_finite() && p[0] >= -100_000.0 && p[0] <= 100_000.0 && p[1] >= -100_000.0 && p[1] <= 100_000.0) {
+                    return Err(bad(&format!("{name}[{i}]"), format!("[{}, {}]", p[0], p[1]), "finite pixel coordinates"));
+                }
+            }
+        }
+        let d = &self.perspective.dst;
+        if d[1][0] <= d[0][0] || d[3][0] <= d[2][0] {
+            return Err(bad("perspective.dst", format!("{d:?}"), "right points right of left points"));
+        }
+        if d[2][1] <= d[0][1] {
+            return Err(bad("perspective.dst", format!("{d:?}"), "bottom points below top points"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_toml_round_trips() {
+        let text = Config::default_toml();
+        let back = Config::from_toml_str(&text, Path::new("x.toml")).unwrap();
+        assert_eq!(back, Config::default());
+    }
+
+    #[test]
+    fn shipped_default_file_matches_defaults() {
+        let text = include_str!("../config/default.toml");
+        let back = Config::from_toml_str(text, Path::new("config/default.toml")).unwrap();
+        assert_eq!(back, Config::default());
+    }
+
+    #[test]
+    fn unknown_key_is_rejected_with_its_name() {
+        let err = Config::from_toml_str("[search]\nwindowz = 3\n", Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().contains("windowz"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_names_key_and_value() {
+        let err = Config::from_toml_str("[search]\nwindows = 0\n", Path::new("c.toml")).unwrap_err();
+        assert_eq!(err.to_string(), "config search.windows = 0 (expected 1..=50)");
+    }
+
+    #[test]
+    fn partial_file_keeps_other_defaults() {
+        let c = Config::from_toml_str("[threshold]\nl_min = 200\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.threshold.l_min, 200);
+        assert_eq!(c.threshold.b_min, 190);
+        assert_eq!(c.search, SearchConfig::default());
+    }
+}

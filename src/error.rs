@@ -1,0 +1,59 @@
+//! The library's error type: one enum whose variants carry the offending data.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the library. Variants name the file or the value.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: file not found")]
+    NotFound { path: PathBuf },
+    #[error("{path}: cannot read as an image")]
+    UnreadableImage { path: PathBuf },
+    #[error("{path}: cannot write image")]
+    WriteImage { path: PathBuf },
+    #[error("{path}: {message}")]
+    Io { path: PathBuf, message: String },
+    #[error("{path}: no {cols}x{rows} chessboard (or sub-grid) found")]
+    ChessboardNotFound { path: PathBuf, cols: i32, rows: i32 },
+    #[error("no chessboard found in any of {count} images: {tried}")]
+    NoBoards { count: usize, tried: String },
+    #[error("{path}: image is {got_w}x{got_h}, expected {expected_w}x{expected_h}")]
+    SizeMismatch {
+        path: PathBuf,
+        expected_w: i32,
+        expected_h: i32,
+        got_w: i32,
+        got_h: i32,
+    },
+    #[error("{path}: camera file field `{field}` is {problem}")]
+    CameraField {
+        path: PathBuf,
+        field: String,
+        problem: String,
+    },
+    #[error("config {key} = {value} ({expected})")]
+    ConfigValue {
+        key: String,
+        value: String,
+        expected: String,
+    },
+    #[error("{path}: {message}")]
+    ConfigParse { path: PathBuf, message: String },
+    #[error("perspective quad is degenerate: {0}")]
+    SingularPerspective(String),
+    #[error("{what}: expected {expected}, got {got}")]
+    BadMat {
+        what: &'static str,
+        expected: String,
+        got: String,
+    },
+    #[error("{path}: {message}")]
+    Video { path: PathBuf, message: String },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("opencv: {0}")]
+    OpenCv(#[from] opencv::Error),
+}
+
+/// Result alias for the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

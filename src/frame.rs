@@ -1,0 +1,125 @@
+//! Thin newtypes over `Mat` that check type and channels once: `BgrFrame`, `BinaryMask`, `GrayImage`.
+
+use crate::error::{Error, Result};
+use opencv::core::{self, Mat, Vector};
+use opencv::prelude::*;
+use opencv::{imgcodecs, imgproc};
+use std::path::Path;
+
+fn type_name(typ: i32) -> String {
+    core::type_to_string(typ).unwrap_or_else(|_| format!("type {typ}"))
+}
+
+macro_rules! mat_newtype {
+    ($name:ident, $cv_type:expr, $what:literal) => {
+        #[doc = concat!("A ", $what, " image backed by an OpenCV `Mat` of the checked type.")]
+        #[derive(Debug, Clone)]
+        pub struct $name(Mat);
+
+        impl $name {
+            /// Wrap a `Mat`, checking its element type.
+            pub fn new(mat: Mat) -> Result<Self> {
+                if mat.typ() != $cv_type || mat.empty() {
+                    return Err(Error::BadMat {
+                        what: $what,
+                        expected: type_name($cv_type),
+                        got: if mat.empty() { "empty".into() } else { type_name(mat.typ()) },
+                    });
+                }
+                Ok(Self(mat))
+            }
+            /// A zero-filled image of the given size.
+            pub fn zeros(width: i32, height: i32) -> Result<Self> {
+                let m = Mat::zeros(height, width, $cv_type)?.to_mat()?;
+                Ok(Self(m))
+            }
+            /// The underlying `Mat`.
+            pub fn mat(&self) -> &Mat {
+                &self.0
+            }
+            /// The underlying `Mat`, mutably (the type cannot change through drawing calls).
+            pub fn mat_mut(&mut self) -> &mut Mat {
+                &mut self.0
+            }
+            /// Unwrap into the `Mat`.
+            pub fn into_mat(self) -> Mat {
+                self.0
+            }
+            pub fn width(&self) -> i32 {
+                self.0.cols()
+            }
+            pub fn height(&self) -> i32 {
+                self.0.rows()
+            }
+            pub fn size(&self) -> core::Size {
+                core::Size::new(self.0.cols(), self.0.rows())
+            }
+            /// Contiguous pixel bytes, row-major.
+            pub fn bytes(&self) -> Result<&[u8]> {
+                Ok(self.0.data_bytes()?)
+            }
+            /// Write to an image file (format from the extension).
+            pub fn write(&self, path: &Path) -> Result<()> {
+                write_mat(&self.0, path)
+            }
+        }
+    };
+}
+
+mat_newtype!(BgrFrame, core::CV_8UC3, "BGR 8-bit");
+mat_newtype!(BinaryMask, core::CV_8UC1, "binary mask 8-bit");
+mat_newtype!(GrayImage, core::CV_8UC1, "gray 8-bit");
+
+/// Write any `Mat` to an image file, mapping OpenCV's `false` to a typed error.
+pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
+    let ok = imgcodecs::imwrite(path, mat, &Vector::new())
+        .map_err(|_| Error::WriteImage { path: path.to_path_buf() })?;
+    if !ok {
+        return Err(Error::WriteImage { path: path.to_path_buf() });
+    }
+    Ok(())
+}
+
+impl BgrFrame {
+    /// Read a colour image from a file. Gray images are converted to BGR.
+    pub fn read(path: &Path) -> Result<Self> {
+        if !path.exists() {
+            return Err(Error::NotFound { path: path.to_path_buf() });
+        }
+        let m = imgcodecs::imread(path, imgcodecs::IMREAD_COLOR)
+            .map_err(|_| Error::UnreadableImage { path: path.to_path_buf() })?;
+        if m.empty() {
+            return Err(Error::UnreadableImage { path: path.to_path_buf() });
+        }
+        Self::new(m)
+    }
+
+    /// Convert to a gray image.
+    pub fn to_gray(&self) -> Result<GrayImage> {
+        let mut g = Mat::default();
+        imgproc::cvt_color_def(&self.0, &mut g, imgproc::COLOR_BGR2GRAY)?;
+        GrayImage::new(g)
+    }
+}
+
+impl BinaryMask {
+    /// Number of set pixels.
+    pub fn count(&self) -> Result<i32> {
+        Ok(core::count_non_zero(&self.0)?)
+    }
+    /// The mask as a 3-channel image (white on black) for display.
+    pub fn to_bgr(&self) -> Result<BgrFrame> {
+        let mut m = Mat::default();
+        imgproc::cvt_color_def(&self.0, &mut m, imgproc::COLOR_GRAY2BGR)?;
+        BgrFrame::new(m)
+    }
+}
+
+impl GrayImage {
+    /// The image as a 3-channel image for display.
+    pub fn to_bgr(&self) -> Result<BgrFrame> {
+        let mut m = Mat::default();
+        imgproc::cvt_color_def(&self.0, &mut m, imgproc::COLOR_GRAY2BGR)?;
+        BgrFrame::new(m)
+    }
+}

@@ -1,0 +1,31 @@
+//! `lanes`: lane detection for dashcam video on OpenCV.
+//!
+//! # Conventions
+//! - Colour images are BGR, 8 bits per channel (OpenCV's order).
+//! - Pixel origin is the top-left corner; x grows to the right, y grows down.
+//! - Lane-line polynomials are `x = a*y^2 + b*y + c` in bird's-eye pixels
+//!   (`[a, b, c]` in every API and file).
+//! - Curvature radius is in metres; offset is in metres, positive when the vehicle
+//!   (the image centre) is right of the lane centre.
+//! - Geometry is computed in `f64`.
+//!
+//! # Stages
+//! A frame flows `undistort -> warp -> threshold -> fit -> measure -> render`,
+//! with `track` as the only stateful stage between frames. See ARCHITECTURE.md.
+
+pub mod calibrate;
+pub mod camera;
+pub mod config;
+pub mod error;
+pub mod fit;
+pub mod frame;
+pub mod measure;
+pub mod pipeline;
+pub mod render;
+pub mod threshold;
+pub mod track;
+pub mod undistort;
+pub mod video;
+pub mod warp;
+
+pub use error::{Error, Result};

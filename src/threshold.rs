@@ -1,0 +1,223 @@
+//! Colour thresholds on the bird's-eye view: HLS L for white lines, LAB B for yellow lines,
+//! each normalised, combined into one binary mask (0 or 255).
+
+use crate::config::ThresholdConfig;
+use crate::error::Result;
+use crate::frame::{BgrFrame, BinaryMask, GrayImage};
+use opencv::core::{self, Mat};
+use opencv::imgproc;
+use opencv::prelude::*;
+
+/// The channels and mask a threshold pass produces (channels after scaling, for display).
+pub struct Thresholded {
+    /// Union of the enabled thresholds, 0 or 255.
+    pub mask: BinaryMask,
+    /// HLS L scaled so its maximum is 255.
+    pub l: GrayImage,
+    /// LAB B, scaled so its maximum is 255 when that maximum exceeds the gate.
+    pub b: GrayImage,
+}
+
+/// HLS lightness of an 8-bit BGR pixel as OpenCV computes it: round((max + min) / 2).
+#[inline]
+fn lightness(b: u8, g: u8, r: u8) -> u8 {
+    let mx = b.max(g).max(r) as u16;
+    let mn = b.min(g).min(r) as u16;
+    ((mx + mn + 1) / 2) as u8
+}
+
+/// HLS saturation of an 8-bit BGR pixel on 0..255, as OpenCV's 8-bit HLS.
+#[inline]
+fn saturation(b: u8, g: u8, r: u8) -> u8 {
+    let mx = b.max(g).max(r) as f32 / 255.0;
+    let mn = b.min(g).min(r) as f32 / 255.0;
+    let l = (mx + mn) * 0.5;
+    let d = mx - mn;
+    let s = if d < f32::EPSILON {
+        0.0
+    } else if l < 0.5 {
+        d / (mx + mn)
+    } else {
+        d / (2.0 - mx - mn)
+    };
+    (s * 255.0).round().clamp(0.0, 255.0) as u8
+}
+
+/// Compute the L and B channels (raw, unscaled) of a BGR image.
+pub fn channels(img: &BgrFrame) -> Result<(GrayImage, GrayImage)> {
+    let (w, h) = (img.width(), img.height());
+    let src = img.bytes()?;
+    let mut l = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, core::Scalar::all(0.0))?;
+    {
+        let ld = l.data_bytes_mut()?;
+        for (i, px) in src.chunks_exact(3).enumerate() {
+            ld[i] = lightness(px[0], px[1], px[2]);
+        }
+    }
+    let mut lab = Mat::default();
+    imgproc::cvt_color_def(img.mat(), &mut lab, imgproc::COLOR_BGR2Lab)?;
+    let mut b = Mat::default();
+    core::extract_channel(&lab, &mut b, 2)?;
+    Ok((GrayImage::new(l)?, GrayImage::new(b)?))
+}
+
+/// Threshold a bird's-eye BGR image into the lane-pixel mask.
+///
+/// White: L scaled so that its maximum becomes 255, kept where `l_min < L <= l_max`.
+/// Yellow: B scaled the same way only when its maximum is over `b_scale_gate`, kept where
+/// `b_min < B <= b_max`. Optional Sobel-x on L and HLS S are added when enabled.
+pub fn threshold(img: &BgrFrame, cfg: &ThresholdConfig) -> Result<Thresholded> {
+    let (l, b) = channels(img)?;
+    threshold_channels(img, l, b, cfg)
+}
+
+fn scale_to_max(ch: &mut [u8], max: u8) {
+    if max == 0 {
+        return;
+    }
+    let mut lut = [0u8; 256];
+    for (v, o) in lut.iter_mut().enumerate() {
+        *o = ((v as f64) * 255.0 / max as f64).min(255.0) as u8;
+    }
+    for v in ch.iter_mut() {
+        *v = lut[*v as usize];
+    }
+}
+
+/// Threshold from precomputed raw L and B channels (consumed and returned scaled).
+pub fn threshold_channels(
+    img: &BgrFrame,
+    l: GrayImage,
+    b: GrayImage,
+    cfg: &ThresholdConfig,
+) -> Result<Thresholded> {
+    let (w, h) = (l.width(), l.height());
+    let mut lm = l.into_mat();
+    let mut bm = b.into_mat();
+    let lmax = lm.data_bytes()?.iter().copied().max().unwrap_or(0) as u32;
+    let bmax = bm.data_bytes()?.iter().copied().max().unwrap_or(0) as u32;
+    let b_scaled = bmax > cfg.b_scale_gate as u32;
+    let mut mask = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, core::Scalar::all(0.0))?;
+    {
+        // Compare in integers exactly as float scaling would: v*255/max > t  <=>  v*255 > t*max.
+        let md = mask.data_bytes_mut()?;
+        let ld = lm.data_bytes()?;
+        let bd = bm.data_bytes()?;
+        let (l_lo, l_hi) = (cfg.l_min as u32 * lmax, cfg.l_max as u32 * lmax);
+        let (b_div, b_lo, b_hi) = if b_scaled {
+            (bmax, cfg.b_min as u32 * bmax, cfg.b_max as u32 * bmax)
+        } else {
+            (255, cfg.b_min as u32 * 255, cfg.b_max as u32 * 255)
+        };
+        let _ = b_div;
+        for i in 0..md.len() {
+            let lv = ld[i] as u32 * 255;
+            let bv = bd[i] as u32 * 255;
+            let white = lmax > 0 && lv > l_lo && lv <= l_hi;
+            let yellow = bv > b_lo && bv <= b_hi;
+            md[i] = if white || yellow { 255 } else { 0 };
+        }
+    }
+    if cfg.s_enabled {
+        let src = img.bytes()?;
+        let md = mask.data_bytes_mut()?;
+        for (i, px) in src.chunks_exact(3).enumerate() {
+            let s = saturation(px[0], px[1], px[2]);
+            if s > cfg.s_min && s <= cfg.s_max {
+                md[i] = 255;
+            }
+        }
+    }
+    if cfg.sobel_enabled {
+        let mut sx = Mat::default();
+        imgproc::sobel_def(&lm, &mut sx, core::CV_64F, 1, 0)?;
+        let mut abs = Mat::default();
+        core::absdiff(&sx, &core::Scalar::all(0.0), &mut abs)?;
+        let mut mx = 0.0;
+        core::min_max_loc(&abs, None, Some(&mut mx), None, None, &core::no_array())?;
+        if mx > 0.0 {
+            let md = mask.data_bytes_mut()?;
+            let ad: &[f64] = abs.data_typed()?;
+            for i in 0..md.len() {
+                let v = (ad[i] * 255.0 / mx) as u32;
+                if v > cfg.sobel_min as u32 && v <= cfg.sobel_max as u32 {
+                    md[i] = 255;
+                }
+            }
+        }
+    }
+    scale_to_max(lm.data_bytes_mut()?, lmax as u8);
+    if b_scaled {
+        scale_to_max(bm.data_bytes_mut()?, bmax as u8);
+    }
+    Ok(Thresholded { mask: BinaryMask::new(mask)?, l: GrayImage::new(lm)?, b: GrayImage::new(bm)? })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solid(bgr: [u8; 3], w: i32, h: i32) -> BgrFrame {
+        let m = Mat::new_rows_cols_with_default(
+            h,
+            w,
+            core::CV_8UC3,
+            core::Scalar::new(bgr[0] as f64, bgr[1] as f64, bgr[2] as f64, 0.0),
+        )
+        .unwrap();
+        BgrFrame::new(m).unwrap()
+    }
+
+    #[test]
+    fn lightness_matches_opencv_hls() {
+        let img = {
+            let mut m = solid([0, 0, 0], 256, 3);
+            let d = m.mat_mut().data_bytes_mut().unwrap();
+            for (i, px) in d.chunks_exact_mut(3).enumerate() {
+                px[0] = (i * 7 % 256) as u8;
+                px[1] = (i * 13 % 256) as u8;
+                px[2] = (i * 29 % 256) as u8;
+            }
+            m
+        };
+        let mut hls = Mat::default();
+        imgproc::cvt_color_def(img.mat(), &mut hls, imgproc::COLOR_BGR2HLS).unwrap();
+        let (l, _) = channels(&img).unwrap();
+        let hd = hls.data_bytes().unwrap();
+        for (i, v) in l.bytes().unwrap().iter().enumerate() {
+            assert!((*v as i32 - hd[i * 3 + 1] as i32).abs() <= 1, "pixel {i}: {v} vs {}", hd[i * 3 + 1]);
+        }
+    }
+
+    #[test]
+    fn white_and_yellow_stripes_are_kept_asphalt_is_not() {
+        let mut img = solid([60, 60, 60], 100, 20);
+        {
+            let d = img.mat_mut().data_bytes_mut().unwrap();
+            for y in 0..20 {
+                for x in 10..15 {
+                    let i = (y * 100 + x) * 3;
+                    d[i..i + 3].copy_from_slice(&[250, 250, 250]);
+                }
+                for x in 80..85 {
+                    let i = (y * 100 + x) * 3;
+                    d[i..i + 3].copy_from_slice(&[30, 210, 230]); // yellow in BGR
+                }
+            }
+        }
+        let t = threshold(&img, &ThresholdConfig::default()).unwrap();
+        let m = t.mask.bytes().unwrap();
+        assert_eq!(m[5 * 100 + 12], 255, "white kept");
+        assert_eq!(m[5 * 100 + 82], 255, "yellow kept");
+        assert_eq!(m[5 * 100 + 50], 0, "asphalt dropped");
+        assert_eq!(t.mask.count().unwrap(), 2 * 5 * 20);
+    }
+
+    #[test]
+    fn b_is_not_scaled_below_the_gate() {
+        // Gray image: B = 128 everywhere, below the 175 gate: nothing yellow.
+        let img = solid([90, 90, 90], 20, 20);
+        let t = threshold(&img, &ThresholdConfig { l_min: 254, ..Default::default() }).unwrap();
+        assert_eq!(t.b.bytes().unwrap()[0], 128);
+    }
+}

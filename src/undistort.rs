@@ -1,0 +1,70 @@
+//! Undistortion: the remap maps are computed once into an `Undistorter`, then applied per frame.
+
+use crate::camera::Camera;
+use crate::error::{Error, Result};
+use crate::frame::BgrFrame;
+use opencv::core::{self, Mat};
+use opencv::{calib3d, imgproc};
+use std::path::Path;
+
+/// Holds the undistortion maps of one camera at one image size. Immutable once built.
+pub struct Undistorter {
+    camera: Camera,
+    map1: Mat,
+    map2: Mat,
+}
+
+impl Undistorter {
+    /// Compute the maps (`init_undistort_rectify_map`, new camera matrix = K, as `cv2.undistort`).
+    pub fn new(camera: &Camera) -> Result<Self> {
+        let k = camera.k_mat()?;
+        let d = camera.dist_mat()?;
+        let mut m1 = Mat::default();
+        let mut m2 = Mat::default();
+        calib3d::init_undistort_rectify_map(
+            &k,
+            &d,
+            &Mat::default(),
+            &k,
+            core::Size::new(camera.width, camera.height),
+            core::CV_16SC2,
+            &mut m1,
+            &mut m2,
+        )?;
+        Ok(Self { camera: camera.clone(), map1: m1, map2: m2 })
+    }
+
+    /// The camera this undistorter was built for.
+    pub fn camera(&self) -> &Camera {
+        &self.camera
+    }
+
+    /// Check that a frame has the camera's size; `path` names the source in the error.
+    pub fn check_size(&self, frame: &BgrFrame, path: &Path) -> Result<()> {
+        if frame.width() != self.camera.width || frame.height() != self.camera.height {
+            return Err(Error::SizeMismatch {
+                path: path.to_path_buf(),
+                expected_w: self.camera.width,
+                expected_h: self.camera.height,
+                got_w: frame.width(),
+                got_h: frame.height(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Undistort one frame (bilinear remap).
+    pub fn undistort(&self, frame: &BgrFrame) -> Result<BgrFrame> {
+        let mut out = Mat::default();
+        imgproc::remap(
+            frame.mat(),
+            &mut out,
+            &self.map1,
+            &self.map2,
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            core::Scalar::default(),
+        )?;
+        BgrFrame::new(out)
+    }
+}

@@ -1,0 +1,1 @@
+//! Video in and out (placeholder; filled in by the video work).

@@ -1,0 +1,224 @@
+//! Perspective warp to the bird's-eye view and back: a `Perspective` holds M and its inverse,
+//! and a `BirdseyeRemap` composes undistortion and warp into one remap from the raw frame.
+
+use crate::camera::Camera;
+use crate::config::PerspectiveConfig;
+use crate::error::{Error, Result};
+use crate::frame::BgrFrame;
+use nalgebra::{Matrix3, Vector3};
+use opencv::core::{self, Mat};
+use opencv::prelude::*;
+use opencv::imgproc;
+
+/// A planar homography from the undistorted frame to the bird's-eye view, and its inverse.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Perspective {
+    m: Matrix3<f64>,
+    minv: Matrix3<f64>,
+    /// Size of the bird's-eye view, pixels.
+    pub width: i32,
+    pub height: i32,
+}
+
+fn mat3_from_cv(m: &Mat) -> Result<Matrix3<f64>> {
+    let mut out = Matrix3::zeros();
+    for r in 0..3 {
+        for c in 0..3 {
+            out[(r, c)] = *m.at_2d::<f64>(r as i32, c as i32)?;
+        }
+    }
+    Ok(out)
+}
+
+fn mat3_to_cv(m: &Matrix3<f64>) -> Result<Mat> {
+    let rows: [[f64; 3]; 3] = [
+        [m[(0, 0)], m[(0, 1)], m[(0, 2)]],
+        [m[(1, 0)], m[(1, 1)], m[(1, 2)]],
+        [m[(2, 0)], m[(2, 1)], m[(2, 2)]],
+    ];
+    Ok(Mat::from_slice_2d(&rows)?)
+}
+
+/// Twice the signed area of a quad given in (tl, tr, bl, br) order.
+fn quad_area(q: &[[f64; 2]; 4]) -> f64 {
+    // polygon order tl, tr, br, bl
+    let poly = [q[0], q[1], q[3], q[2]];
+    let mut a = 0.0;
+    for i in 0..4 {
+        let p = poly[i];
+        let n = poly[(i + 1) % 4];
+        a += p[0] * n[1] - n[0] * p[1];
+    }
+    a
+}
+
+impl Perspective {
+    /// Build from a source quad and destination quad (tl, tr, bl, br); the bird's-eye view has
+    /// size `width` x `height`. Refuses degenerate quads.
+    pub fn new(src: &[[f64; 2]; 4], dst: &[[f64; 2]; 4], width: i32, height: i32) -> Result<Self> {
+        for (name, q) in [("src", src), ("dst", dst)] {
+            if quad_area(q).abs() < 1.0 {
+                return Err(Error::SingularPerspective(format!("{name} quad {q:?} has no area")));
+            }
+        }
+        let to_vec = |q: &[[f64; 2]; 4]| -> core::Vector<core::Point2f> {
+            q.iter().map(|p| core::Point2f::new(p[0] as f32, p[1] as f32)).collect()
+        };
+        let m = imgproc::get_perspective_transform_def(&to_vec(src), &to_vec(dst))?;
+        let m = mat3_from_cv(&m)?;
+        let minv = m
+            .try_inverse()
+            .ok_or_else(|| Error::SingularPerspective(format!("src {src:?} -> dst {dst:?}")))?;
+        if !m.iter().all(|v| v.is_finite()) || m.determinant().abs() < 1e-12 {
+            return Err(Error::SingularPerspective(format!("src {src:?} -> dst {dst:?}")));
+        }
+        Ok(Self { m, minv, width, height })
+    }
+
+    /// From the config section; the bird's-eye view has the given size.
+    pub fn from_config(cfg: &PerspectiveConfig, width: i32, height: i32) -> Result<Self> {
+        Self::new(&cfg.src, &cfg.dst, width, height)
+    }
+
+    /// The forward matrix (undistorted frame -> bird's-eye).
+    pub fn matrix(&self) -> &Matrix3<f64> {
+        &self.m
+    }
+    /// The inverse matrix (bird's-eye -> undistorted frame).
+    pub fn inverse(&self) -> &Matrix3<f64> {
+        &self.minv
+    }
+
+    fn apply(m: &Matrix3<f64>, x: f64, y: f64) -> (f64, f64) {
+        let v = m * Vector3::new(x, y, 1.0);
+        (v[0] / v[2], v[1] / v[2])
+    }
+
+    /// Map a point of the undistorted frame into the bird's-eye view.
+    pub fn to_birdseye(&self, x: f64, y: f64) -> (f64, f64) {
+        Self::apply(&self.m, x, y)
+    }
+    /// Map a bird's-eye point back into the undistorted frame.
+    pub fn from_birdseye(&self, x: f64, y: f64) -> (f64, f64) {
+        Self::apply(&self.minv, x, y)
+    }
+
+    /// Warp a whole undistorted frame to the bird's-eye view (bilinear).
+    pub fn warp(&self, frame: &BgrFrame) -> Result<BgrFrame> {
+        let mut out = Mat::default();
+        imgproc::warp_perspective(
+            frame.mat(),
+            &mut out,
+            &mat3_to_cv(&self.m)?,
+            core::Size::new(self.width, self.height),
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            core::Scalar::default(),
+        )?;
+        BgrFrame::new(out)
+    }
+
+    /// Warp a bird's-eye image back to a frame of the given size (bilinear).
+    pub fn unwarp(&self, img: &Mat, width: i32, height: i32) -> Result<Mat> {
+        let mut out = Mat::default();
+        imgproc::warp_perspective(
+            img,
+            &mut out,
+            &mat3_to_cv(&self.minv)?,
+            core::Size::new(width, height),
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            core::Scalar::default(),
+        )?;
+        Ok(out)
+    }
+}
+
+/// One remap from the raw (distorted) frame straight to the bird's-eye view: for every
+/// bird's-eye pixel, its source in the raw frame is `distort(M^-1 * p)`. Computed once.
+pub struct BirdseyeRemap {
+    map1: Mat,
+    map2: Mat,
+    pub width: i32,
+    pub height: i32,
+}
+
+impl BirdseyeRemap {
+    /// Compose `camera`'s distortion (none when `None`) with the perspective's inverse.
+    pub fn new(persp: &Perspective, camera: Option<&Camera>) -> Result<Self> {
+        let (w, h) = (persp.width, persp.height);
+        let mut map = Mat::new_rows_cols_with_default(h, w, core::CV_32FC2, core::Scalar::all(-1.0))?;
+        {
+            let data: &mut [core::Vec2f] = map.data_typed_mut()?;
+            let minv = persp.inverse();
+            for v in 0..h {
+                for u in 0..w {
+                    let (x, y) = Perspective::apply(minv, u as f64, v as f64);
+                    let (sx, sy) = match camera {
+                        Some(cam) => cam.distort_pixel(x, y),
+                        None => (x, y),
+                    };
+                    let (sx, sy) = if sx.is_finite() && sy.is_finite() && sx.abs() < 1e6 && sy.abs() < 1e6 {
+                        (sx as f32, sy as f32)
+                    } else {
+                        (-1.0e5, -1.0e5)
+                    };
+                    data[(v * w + u) as usize] = core::Vec2f::from([sx, sy]);
+                }
+            }
+        }
+        let mut m1 = Mat::default();
+        let mut m2 = Mat::default();
+        imgproc::convert_maps(&map, &Mat::default(), &mut m1, &mut m2, core::CV_16SC2, false)?;
+        Ok(Self { map1: m1, map2: m2, width: w, height: h })
+    }
+
+    /// Produce the bird's-eye view of a raw frame (bilinear).
+    pub fn apply(&self, raw: &BgrFrame) -> Result<BgrFrame> {
+        let mut out = Mat::default();
+        imgproc::remap(
+            raw.mat(),
+            &mut out,
+            &self.map1,
+            &self.map2,
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            core::Scalar::default(),
+        )?;
+        BgrFrame::new(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PerspectiveConfig;
+
+    #[test]
+    fn default_quad_maps_src_corners_to_dst_corners() {
+        let c = PerspectiveConfig::default();
+        let p = Perspective::from_config(&c, 1280, 720).unwrap();
+        for i in 0..4 {
+            let (x, y) = p.to_birdseye(c.src[i][0], c.src[i][1]);
+            assert!((x - c.dst[i][0]).abs() < 1e-3 && (y - c.dst[i][1]).abs() < 1e-3, "{i}: {x},{y}");
+        }
+    }
+
+    #[test]
+    fn warp_then_unwarp_is_identity_within_a_pixel() {
+        let c = PerspectiveConfig::default();
+        let p = Perspective::from_config(&c, 1280, 720).unwrap();
+        for &(x, y) in &[(300.0, 700.0), (640.0, 500.0), (1000.0, 650.0), (600.0, 470.0)] {
+            let (bx, by) = p.to_birdseye(x, y);
+            let (rx, ry) = p.from_birdseye(bx, by);
+            assert!((rx - x).abs() < 1.0 && (ry - y).abs() < 1.0);
+        }
+    }
+
+    #[test]
+    fn degenerate_quad_is_refused() {
+        let src = [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0]];
+        let dst = PerspectiveConfig::default().dst;
+        assert!(matches!(Perspective::new(&src, &dst, 1280, 720), Err(Error::SingularPerspective(_))));
+    }
+}

@@ -1,0 +1,1 @@
+//! Integration tests: run the real `lanes` binary on real and synthetic inputs.
