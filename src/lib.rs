@@ -13,17 +13,21 @@
 //! A frame flows `undistort -> warp -> threshold -> fit -> measure -> render`,
 //! with `track` as the only stateful stage between frames. See ARCHITECTURE.md.
 
+pub mod autoperspective;
 pub mod calibrate;
 pub mod camera;
 pub mod config;
 pub mod error;
+pub mod eval;
 pub mod fit;
 pub mod frame;
 pub mod measure;
 pub mod pipeline;
 pub mod render;
+pub mod synth;
 pub mod threshold;
 pub mod track;
+pub mod tune;
 pub mod undistort;
 pub mod video;
 pub mod warp;

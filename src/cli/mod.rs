@@ -7,9 +7,15 @@ use lanes::camera::Camera;
 use lanes::config::Config;
 use std::path::{Path, PathBuf};
 
+pub mod bench;
 pub mod calibrate;
 pub mod config_cmd;
+pub mod eval;
 pub mod image;
+pub mod perspective;
+pub mod synth;
+pub mod tune;
+pub mod video;
 
 #[derive(Parser)]
 #[command(name = "lanes", version, about = "Lane detection for dashcam video on OpenCV")]
@@ -26,6 +32,18 @@ enum Command {
     Undistort(calibrate::UndistortArgs),
     /// Run the lane pipeline on still images.
     Image(image::ImageArgs),
+    /// Process a dashcam video: overlay or diagnostic video, telemetry.
+    Video(video::VideoArgs),
+    /// Render synthetic road scenes, videos and chessboards with ground truth.
+    Synth(synth::SynthArgs),
+    /// Score the pipeline against ground truth (synthetic, TuSimple, CULane, masks).
+    Eval(eval::EvalArgs),
+    /// Live threshold tuner in the browser, or a headless parameter sweep.
+    Tune(tune::TuneArgs),
+    /// Estimate the perspective quad and metres-per-pixel from straight-road frames.
+    Perspective(perspective::PerspectiveArgs),
+    /// Measure decode, encode and pipeline speed on a video.
+    Bench(bench::BenchArgs),
     /// Print or check configuration files.
     Config(config_cmd::ConfigArgs),
 }
@@ -37,6 +55,12 @@ pub fn run() -> Result<i32> {
         Command::Calibrate(a) => calibrate::run_calibrate(a),
         Command::Undistort(a) => calibrate::run_undistort(a),
         Command::Image(a) => image::run(a),
+        Command::Video(a) => video::run(a),
+        Command::Synth(a) => synth::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Tune(a) => tune::run(a),
+        Command::Perspective(a) => perspective::run(a),
+        Command::Bench(a) => bench::run(a),
         Command::Config(a) => config_cmd::run(a),
     }
 }

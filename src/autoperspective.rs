@@ -1,0 +1,1 @@
+//! Perspective quad and scale estimated from straight-road frames (placeholder).

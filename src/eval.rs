@@ -1,0 +1,1 @@
+//! Accuracy scoring against synthetic truth, TuSimple, CULane and mask labels (placeholder).

@@ -1,0 +1,1 @@
+//! Synthetic road rendering (placeholder).

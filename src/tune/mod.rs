@@ -1,0 +1,1 @@
+//! The live threshold tuner: HTTP server and page (placeholder).
