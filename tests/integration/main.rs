@@ -1,1 +1,88 @@
 //! Integration tests: run the real `lanes` binary on real and synthetic inputs.
+//!
+//! Real data is found through `LANES_DATA` or `../shared/data` beside the repo root. When it is
+//! missing a test prints why and returns, except under `CI=true`, where it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod calibrate;
+mod config;
+mod eval;
+mod image;
+mod perspective;
+mod synth;
+mod tune;
+mod video;
+
+/// Path to the built `lanes` binary.
+pub fn lanes_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_lanes"))
+}
+
+/// Run `lanes` with arguments; returns the output (never panics on a non-zero exit).
+pub fn lanes(args: &[&str]) -> Output {
+    Command::new(lanes_bin())
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("run lanes")
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shared data directory, if present.
+pub fn data_root() -> Option<PathBuf> {
+    let p = match std::env::var_os("LANES_DATA") {
+        Some(p) => PathBuf::from(p),
+        None => repo_root().join("..").join("shared").join("data"),
+    };
+    p.is_dir().then_some(p)
+}
+
+/// A file or directory under the shared data; `None` (with a printed reason) when missing.
+/// Under `CI=true` a missing data file fails the test.
+pub fn data(rel: &str) -> Option<PathBuf> {
+    let found = data_root().map(|r| r.join(rel)).filter(|p| p.exists());
+    if found.is_none() {
+        let msg = format!("data file {rel} not found (set LANES_DATA or put the data in ../shared/data)");
+        if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+            panic!("{msg}");
+        }
+        eprintln!("SKIP: {msg}");
+    }
+    found
+}
+
+/// A fresh temporary directory.
+pub fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
+
+/// stdout as a string.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// stderr as a string.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// Assert a command failed with exit code 2 and a one-line `lanes: ` error containing `needle`.
+pub fn assert_one_line_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(last.starts_with("lanes: "), "error line: {err}");
+    assert!(err.contains(needle), "expected {needle:?} in: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+}
+
+#[allow(dead_code)]
+pub fn exists(p: &Path) -> bool {
+    p.exists()
+}
