@@ -3,6 +3,10 @@
 mod cli;
 
 fn main() {
+    // Keep FFmpeg's own log lines off stderr: errors are reported once, as `lanes: ...`.
+    if std::env::var_os("OPENCV_FFMPEG_LOGLEVEL").is_none() {
+        std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8");
+    }
     let code = match cli::run() {
         Ok(code) => code,
         Err(err) => {

@@ -177,3 +177,118 @@ pub fn search_picture(
     }
     BgrFrame::new(img)
 }
+
+fn resize_into(src: &Mat, dst: &mut Mat, rect: Rect) -> Result<()> {
+    let mut small = Mat::default();
+    imgproc::resize(src, &mut small, core::Size::new(rect.width, rect.height), 0.0, 0.0, imgproc::INTER_AREA)?;
+    let mut roi = Mat::roi_mut(dst, rect)?;
+    small.copy_to(&mut roi)?;
+    Ok(())
+}
+
+fn fmt_coeffs(p: Option<&Poly2>) -> [String; 3] {
+    match p {
+        Some(p) => [format!("{:+.2e}", p.a), format!("{:+.4}", p.b), format!("{:+.1}", p.c)],
+        None => ["-".into(), "-".into(), "-".into()],
+    }
+}
+
+/// The diagnostic composite, same size as the frame, as a 2x2 grid: overlay | bird's-eye
+/// binary with the search; bird's-eye view with this frame's fits (yellow), the kept fits
+/// (gray) and the smoothed fit (green) | a text panel of coefficients, differences (red when
+/// over the tracking limits), kept counts, search mode, radius and offset.
+pub fn diagnostic(
+    pipe: &crate::pipeline::Pipeline,
+    overlay: &BgrFrame,
+    d: &crate::video::DiagInfo,
+    lane: Option<&(Poly2, Poly2)>,
+    measure: Option<&LaneMeasure>,
+) -> Result<BgrFrame> {
+    let (w, h) = (overlay.width(), overlay.height());
+    let (cw, ch) = (w / 2, h / 2);
+    let mut out = Mat::zeros(h, w, core::CV_8UC3)?.to_mat()?;
+    let a = &d.analysis;
+    resize_into(overlay.mat(), &mut out, Rect::new(0, 0, cw, ch))?;
+    let pic = search_picture(&a.thresholded.mask, &a.search, None, None)?;
+    resize_into(pic.mat(), &mut out, Rect::new(cw, 0, w - cw, ch))?;
+    let mut fits = a.birdseye.mat().try_clone()?;
+    let thick = ((fits.cols() as f64 / 400.0).round() as i32).max(2);
+    for k in d.kept_left.iter().chain(d.kept_right.iter()) {
+        draw_poly(&mut fits, k, Scalar::new(160.0, 160.0, 160.0, 0.0), thick)?;
+    }
+    for f in [a.fit.left.as_ref(), a.fit.right.as_ref()].into_iter().flatten() {
+        draw_poly(&mut fits, f, Scalar::new(0.0, 255.0, 255.0, 0.0), thick)?;
+    }
+    if let Some((l, r)) = lane {
+        draw_poly(&mut fits, l, Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
+        draw_poly(&mut fits, r, Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
+    }
+    resize_into(&fits, &mut out, Rect::new(0, ch, cw, h - ch))?;
+
+    // Text panel.
+    let limits = pipe.cfg.tracking.max_coeff_diff;
+    let scale = (cw as f64 / 640.0 * 0.55).max(0.3);
+    let step = (cw as f64 / 640.0 * 25.0).max(12.0) as i32;
+    let col = [cw + (cw as f64 * 0.03) as i32, cw + (cw as f64 * 0.30) as i32, cw + (cw as f64 * 0.55) as i32, cw + (cw as f64 * 0.78) as i32];
+    let white = Scalar::new(255.0, 255.0, 255.0, 0.0);
+    let red = Scalar::new(60.0, 60.0, 255.0, 0.0);
+    let gray = Scalar::new(170.0, 170.0, 170.0, 0.0);
+    let mut y = ch + step;
+    let put = |img: &mut Mat, text: &str, x: i32, y: i32, c: Scalar| -> Result<()> {
+        imgproc::put_text(img, text, Point::new(x, y), imgproc::FONT_HERSHEY_SIMPLEX, scale, c, 1, imgproc::LINE_AA, false)?;
+        Ok(())
+    };
+    let det = if d.track.detected { "accepted" } else { "rejected" };
+    put(&mut out, &format!("frame {}   search: {}   fits {}", d.frame, a.search.mode.as_str(), det), col[0], y, white)?;
+    y += step;
+    put(&mut out, "", col[0], y, white)?;
+    put(&mut out, "a", col[1], y, gray)?;
+    put(&mut out, "b", col[2], y, gray)?;
+    put(&mut out, "c", col[3], y, gray)?;
+    y += step;
+    let rows: [(&str, Option<&Poly2>, Option<[f64; 3]>, crate::track::Verdict); 2] = [
+        ("left", a.fit.left.as_ref(), d.track.left_diff, d.track.left_verdict),
+        ("right", a.fit.right.as_ref(), d.track.right_diff, d.track.right_verdict),
+    ];
+    for (i, (name, fit, diff, verdict)) in rows.iter().enumerate() {
+        let smooth = lane.map(|l| if i == 0 { l.0 } else { l.1 });
+        put(&mut out, &format!("{name} fit"), col[0], y, white)?;
+        for (k, s) in fmt_coeffs(*fit).iter().enumerate() {
+            put(&mut out, s, col[k + 1], y, white)?;
+        }
+        y += step;
+        put(&mut out, &format!("{name} smooth"), col[0], y, Scalar::new(0.0, 255.0, 0.0, 0.0))?;
+        for (k, s) in fmt_coeffs(smooth.as_ref()).iter().enumerate() {
+            put(&mut out, s, col[k + 1], y, white)?;
+        }
+        y += step;
+        put(&mut out, &format!("{name} diff"), col[0], y, white)?;
+        match diff {
+            Some(dv) => {
+                for k in 0..3 {
+                    let s = if k == 0 { format!("{:.2e}", dv[k]) } else { format!("{:.3}", dv[k]) };
+                    let c = if dv[k] > limits[k] { red } else { white };
+                    put(&mut out, &s, col[k + 1], y, c)?;
+                }
+            }
+            None => put(&mut out, "-", col[1], y, white)?,
+        }
+        y += step;
+        let kept = if i == 0 { d.kept_left.len() } else { d.kept_right.len() };
+        put(&mut out, &format!("{name}: {} kept, verdict {}", kept, crate::video::verdict_name(*verdict)), col[0], y, gray)?;
+        y += step;
+    }
+    let mtext = match measure {
+        Some(m) => format!("{}   {}", radius_text(m.radius_m, pipe.cfg.render.straight_above_m), offset_text(m.offset_m)),
+        None => "no lane".into(),
+    };
+    put(&mut out, &mtext, col[0], y, white)?;
+    y += step;
+    if let Some(m) = measure {
+        put(&mut out, &format!("lane width {:.2} m   pixels L {} R {}", m.lane_width_m, a.fit.left_pixels, a.fit.right_pixels), col[0], y, white)?;
+    }
+    // Cell borders.
+    imgproc::line(&mut out, Point::new(cw, 0), Point::new(cw, h), Scalar::all(80.0), 1, imgproc::LINE_8, 0)?;
+    imgproc::line(&mut out, Point::new(0, ch), Point::new(w, ch), Scalar::all(80.0), 1, imgproc::LINE_8, 0)?;
+    BgrFrame::new(out)
+}
