@@ -56,15 +56,32 @@ pub fn fill_polygon_blended(img: &mut Mat, poly: &[(f64, f64)], color: [u8; 3], 
         return Ok(());
     }
     let roi_rect = Rect::new(x0, y0, x1 - x0, y1 - y0);
-    let mut layer = Mat::zeros(roi_rect.height, roi_rect.width, core::CV_8UC3)?.to_mat()?;
+    let mut mask = Mat::zeros(roi_rect.height, roi_rect.width, core::CV_8UC1)?.to_mat()?;
     let shifted: Vector<Point> = pts.iter().map(|p| Point::new(p.x - x0, p.y - y0)).collect();
     let polys: Vector<Vector<Point>> = std::iter::once(shifted).collect();
-    let c = Scalar::new(color[0] as f64, color[1] as f64, color[2] as f64, 0.0);
-    imgproc::fill_poly_def(&mut layer, &polys, c)?;
-    let mut roi = Mat::roi_mut(img, roi_rect)?;
-    let mut blended = Mat::default();
-    core::add_weighted_def(&roi, 1.0, &layer, alpha, 0.0, &mut blended)?;
-    blended.copy_to(&mut roi)?;
+    imgproc::fill_poly_def(&mut mask, &polys, Scalar::all(255.0))?;
+    // img += alpha * color inside the polygon (saturating), as addWeighted(img, 1, lane, alpha, 0).
+    let add: [u16; 3] = [
+        (color[0] as f64 * alpha).round() as u16,
+        (color[1] as f64 * alpha).round() as u16,
+        (color[2] as f64 * alpha).round() as u16,
+    ];
+    let step = img.cols() as usize * 3;
+    let md = mask.data_bytes()?;
+    let d = img.data_bytes_mut()?;
+    let rw = roi_rect.width as usize;
+    for r in 0..roi_rect.height as usize {
+        let row = &mut d[(y0 as usize + r) * step + x0 as usize * 3..(y0 as usize + r) * step + (x0 as usize + rw) * 3];
+        let mrow = &md[r * rw..(r + 1) * rw];
+        for (c, m) in mrow.iter().enumerate() {
+            if *m != 0 {
+                let px = &mut row[c * 3..c * 3 + 3];
+                for k in 0..3 {
+                    px[k] = (px[k] as u16 + add[k]).min(255) as u8;
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -96,19 +113,27 @@ pub fn draw_text_lines(img: &mut Mat, lines: &[String], origin: (i32, i32), scal
 }
 
 /// The overlay: lane area filled between the fits (when both exist), text with radius and offset.
+///
+/// Draws in place on `frame` (which is consumed). `to_frame` maps undistorted-frame pixels to
+/// the pixels of `frame` (identity for an undistorted frame; the lens distortion for a raw one).
 pub fn overlay(
-    frame: &BgrFrame,
+    frame: BgrFrame,
     lane: Option<(&Poly2, &Poly2)>,
     persp: &Perspective,
+    to_frame: &dyn Fn(f64, f64) -> (f64, f64),
     measure: Option<&LaneMeasure>,
     cfg: &RenderConfig,
 ) -> Result<BgrFrame> {
-    let mut out = frame.mat().try_clone()?;
+    let width = frame.width();
+    let mut out = frame.into_mat();
     if let Some((l, r)) = lane {
-        let poly = lane_polygon_frame(l, r, persp, cfg.polygon_points);
+        let poly: Vec<(f64, f64)> = lane_polygon_frame(l, r, persp, cfg.polygon_points)
+            .into_iter()
+            .map(|(x, y)| to_frame(x, y))
+            .collect();
         fill_polygon_blended(&mut out, &poly, cfg.lane_color, cfg.alpha)?;
     }
-    let scale = (frame.width() as f64 / 1280.0).max(0.4);
+    let scale = (width as f64 / 1280.0).max(0.4);
     let lines = match measure {
         Some(m) => vec![radius_text(m.radius_m, cfg.straight_above_m), offset_text(m.offset_m)],
         None => vec!["Lane not found".to_string()],
@@ -213,15 +238,16 @@ pub fn diagnostic(
     resize_into(pic.mat(), &mut out, Rect::new(cw, 0, w - cw, ch))?;
     let mut fits = a.birdseye.mat().try_clone()?;
     let thick = ((fits.cols() as f64 / 400.0).round() as i32).max(2);
+    let s = a.scale;
     for k in d.kept_left.iter().chain(d.kept_right.iter()) {
-        draw_poly(&mut fits, k, Scalar::new(160.0, 160.0, 160.0, 0.0), thick)?;
+        draw_poly(&mut fits, &k.to_scaled(s), Scalar::new(160.0, 160.0, 160.0, 0.0), thick)?;
     }
     for f in [a.fit.left.as_ref(), a.fit.right.as_ref()].into_iter().flatten() {
-        draw_poly(&mut fits, f, Scalar::new(0.0, 255.0, 255.0, 0.0), thick)?;
+        draw_poly(&mut fits, &f.to_scaled(s), Scalar::new(0.0, 255.0, 255.0, 0.0), thick)?;
     }
     if let Some((l, r)) = lane {
-        draw_poly(&mut fits, l, Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
-        draw_poly(&mut fits, r, Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
+        draw_poly(&mut fits, &l.to_scaled(s), Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
+        draw_poly(&mut fits, &r.to_scaled(s), Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
     }
     resize_into(&fits, &mut out, Rect::new(0, ch, cw, h - ch))?;
 

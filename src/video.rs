@@ -284,11 +284,39 @@ pub struct VideoJob {
 /// Per-stage time series (ms per frame) collected during a run.
 #[derive(Debug, Clone, Default)]
 pub struct StageSeries {
+    /// Raw frame to bird's-eye view (undistortion and warp composed in one remap).
     pub warp: Vec<f64>,
     pub threshold: Vec<f64>,
     pub search_fit: Vec<f64>,
     pub track: Vec<f64>,
-    pub render: Vec<f64>,
+    /// Full-frame undistortion for the overlay.
+    pub undistort: Vec<f64>,
+    /// Lane polygon and text drawn on the frame.
+    pub overlay: Vec<f64>,
+    /// The 2x2 diagnostic composite.
+    pub composite: Vec<f64>,
+    /// Handing the frame to the encoder.
+    pub encode: Vec<f64>,
+}
+
+/// Milliseconds of the render stages of one frame.
+#[derive(Debug, Clone, Copy, Default)]
+struct RenderTimes {
+    undistort: f64,
+    overlay: f64,
+    composite: f64,
+    encode: f64,
+}
+
+impl StageSeries {
+    fn push_render(&mut self, t: RenderTimes, mode: RenderMode) {
+        self.undistort.push(t.undistort);
+        self.overlay.push(t.overlay);
+        if mode == RenderMode::Diagnostic {
+            self.composite.push(t.composite);
+        }
+        self.encode.push(t.encode);
+    }
 }
 
 /// The run's summary.
@@ -339,14 +367,41 @@ pub struct DiagInfo {
 /// Callback for progress: frames done so far.
 pub type Progress<'a> = &'a (dyn Fn(usize) + Sync);
 
-fn render_item(pipe: &Pipeline, item: RenderItem, mode: RenderMode) -> Result<BgrFrame> {
-    let undist = pipe.undistort(&item.raw)?;
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn render_item(pipe: &Pipeline, item: RenderItem, mode: RenderMode, sink: Option<&mut VideoSink>) -> Result<RenderTimes> {
+    let mut times = RenderTimes::default();
+    let t = Instant::now();
     let lane = item.lane.as_ref().map(|(l, r)| (l, r));
-    let overlay = pipe.overlay(&undist, lane, item.measure.as_ref())?;
-    match (mode, item.diag) {
-        (RenderMode::Diagnostic, Some(d)) => render::diagnostic(pipe, &overlay, &d, item.lane.as_ref(), item.measure.as_ref()),
-        _ => Ok(overlay),
+    let overlay = match pipe.cfg.render.geometry {
+        crate::config::Geometry::Undistorted => {
+            let undist = pipe.undistort(&item.raw)?;
+            times.undistort = ms_since(t);
+            let t = Instant::now();
+            let o = pipe.overlay(undist, lane, item.measure.as_ref())?;
+            times.overlay = ms_since(t);
+            o
+        }
+        crate::config::Geometry::Original => {
+            let o = pipe.overlay_raw(item.raw, lane, item.measure.as_ref())?;
+            times.overlay = ms_since(t);
+            o
+        }
+    };
+    let t = Instant::now();
+    let frame = match (mode, item.diag) {
+        (RenderMode::Diagnostic, Some(d)) => render::diagnostic(pipe, &overlay, &d, item.lane.as_ref(), item.measure.as_ref())?,
+        _ => overlay,
+    };
+    times.composite = ms_since(t);
+    let t = Instant::now();
+    if let Some(s) = sink {
+        s.write(&frame)?;
     }
+    times.encode = ms_since(t);
+    Ok(times)
 }
 
 /// Run a whole video job. `progress` is called after each analysed frame.
@@ -434,20 +489,15 @@ pub fn run(
         let mut sink_opt = sink.take();
         let render_handle = if job.threaded && mode != RenderMode::None {
             let mut s = sink_opt.take();
-            Some(scope.spawn(move || -> (Result<()>, Vec<f64>, Option<VideoSink>) {
-                let mut times = Vec::new();
+            Some(scope.spawn(move || -> (Result<()>, StageSeries, Option<VideoSink>) {
+                let mut series = StageSeries::default();
                 for item in rrx.iter() {
-                    let t = Instant::now();
-                    let r = render_item(pipe_ref, item, mode).and_then(|f| match s.as_mut() {
-                        Some(sk) => sk.write(&f),
-                        None => Ok(()),
-                    });
-                    times.push(t.elapsed().as_secs_f64() * 1e3);
-                    if let Err(e) = r {
-                        return (Err(e), times, s);
+                    match render_item(pipe_ref, item, mode, s.as_mut()) {
+                        Ok(t) => series.push_render(t, mode),
+                        Err(e) => return (Err(e), series, s),
                     }
                 }
-                (Ok(()), times, s)
+                (Ok(()), series, s)
             }))
         } else {
             drop(rrx);
@@ -554,15 +604,12 @@ pub fn run(
                         break; // the renderer stopped with an error: reported below
                     }
                 } else {
-                    let t = Instant::now();
-                    let r = render_item(&pipe, item, mode).and_then(|f| match sink_opt.as_mut() {
-                        Some(sk) => sk.write(&f),
-                        None => Ok(()),
-                    });
-                    summary.stages.render.push(t.elapsed().as_secs_f64() * 1e3);
-                    if let Err(e) = r {
-                        loop_result = Err(e);
-                        break;
+                    match render_item(&pipe, item, mode, sink_opt.as_mut()) {
+                        Ok(t) => summary.stages.push_render(t, mode),
+                        Err(e) => {
+                            loop_result = Err(e);
+                            break;
+                        }
                     }
                 }
             }
@@ -572,8 +619,11 @@ pub fn run(
         drop(frx_opt);
         if let Some(h) = render_handle {
             match h.join() {
-                Ok((r, times, s)) => {
-                    summary.stages.render = times;
+                Ok((r, series, s)) => {
+                    summary.stages.undistort = series.undistort;
+                    summary.stages.overlay = series.overlay;
+                    summary.stages.composite = series.composite;
+                    summary.stages.encode = series.encode;
                     sink_opt = s;
                     if loop_result.is_ok() {
                         loop_result = r;
