@@ -210,8 +210,19 @@ fn opencv_sample_set_rms_is_under_0_45_px() {
     let rms = f(&v, "avg_reprojection_error");
     let k = &v["camera_matrix"];
     eprintln!(
-        "opencv set: {} of {} used, RMS {rms:.3} px, fx {:.1} fy {:.1} cx {:.1} cy {:.1}, dist {}",
-        v["used"], v["inputs"], k[0][0], k[1][1], k[0][2], k[1][2], v["distortion_coefficients"]
+        "opencv set: {} of {} used, RMS {rms:.3} px, fx {:.1} fy {:.1} cx {:.1} cy {:.1}, dist {:?}",
+        v["used"],
+        v["inputs"],
+        k[0][0].as_f64().unwrap(),
+        k[1][1].as_f64().unwrap(),
+        k[0][2].as_f64().unwrap(),
+        k[1][2].as_f64().unwrap(),
+        v["distortion_coefficients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| format!("{:.5}", d.as_f64().unwrap()))
+            .collect::<Vec<_>>()
     );
     assert_eq!(v["used"], v["inputs"]);
     assert_eq!(
