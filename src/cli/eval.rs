@@ -157,6 +157,7 @@ struct TuSimpleOut {
     images: usize,
     accuracy: f64,
     fp: f64,
+    #[serde(rename = "fn")]
     fn_: f64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     per_image: Vec<TuSimpleImage>,
@@ -341,13 +342,14 @@ fn cm(v: Option<f64>) -> String {
 }
 
 fn print_table(r: &Report, frames: bool) {
-    let row = |k: &str, v: String| println!("  {k:<30} {v}");
+    let row = |k: &str, v: String| println!("  {k:<32} {v}");
     if let Some(s) = &r.synthetic {
         let m = &s.summary;
         println!("synthetic truth: {} frames from {} files", m.frames, s.files);
         row("detection rate (both lines)", format!("{:.1}% ({}/{})", m.detection_rate * 100.0, m.detected, m.frames));
         row("radius error median", pct(m.radius_rel_error_median));
         row("radius error p90", format!("{} ({} curved frames)", pct(m.radius_rel_error_p90), m.curved_frames));
+        row("radius error vs ideal quadratic", format!("{} median, {} p90", pct(m.radius_quadratic_rel_error_median), pct(m.radius_quadratic_rel_error_p90)));
         row("straight reported > 2 km", format!("{}/{}", m.straight_over_2km, m.straight_frames));
         row("offset error median", cm(m.offset_error_cm_median));
         row("offset error p90", cm(m.offset_error_cm_p90));

@@ -68,6 +68,7 @@ pub fn iou(a: &Mat, b: &Mat) -> Result<f64> {
 pub struct Counts {
     pub tp: usize,
     pub fp: usize,
+    #[serde(rename = "fn")]
     pub fn_: usize,
 }
 

@@ -34,6 +34,8 @@ pub struct FrameScore {
     pub radius_m: Option<f64>,
     /// |reported - true| / true, for curved roads.
     pub radius_rel_error: Option<f64>,
+    /// |reported - ideal quadratic| / ideal quadratic (`radius_quadratic_m`), for curved roads.
+    pub radius_quadratic_rel_error: Option<f64>,
     /// The reported radius is over 2 km, for straight roads.
     pub straight_ok: Option<bool>,
     pub offset_true_m: f64,
@@ -54,6 +56,10 @@ pub fn score_frame(file: &str, truth: &FrameTruth, pred: &Prediction, width: i32
     let true_r = truth.radius_m.filter(|r| *r <= STRAIGHT_TRUTH_ABOVE_M);
     let radius_rel_error = match (true_r, m) {
         (Some(t), Some(m)) => Some((m.radius_m - t).abs() / t),
+        _ => None,
+    };
+    let radius_quadratic_rel_error = match (true_r, m) {
+        (Some(_), Some(m)) => Some((m.radius_m - truth.radius_quadratic_m).abs() / truth.radius_quadratic_m),
         _ => None,
     };
     let straight_ok = match (true_r, m) {
@@ -81,6 +87,7 @@ pub fn score_frame(file: &str, truth: &FrameTruth, pred: &Prediction, width: i32
         radius_true_m: truth.radius_m,
         radius_m: m.map(|m| m.radius_m),
         radius_rel_error,
+        radius_quadratic_rel_error,
         straight_ok,
         offset_true_m: truth.offset_m,
         offset_m: m.map(|m| m.offset_m),
@@ -102,6 +109,9 @@ pub struct Summary {
     pub curved_frames: usize,
     pub radius_rel_error_median: Option<f64>,
     pub radius_rel_error_p90: Option<f64>,
+    /// Against the radius a quadratic fit to the true lines reports (the model limit removed).
+    pub radius_quadratic_rel_error_median: Option<f64>,
+    pub radius_quadratic_rel_error_p90: Option<f64>,
     pub straight_frames: usize,
     pub straight_over_2km: usize,
     pub offset_error_cm_median: Option<f64>,
@@ -121,12 +131,14 @@ pub fn summarize(scores: &[FrameScore]) -> Summary {
     let n = scores.len();
     let collect = |f: &dyn Fn(&FrameScore) -> Option<f64>| scores.iter().filter_map(f).collect::<Vec<f64>>();
     let radius = collect(&|s| s.radius_rel_error);
+    let radius_q = collect(&|s| s.radius_quadratic_rel_error);
     let offset = collect(&|s| s.offset_error_cm);
     let width = collect(&|s| s.lane_width_error_cm);
     let detected = scores.iter().filter(|s| s.detected).count();
     let straight: Vec<bool> = scores.iter().filter_map(|s| s.straight_ok).collect();
     let mean = |f: &dyn Fn(&FrameScore) -> f64| if n == 0 { 0.0 } else { scores.iter().map(f).sum::<f64>() / n as f64 };
     let (rm, rp) = median_p90(&radius).unzip();
+    let (qm, qp) = median_p90(&radius_q).unzip();
     let (om, op) = median_p90(&offset).unzip();
     let (wm, wp) = median_p90(&width).unzip();
     Summary {
@@ -136,6 +148,8 @@ pub fn summarize(scores: &[FrameScore]) -> Summary {
         curved_frames: scores.iter().filter(|s| s.radius_true_m.map(|r| r <= STRAIGHT_TRUTH_ABOVE_M).unwrap_or(false)).count(),
         radius_rel_error_median: rm,
         radius_rel_error_p90: rp,
+        radius_quadratic_rel_error_median: qm,
+        radius_quadratic_rel_error_p90: qp,
         straight_frames: straight.len(),
         straight_over_2km: straight.iter().filter(|b| **b).count(),
         offset_error_cm_median: om,

@@ -53,6 +53,7 @@ pub fn load_labels(path: &Path) -> Result<Vec<Label>> {
 pub struct Bench {
     pub accuracy: f64,
     pub fp: f64,
+    #[serde(rename = "fn")]
     pub fn_: f64,
 }
 
