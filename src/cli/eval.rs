@@ -49,8 +49,15 @@ enum Item {
 }
 
 fn is_mask(p: &Path) -> bool {
-    let png = p.extension().map(|e| e.eq_ignore_ascii_case("png")).unwrap_or(false);
-    let parent = p.parent().and_then(|d| d.file_name()).map(|n| n == "gt_binary_image").unwrap_or(false);
+    let png = p
+        .extension()
+        .map(|e| e.eq_ignore_ascii_case("png"))
+        .unwrap_or(false);
+    let parent = p
+        .parent()
+        .and_then(|d| d.file_name())
+        .map(|n| n == "gt_binary_image")
+        .unwrap_or(false);
     png && parent
 }
 
@@ -62,16 +69,25 @@ fn classify_json(p: &Path) -> Option<Item> {
         if v.get("kind").and_then(|k| k.as_str()) == Some(truth::KIND) {
             return Some(Item::Synthetic(p.to_path_buf()));
         }
-        if v.get("raw_file").is_some() || v.as_array().map(|a| a.iter().all(|r| r.get("raw_file").is_some())).unwrap_or(false) {
+        if v.get("raw_file").is_some()
+            || v.as_array()
+                .map(|a| a.iter().all(|r| r.get("raw_file").is_some()))
+                .unwrap_or(false)
+        {
             return Some(Item::TuSimple(p.to_path_buf()));
         }
     }
     let v: serde_json::Value = serde_json::from_str(first).ok()?;
-    v.get("raw_file").is_some().then(|| Item::TuSimple(p.to_path_buf()))
+    v.get("raw_file")
+        .is_some()
+        .then(|| Item::TuSimple(p.to_path_buf()))
 }
 
 fn classify(p: &Path, explicit: bool, out: &mut Vec<Item>) -> Result<()> {
-    let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     if p.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
             .with_context(|| format!("{}: cannot read directory", p.display()))?
@@ -86,7 +102,10 @@ fn classify(p: &Path, explicit: bool, out: &mut Vec<Item>) -> Result<()> {
     } else if name.to_ascii_lowercase().ends_with(".json") {
         match classify_json(p) {
             Some(i) => out.push(i),
-            None if explicit => anyhow::bail!("{}: neither synthetic truth nor TuSimple labels", p.display()),
+            None if explicit => anyhow::bail!(
+                "{}: neither synthetic truth nor TuSimple labels",
+                p.display()
+            ),
             None => {}
         }
     } else if is_mask(p) {
@@ -95,22 +114,42 @@ fn classify(p: &Path, explicit: bool, out: &mut Vec<Item>) -> Result<()> {
         if !p.exists() {
             anyhow::bail!("{}: file not found", p.display());
         }
-        anyhow::bail!("{}: not a truth file (expected .json, .lines.txt, or a PNG in gt_binary_image/)", p.display());
+        anyhow::bail!(
+            "{}: not a truth file (expected .json, .lines.txt, or a PNG in gt_binary_image/)",
+            p.display()
+        );
     }
     Ok(())
 }
+
+/// A pipeline's identity: config file, camera file, frame width and height.
+type PipeKey = (Option<PathBuf>, Option<PathBuf>, i32, i32);
 
 /// Pipelines built on demand, one per (config, camera, frame size).
 struct Runner {
     camera_override: Option<PathBuf>,
     config_override: Option<PathBuf>,
-    pipes: HashMap<(Option<PathBuf>, Option<PathBuf>, i32, i32), (Pipeline, Option<Camera>)>,
+    pipes: HashMap<PipeKey, (Pipeline, Option<Camera>)>,
 }
 
 impl Runner {
-    fn pipeline(&mut self, cfg: Option<&Path>, cam: Option<&Path>, w: i32, h: i32) -> Result<&(Pipeline, Option<Camera>)> {
-        let cfg = self.config_override.as_deref().or(cfg).map(Path::to_path_buf);
-        let cam = self.camera_override.as_deref().or(cam).map(Path::to_path_buf);
+    fn pipeline(
+        &mut self,
+        cfg: Option<&Path>,
+        cam: Option<&Path>,
+        w: i32,
+        h: i32,
+    ) -> Result<&(Pipeline, Option<Camera>)> {
+        let cfg = self
+            .config_override
+            .as_deref()
+            .or(cfg)
+            .map(Path::to_path_buf);
+        let cam = self
+            .camera_override
+            .as_deref()
+            .or(cam)
+            .map(Path::to_path_buf);
         let key = (cfg.clone(), cam.clone(), w, h);
         if !self.pipes.contains_key(&key) {
             let config = load_config(cfg.as_deref())?;
@@ -126,7 +165,12 @@ impl Runner {
 }
 
 /// The lines of a lane in the original image.
-fn image_lines(pipe: &Pipeline, cam: Option<&Camera>, left: Option<&Poly2>, right: Option<&Poly2>) -> (Option<Polyline>, Option<Polyline>) {
+fn image_lines(
+    pipe: &Pipeline,
+    cam: Option<&Camera>,
+    left: Option<&Poly2>,
+    right: Option<&Poly2>,
+) -> (Option<Polyline>, Option<Polyline>) {
     let f = |p: Option<&Poly2>| p.map(|p| line_in_image(p, &pipe.persp, cam, 1.0));
     (f(left), f(right))
 }
@@ -227,12 +271,28 @@ fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> {
         let raw = read_image(&TruthFile::resolve(path, img))?;
         let (pipe, camera) = run.pipeline(Some(&cfg), Some(&cam), raw.width(), raw.height())?;
         let a = pipe.analyze(&raw, None)?;
-        let (left, right) = image_lines(pipe, camera.as_ref(), a.fit.left.as_ref(), a.fit.right.as_ref());
-        let pred = Prediction { left, right, detected: a.fit.left.is_some() && a.fit.right.is_some(), measure: a.measure };
-        let ft = t.frames.first().with_context(|| format!("{}: no frames", path.display()))?;
+        let (left, right) = image_lines(
+            pipe,
+            camera.as_ref(),
+            a.fit.left.as_ref(),
+            a.fit.right.as_ref(),
+        );
+        let pred = Prediction {
+            left,
+            right,
+            detected: a.fit.left.is_some() && a.fit.right.is_some(),
+            measure: a.measure,
+        };
+        let ft = t
+            .frames
+            .first()
+            .with_context(|| format!("{}: no frames", path.display()))?;
         return Ok(vec![synthetic::score_frame(&file, ft, &pred, raw.width())]);
     }
-    let video = t.video.as_ref().with_context(|| format!("{}: names neither an image nor a video", path.display()))?;
+    let video = t
+        .video
+        .as_ref()
+        .with_context(|| format!("{}: names neither an image nor a video", path.display()))?;
     let vpath = TruthFile::resolve(path, video);
     if !vpath.exists() {
         anyhow::bail!("{}: file not found", vpath.display());
@@ -246,7 +306,12 @@ fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> {
     let mut mat = Mat::default();
     for ft in &t.frames {
         if !cap.read(&mut mat)? || mat.empty() {
-            anyhow::bail!("{}: video ends at frame {} but the truth has {} frames", vpath.display(), ft.frame, t.frames.len());
+            anyhow::bail!(
+                "{}: video ends at frame {} but the truth has {} frames",
+                vpath.display(),
+                ft.frame,
+                t.frames.len()
+            );
         }
         let raw = BgrFrame::new(mat.clone())?;
         let (pipe, camera) = run.pipeline(Some(&cfg), Some(&cam), raw.width(), raw.height())?;
@@ -259,14 +324,24 @@ fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> {
             _ => None,
         };
         let (left, right) = image_lines(pipe, camera.as_ref(), o.left.as_ref(), o.right.as_ref());
-        let pred = Prediction { left, right, detected: a.fit.left.is_some() && a.fit.right.is_some(), measure };
+        let pred = Prediction {
+            left,
+            right,
+            detected: a.fit.left.is_some() && a.fit.right.is_some(),
+            measure,
+        };
         out.push(synthetic::score_frame(&file, ft, &pred, raw.width()));
     }
     Ok(out)
 }
 
 /// Score a TuSimple label file (every record).
-fn eval_tusimple(run: &mut Runner, path: &Path, out: &mut TuSimpleOut, failed: &mut Vec<Failure>) -> Result<()> {
+fn eval_tusimple(
+    run: &mut Runner,
+    path: &Path,
+    out: &mut TuSimpleOut,
+    failed: &mut Vec<Failure>,
+) -> Result<()> {
     let labels = tusimple::load_labels(path)?;
     for l in labels {
         let img_path = TruthFile::resolve(path, &l.raw_file);
@@ -274,15 +349,37 @@ fn eval_tusimple(run: &mut Runner, path: &Path, out: &mut TuSimpleOut, failed: &
             let raw = read_image(&img_path)?;
             let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
             let a = pipe.analyze(&raw, None)?;
-            let (left, right) = image_lines(pipe, camera.as_ref(), a.fit.left.as_ref(), a.fit.right.as_ref());
-            let pred: Vec<Vec<f64>> = [left, right].into_iter().flatten().map(|p| sample_rows(&p, &l.h_samples, raw.width())).collect();
+            let (left, right) = image_lines(
+                pipe,
+                camera.as_ref(),
+                a.fit.left.as_ref(),
+                a.fit.right.as_ref(),
+            );
+            let pred: Vec<Vec<f64>> = [left, right]
+                .into_iter()
+                .flatten()
+                .map(|p| sample_rows(&p, &l.h_samples, raw.width()))
+                .collect();
             let gt = tusimple::ego_lanes(&l, raw.width(), raw.height());
-            let bench = tusimple::bench(&pred, &gt, &l.h_samples, tusimple::thresh_for_width(raw.width()));
-            Ok(TuSimpleImage { file: img_path.display().to_string(), bench, labelled_lines: gt.len(), predicted_lines: pred.len() })
+            let bench = tusimple::bench(
+                &pred,
+                &gt,
+                &l.h_samples,
+                tusimple::thresh_for_width(raw.width()),
+            );
+            Ok(TuSimpleImage {
+                file: img_path.display().to_string(),
+                bench,
+                labelled_lines: gt.len(),
+                predicted_lines: pred.len(),
+            })
         })();
         match r {
             Ok(i) => out.per_image.push(i),
-            Err(e) => failed.push(Failure { file: img_path.display().to_string(), error: format!("{e:#}") }),
+            Err(e) => failed.push(Failure {
+                file: img_path.display().to_string(),
+                error: format!("{e:#}"),
+            }),
         }
     }
     Ok(())
@@ -297,9 +394,17 @@ fn eval_culane(run: &mut Runner, path: &Path) -> Result<CountsImage> {
     let gt = culane::ego_lines(&gt_all, raw.width(), raw.height());
     let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
     let a = pipe.analyze(&raw, None)?;
-    let (left, right) = image_lines(pipe, camera.as_ref(), a.fit.left.as_ref(), a.fit.right.as_ref());
+    let (left, right) = image_lines(
+        pipe,
+        camera.as_ref(),
+        a.fit.left.as_ref(),
+        a.fit.right.as_ref(),
+    );
     let pred: Vec<Polyline> = [left, right].into_iter().flatten().collect();
-    Ok(CountsImage { file: img_path.display().to_string(), counts: culane::score(&pred, &gt, raw.width(), raw.height())? })
+    Ok(CountsImage {
+        file: img_path.display().to_string(),
+        counts: culane::score(&pred, &gt, raw.width(), raw.height())?,
+    })
 }
 
 fn read_gray(p: &Path) -> Result<Mat> {
@@ -317,58 +422,141 @@ fn read_gray(p: &Path) -> Result<Mat> {
 /// optional `gt_instance_image/N.png`).
 fn eval_mask(run: &mut Runner, path: &Path) -> Result<MaskImage> {
     let name = path.file_name().context("mask file name")?;
-    let root = path.parent().and_then(|p| p.parent()).context("mask folder")?;
+    let root = path
+        .parent()
+        .and_then(|p| p.parent())
+        .context("mask folder")?;
     let img_path = root.join("image").join(name);
     let inst_path = root.join("gt_instance_image").join(name);
     let raw = read_image(&img_path)?;
     let bin = read_gray(path)?;
     if bin.cols() != raw.width() || bin.rows() != raw.height() {
-        anyhow::bail!("{}: mask is {}x{}, image is {}x{}", path.display(), bin.cols(), bin.rows(), raw.width(), raw.height());
+        anyhow::bail!(
+            "{}: mask is {}x{}, image is {}x{}",
+            path.display(),
+            bin.cols(),
+            bin.rows(),
+            raw.width(),
+            raw.height()
+        );
     }
-    let inst = if inst_path.exists() { Some(read_gray(&inst_path)?) } else { None };
+    let inst = if inst_path.exists() {
+        Some(read_gray(&inst_path)?)
+    } else {
+        None
+    };
     let ego = masks::ego_mask(&bin, inst.as_ref())?;
     let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
     let a = pipe.analyze(&raw, None)?;
-    let (left, right) = image_lines(pipe, camera.as_ref(), a.fit.left.as_ref(), a.fit.right.as_ref());
+    let (left, right) = image_lines(
+        pipe,
+        camera.as_ref(),
+        a.fit.left.as_ref(),
+        a.fit.right.as_ref(),
+    );
     let pred: Vec<Polyline> = [left, right].into_iter().flatten().collect();
-    Ok(MaskImage { file: img_path.display().to_string(), counts: masks::score(&pred, &bin, &ego)? })
+    Ok(MaskImage {
+        file: img_path.display().to_string(),
+        counts: masks::score(&pred, &bin, &ego)?,
+    })
 }
 
 fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into())
+    v.map(|v| format!("{:.1}%", v * 100.0))
+        .unwrap_or_else(|| "-".into())
 }
 fn cm(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.1} cm")).unwrap_or_else(|| "-".into())
+    v.map(|v| format!("{v:.1} cm"))
+        .unwrap_or_else(|| "-".into())
 }
 
 fn print_table(r: &Report, frames: bool) {
     let row = |k: &str, v: String| println!("  {k:<32} {v}");
     if let Some(s) = &r.synthetic {
         let m = &s.summary;
-        println!("synthetic truth: {} frames from {} files", m.frames, s.files);
-        row("detection rate (both lines)", format!("{:.1}% ({}/{})", m.detection_rate * 100.0, m.detected, m.frames));
+        println!(
+            "synthetic truth: {} frames from {} files",
+            m.frames, s.files
+        );
+        row(
+            "detection rate (both lines)",
+            format!(
+                "{:.1}% ({}/{})",
+                m.detection_rate * 100.0,
+                m.detected,
+                m.frames
+            ),
+        );
         row("radius error median", pct(m.radius_rel_error_median));
-        row("radius error p90", format!("{} ({} curved frames)", pct(m.radius_rel_error_p90), m.curved_frames));
-        row("radius error vs ideal quadratic", format!("{} median, {} p90", pct(m.radius_quadratic_rel_error_median), pct(m.radius_quadratic_rel_error_p90)));
-        row("straight reported > 2 km", format!("{}/{}", m.straight_over_2km, m.straight_frames));
+        row(
+            "radius error p90",
+            format!(
+                "{} ({} curved frames)",
+                pct(m.radius_rel_error_p90),
+                m.curved_frames
+            ),
+        );
+        row(
+            "radius error vs ideal quadratic",
+            format!(
+                "{} median, {} p90",
+                pct(m.radius_quadratic_rel_error_median),
+                pct(m.radius_quadratic_rel_error_p90)
+            ),
+        );
+        row(
+            "straight reported > 2 km",
+            format!("{}/{}", m.straight_over_2km, m.straight_frames),
+        );
         row("offset error median", cm(m.offset_error_cm_median));
         row("offset error p90", cm(m.offset_error_cm_p90));
         row("lane width error median", cm(m.lane_width_error_cm_median));
         row("lane width error p90", cm(m.lane_width_error_cm_p90));
-        row("TuSimple accuracy, bird's-eye", format!("{:.3} (FP {:.3}, FN {:.3})", m.tusimple_birdseye_accuracy, m.tusimple_birdseye_fp, m.tusimple_birdseye_fn));
-        row("TuSimple accuracy, to 100 m", format!("{:.3} (FP {:.3}, FN {:.3})", m.tusimple_accuracy, m.tusimple_fp, m.tusimple_fn));
+        row(
+            "TuSimple accuracy, bird's-eye",
+            format!(
+                "{:.3} (FP {:.3}, FN {:.3})",
+                m.tusimple_birdseye_accuracy, m.tusimple_birdseye_fp, m.tusimple_birdseye_fn
+            ),
+        );
+        row(
+            "TuSimple accuracy, to 100 m",
+            format!(
+                "{:.3} (FP {:.3}, FN {:.3})",
+                m.tusimple_accuracy, m.tusimple_fp, m.tusimple_fn
+            ),
+        );
         if frames {
-            println!("  {:<44} {:>9} {:>9} {:>8} {:>8} {:>8} {:>6}", "file", "R true", "R", "R err", "off cm", "w cm", "acc");
+            println!(
+                "  {:<44} {:>9} {:>9} {:>8} {:>8} {:>8} {:>6}",
+                "file", "R true", "R", "R err", "off cm", "w cm", "acc"
+            );
             for f in &s.frames {
-                let file = Path::new(&f.file).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-                let label = if s.summary.frames > s.files { format!("{file}#{}", f.frame) } else { file };
-                let num = |v: Option<f64>, d: usize| v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into());
+                let file = Path::new(&f.file)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                let label = if s.summary.frames > s.files {
+                    format!("{file}#{}", f.frame)
+                } else {
+                    file
+                };
+                let num = |v: Option<f64>, d: usize| {
+                    v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
+                };
                 println!(
                     "  {:<44} {:>9} {:>9} {:>8} {:>8} {:>8} {:>6.3}",
                     label,
-                    f.radius_true_m.map(|r| format!("{r:.0}")).unwrap_or_else(|| "straight".into()),
+                    f.radius_true_m
+                        .map(|r| format!("{r:.0}"))
+                        .unwrap_or_else(|| "straight".into()),
                     num(f.radius_m, 0),
-                    f.radius_rel_error.map(|e| format!("{:.1}%", e * 100.0)).unwrap_or_else(|| f.straight_ok.map(|b| if b { "ok" } else { "BENT" }.to_string()).unwrap_or_else(|| "-".into())),
+                    f.radius_rel_error
+                        .map(|e| format!("{:.1}%", e * 100.0))
+                        .unwrap_or_else(|| f
+                            .straight_ok
+                            .map(|b| if b { "ok" } else { "BENT" }.to_string())
+                            .unwrap_or_else(|| "-".into())),
                     num(f.offset_error_cm, 1),
                     num(f.lane_width_error_cm, 1),
                     f.tusimple_birdseye.accuracy
@@ -383,28 +571,60 @@ fn print_table(r: &Report, frames: bool) {
         row("false negative rate", format!("{:.3}", t.fn_));
         if frames {
             for i in &t.per_image {
-                println!("  {:<60} acc {:.3} fp {:.2} fn {:.2}", i.file, i.bench.accuracy, i.bench.fp, i.bench.fn_);
+                println!(
+                    "  {:<60} acc {:.3} fp {:.2} fn {:.2}",
+                    i.file, i.bench.accuracy, i.bench.fp, i.bench.fn_
+                );
             }
         }
     }
     if let Some(c) = &r.culane {
-        println!("CULane labels: {} images (ego lines, IoU > 0.5, 30 px lines)", c.images);
-        row("precision", format!("{:.3} ({} TP, {} FP)", c.precision, c.counts.tp, c.counts.fp));
+        println!(
+            "CULane labels: {} images (ego lines, IoU > 0.5, 30 px lines)",
+            c.images
+        );
+        row(
+            "precision",
+            format!(
+                "{:.3} ({} TP, {} FP)",
+                c.precision, c.counts.tp, c.counts.fp
+            ),
+        );
         row("recall", format!("{:.3} ({} FN)", c.recall, c.counts.fn_));
         row("F1", format!("{:.3}", c.f1));
         if frames {
             for i in &c.per_image {
-                println!("  {:<60} TP {} FP {} FN {}", i.file, i.counts.tp, i.counts.fp, i.counts.fn_);
+                println!(
+                    "  {:<60} TP {} FP {} FN {}",
+                    i.file, i.counts.tp, i.counts.fp, i.counts.fn_
+                );
             }
         }
     }
     if let Some(m) = &r.masks {
         println!("lane masks: {} images", m.images);
-        row("predicted points near a lane", format!("{:.3} ({}/{})", m.pred_near_mask, m.counts.pred_near, m.counts.pred_points));
-        row("ego-lane pixels near prediction", format!("{:.3} ({}/{})", m.mask_near_pred, m.counts.mask_near, m.counts.mask_pixels));
+        row(
+            "predicted points near a lane",
+            format!(
+                "{:.3} ({}/{})",
+                m.pred_near_mask, m.counts.pred_near, m.counts.pred_points
+            ),
+        );
+        row(
+            "ego-lane pixels near prediction",
+            format!(
+                "{:.3} ({}/{})",
+                m.mask_near_pred, m.counts.mask_near, m.counts.mask_pixels
+            ),
+        );
         if frames {
             for i in &m.per_image {
-                println!("  {:<60} {:.3} {:.3}", i.file, i.counts.pred_near_mask(), i.counts.mask_near_pred());
+                println!(
+                    "  {:<60} {:.3} {:.3}",
+                    i.file,
+                    i.counts.pred_near_mask(),
+                    i.counts.mask_near_pred()
+                );
             }
         }
     }
@@ -428,9 +648,20 @@ pub fn run(a: EvalArgs) -> Result<i32> {
         classify(p, true, &mut items)?;
     }
     if items.is_empty() {
-        anyhow::bail!("no truth files found in {}", a.truth.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        anyhow::bail!(
+            "no truth files found in {}",
+            a.truth
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
-    let mut run = Runner { camera_override: a.camera.clone(), config_override: a.config.clone(), pipes: HashMap::new() };
+    let mut run = Runner {
+        camera_override: a.camera.clone(),
+        config_override: a.config.clone(),
+        pipes: HashMap::new(),
+    };
     let mut rep = Report::default();
     let mut synth_frames: Vec<FrameScore> = Vec::new();
     let mut synth_files = 0usize;
@@ -441,12 +672,18 @@ pub fn run(a: EvalArgs) -> Result<i32> {
                     synth_files += 1;
                     synth_frames.extend(f);
                 }
-                Err(e) => rep.failed.push(Failure { file: p.display().to_string(), error: format!("{e:#}") }),
+                Err(e) => rep.failed.push(Failure {
+                    file: p.display().to_string(),
+                    error: format!("{e:#}"),
+                }),
             },
             Item::TuSimple(p) => {
                 let out = rep.tusimple.get_or_insert_with(TuSimpleOut::default);
                 if let Err(e) = eval_tusimple(&mut run, p, out, &mut rep.failed) {
-                    rep.failed.push(Failure { file: p.display().to_string(), error: format!("{e:#}") });
+                    rep.failed.push(Failure {
+                        file: p.display().to_string(),
+                        error: format!("{e:#}"),
+                    });
                 }
             }
             Item::CuLane(p) => {
@@ -454,7 +691,10 @@ pub fn run(a: EvalArgs) -> Result<i32> {
                 let out = rep.culane.get_or_insert_with(CuLaneOut::default);
                 match r {
                     Ok(i) => out.per_image.push(i),
-                    Err(e) => rep.failed.push(Failure { file: p.display().to_string(), error: format!("{e:#}") }),
+                    Err(e) => rep.failed.push(Failure {
+                        file: p.display().to_string(),
+                        error: format!("{e:#}"),
+                    }),
                 }
             }
             Item::Mask(p) => {
@@ -462,13 +702,20 @@ pub fn run(a: EvalArgs) -> Result<i32> {
                 let out = rep.masks.get_or_insert_with(MasksOut::default);
                 match r {
                     Ok(i) => out.per_image.push(i),
-                    Err(e) => rep.failed.push(Failure { file: p.display().to_string(), error: format!("{e:#}") }),
+                    Err(e) => rep.failed.push(Failure {
+                        file: p.display().to_string(),
+                        error: format!("{e:#}"),
+                    }),
                 }
             }
         }
     }
     if synth_files > 0 {
-        rep.synthetic = Some(SyntheticOut { files: synth_files, summary: synthetic::summarize(&synth_frames), frames: synth_frames });
+        rep.synthetic = Some(SyntheticOut {
+            files: synth_files,
+            summary: synthetic::summarize(&synth_frames),
+            frames: synth_frames,
+        });
     }
     if let Some(t) = &mut rep.tusimple {
         let n = t.per_image.len();

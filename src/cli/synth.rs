@@ -154,12 +154,27 @@ impl CurveArgs {
                 if !(self.transition.is_finite() && self.transition > 0.0) {
                     anyhow::bail!("--transition = {} (expected > 0)", self.transition);
                 }
-                let k1 = curvature(Some(r1), self.direction_end.unwrap_or(self.direction).into());
+                let k1 = curvature(
+                    Some(r1),
+                    self.direction_end.unwrap_or(self.direction).into(),
+                );
                 CurvatureProfile {
                     segments: vec![
-                        Segment { length_m: s_v, k_start: k0, k_end: k0 },
-                        Segment { length_m: self.transition, k_start: k0, k_end: k1 },
-                        Segment { length_m: 1.0, k_start: k1, k_end: k1 },
+                        Segment {
+                            length_m: s_v,
+                            k_start: k0,
+                            k_end: k0,
+                        },
+                        Segment {
+                            length_m: self.transition,
+                            k_start: k0,
+                            k_end: k1,
+                        },
+                        Segment {
+                            length_m: 1.0,
+                            k_start: k1,
+                            k_end: k1,
+                        },
                     ],
                 }
             }
@@ -182,10 +197,20 @@ struct RoadArgs {
     #[command(flatten)]
     curve: CurveArgs,
     /// Lateral offset of the vehicle from the lane centre, m (positive = right).
-    #[arg(long, default_value_t = 0.0, value_name = "M", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "M",
+        allow_hyphen_values = true
+    )]
     offset: f64,
     /// Heading of the vehicle relative to the road, degrees (positive = left).
-    #[arg(long, default_value_t = 0.0, value_name = "DEG", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "DEG",
+        allow_hyphen_values = true
+    )]
     yaw: f64,
     /// Position of the vehicle along the road, m (moves dashes, shadows and patches).
     #[arg(long, default_value_t = 100.0, value_name = "M")]
@@ -210,7 +235,7 @@ struct VideoArgs {
     /// Output directory (created if missing).
     #[arg(short, long, value_name = "DIR")]
     output: PathBuf,
-    /// File stem of the video and its truth.
+    /// File stem of the video, its truth (.json) and its config (.toml).
     #[arg(long, default_value = "synthetic_drive")]
     name: String,
     /// Length, s.
@@ -223,7 +248,12 @@ struct VideoArgs {
     #[arg(long, default_value_t = 22.0, value_name = "M/S")]
     speed: f64,
     /// Mean lateral offset, m (positive = right).
-    #[arg(long, default_value_t = 0.1, value_name = "M", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        default_value_t = 0.1,
+        value_name = "M",
+        allow_hyphen_values = true
+    )]
     offset: f64,
     /// Amplitude of the lateral drift, m.
     #[arg(long, default_value_t = 0.35, value_name = "M")]
@@ -274,21 +304,42 @@ pub fn run(a: SynthArgs) -> Result<i32> {
 
 /// Build the rig from the flags.
 fn rig_from(a: &RigArgs) -> Result<(Rig, QuadGeometry)> {
-    let mut rig = Rig { height_m: a.camera_height, pitch_deg: a.pitch, ..Rig::default() };
+    let mut rig = Rig {
+        height_m: a.camera_height,
+        pitch_deg: a.pitch,
+        ..Rig::default()
+    };
     if let Some(p) = &a.camera {
         rig.camera = Camera::load(p).with_context(|| "loading camera".to_string())?;
     }
     rig.validate()?;
     if !(a.near > 0.5 && a.far > a.near + 1.0 && a.far < 200.0) {
-        anyhow::bail!("--near {} / --far {} m (expected 0.5 < near < far - 1 < 199)", a.near, a.far);
+        anyhow::bail!(
+            "--near {} / --far {} m (expected 0.5 < near < far - 1 < 199)",
+            a.near,
+            a.far
+        );
     }
-    Ok((rig, QuadGeometry { near_m: a.near, far_m: a.far, half_width_m: 0.0 }))
+    Ok((
+        rig,
+        QuadGeometry {
+            near_m: a.near,
+            far_m: a.far,
+            half_width_m: 0.0,
+        },
+    ))
 }
 
-/// Write the camera file and config beside the outputs; returns their file names.
-fn write_rig_files(dir: &Path, rig: &Rig, quad: &QuadGeometry, lane_width: f64) -> Result<(String, String)> {
+/// Write the camera file (`camera.yml`) and the config (`cfg`) beside the outputs; returns
+/// their file names.
+fn write_rig_files(
+    dir: &Path,
+    rig: &Rig,
+    quad: &QuadGeometry,
+    lane_width: f64,
+    cfg: &str,
+) -> Result<(String, String)> {
     let cam = "camera.yml";
-    let cfg = "lanes.toml";
     rig.camera.save(&dir.join(cam), None)?;
     let config = rig.lanes_config(quad, lane_width)?;
     let text = format!(
@@ -301,11 +352,19 @@ fn write_rig_files(dir: &Path, rig: &Rig, quad: &QuadGeometry, lane_width: f64) 
         quad.far_m,
         config.to_toml()
     );
-    std::fs::write(dir.join(cfg), text).with_context(|| format!("{}: cannot write", dir.join(cfg).display()))?;
-    Ok((cam.into(), cfg.into()))
+    std::fs::write(dir.join(cfg), text)
+        .with_context(|| format!("{}: cannot write", dir.join(cfg).display()))?;
+    Ok((cam.into(), cfg.to_string()))
 }
 
-fn truth_header(rig: &Rig, quad: &QuadGeometry, opts: &SceneOptions, profile: &CurvatureProfile, cam: &str, cfg: &str) -> TruthFile {
+fn truth_header(
+    rig: &Rig,
+    quad: &QuadGeometry,
+    opts: &SceneOptions,
+    profile: &CurvatureProfile,
+    cam: &str,
+    cfg: &str,
+) -> TruthFile {
     TruthFile {
         kind: truth::KIND.into(),
         version: 1,
@@ -349,23 +408,38 @@ fn run_road(a: RoadArgs) -> Result<i32> {
         Some(s) => synth::suite(s.parse::<Suite>()?, &base),
         None => {
             let name = a.name.clone().unwrap_or_else(|| match a.curve.radius {
-                Some(r) => format!("road_r{}_{}", r.round() as i64, Direction::from(a.curve.direction).as_str()),
+                Some(r) => format!(
+                    "road_r{}_{}",
+                    r.round() as i64,
+                    Direction::from(a.curve.direction).as_str()
+                ),
                 None => "road_straight".into(),
             });
             vec![RoadSpec {
                 name,
                 profile: a.curve.profile(a.along)?,
-                pose: VehiclePose { s_m: a.along, offset_m: a.offset, yaw_rad: a.yaw.to_radians() },
+                pose: VehiclePose {
+                    s_m: a.along,
+                    offset_m: a.offset,
+                    yaw_rad: a.yaw.to_radians(),
+                },
                 options: base,
                 car_ahead_m: a.car,
             }]
         }
     };
     ensure_out_dir(&a.output)?;
-    let (cam, cfg) = write_rig_files(&a.output, &rig, &quad, base.lane_width_m)?;
+    let (cam, cfg) = write_rig_files(&a.output, &rig, &quad, base.lane_width_m, "lanes.toml")?;
     let t0 = Instant::now();
     let renderer = Renderer::new(&rig, a.rig.supersample)?;
-    eprintln!("lanes synth: rays for {}x{} at {}x{} supersampling in {:.2} s", rig.camera.width, rig.camera.height, a.rig.supersample, a.rig.supersample, t0.elapsed().as_secs_f64());
+    eprintln!(
+        "lanes synth: rays for {}x{} at {}x{} supersampling in {:.2} s",
+        rig.camera.width,
+        rig.camera.height,
+        a.rig.supersample,
+        a.rig.supersample,
+        t0.elapsed().as_secs_f64()
+    );
     let ext = if a.png { "png" } else { "jpg" };
     for spec in &specs {
         let t = Instant::now();
@@ -375,12 +449,23 @@ fn run_road(a: RoadArgs) -> Result<i32> {
         write_image(&img, &a.output.join(&file), a.quality)?;
         let mut tf = truth_header(&rig, &quad, &spec.options, &spec.profile, &cam, &cfg);
         tf.image = Some(file.clone());
-        let r = ft.radius_m.map(|r| format!("{r:.0} m {}", ft.direction.as_str())).unwrap_or_else(|| "straight".into());
-        eprintln!("{}: radius {r}, offset {:.3} m, rendered in {ms:.0} ms", a.output.join(&file).display(), ft.offset_m);
+        let r = ft
+            .radius_m
+            .map(|r| format!("{r:.0} m {}", ft.direction.as_str()))
+            .unwrap_or_else(|| "straight".into());
+        eprintln!(
+            "{}: radius {r}, offset {:.3} m, rendered in {ms:.0} ms",
+            a.output.join(&file).display(),
+            ft.offset_m
+        );
         tf.frames.push(ft);
         tf.save(&a.output.join(format!("{}.json", spec.name)))?;
     }
-    eprintln!("lanes synth road: {} images, camera {cam}, config {cfg} in {}", specs.len(), a.output.display());
+    eprintln!(
+        "lanes synth road: {} images, camera {cam}, config {cfg} in {}",
+        specs.len(),
+        a.output.display()
+    );
     Ok(0)
 }
 
@@ -399,7 +484,11 @@ fn run_video(a: VideoArgs) -> Result<i32> {
         anyhow::bail!("--speed = {} (expected 0..=80 m/s)", a.speed);
     }
     let start = 0.0;
-    let profile = if a.curve.radius.is_some() { a.curve.profile(start)? } else { synth::default_video_profile() };
+    let profile = if a.curve.radius.is_some() {
+        a.curve.profile(start)?
+    } else {
+        synth::default_video_profile()
+    };
     let drive = Drive {
         profile: profile.clone(),
         start_s_m: start,
@@ -410,7 +499,13 @@ fn run_video(a: VideoArgs) -> Result<i32> {
         car: a.car.map(|ahead| (ahead, a.speed - 2.0)),
     };
     ensure_out_dir(&a.output)?;
-    let (cam, cfg) = write_rig_files(&a.output, &rig, &quad, opts.lane_width_m)?;
+    let (cam, cfg) = write_rig_files(
+        &a.output,
+        &rig,
+        &quad,
+        opts.lane_width_m,
+        &format!("{}.toml", a.name),
+    )?;
     let renderer = Renderer::new(&rig, a.rig.supersample)?;
     let file = format!("{}.mp4", a.name);
     let path = a.output.join(&file);
@@ -430,11 +525,30 @@ fn run_video(a: VideoArgs) -> Result<i32> {
         let t = i as f64 / a.fps;
         let pose = drive.pose(t);
         let car = drive.car_at(t, opts.lane_width_m);
-        let (img, ft) = synth::render_frame(&renderer, &profile, pose, &opts, car, &quad, FrameInfo { frame: i, time_s: t, raw_file: &file, car })?;
-        writer.write(img.mat()).with_context(|| format!("{}: cannot write frame {i}", path.display()))?;
+        let (img, ft) = synth::render_frame(
+            &renderer,
+            &profile,
+            pose,
+            &opts,
+            car,
+            &quad,
+            FrameInfo {
+                frame: i,
+                time_s: t,
+                raw_file: &file,
+                car,
+            },
+        )?;
+        writer
+            .write(img.mat())
+            .with_context(|| format!("{}: cannot write frame {i}", path.display()))?;
         tf.frames.push(ft);
         if (i + 1) % 25 == 0 || i + 1 == n {
-            eprintln!("lanes synth video: {}/{n} frames, {:.1} s", i + 1, t0.elapsed().as_secs_f64());
+            eprintln!(
+                "lanes synth video: {}/{n} frames, {:.1} s",
+                i + 1,
+                t0.elapsed().as_secs_f64()
+            );
         }
     }
     writer.release()?;

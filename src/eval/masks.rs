@@ -34,17 +34,29 @@ impl MaskCounts {
     }
     /// Share of predicted points near a lane pixel (0 without predictions).
     pub fn pred_near_mask(&self) -> f64 {
-        if self.pred_points == 0 { 0.0 } else { self.pred_near as f64 / self.pred_points as f64 }
+        if self.pred_points == 0 {
+            0.0
+        } else {
+            self.pred_near as f64 / self.pred_points as f64
+        }
     }
     /// Share of ego-lane pixels near a predicted line.
     pub fn mask_near_pred(&self) -> f64 {
-        if self.mask_pixels == 0 { 0.0 } else { self.mask_near as f64 / self.mask_pixels as f64 }
+        if self.mask_pixels == 0 {
+            0.0
+        } else {
+            self.mask_near as f64 / self.mask_pixels as f64
+        }
     }
 }
 
 fn check_u8(m: &Mat, what: &'static str) -> Result<()> {
     if m.typ() != core::CV_8UC1 || m.empty() {
-        return Err(Error::BadMat { what, expected: "8-bit single channel".into(), got: format!("type {}", m.typ()) });
+        return Err(Error::BadMat {
+            what,
+            expected: "8-bit single channel".into(),
+            got: format!("type {}", m.typ()),
+        });
     }
     Ok(())
 }
@@ -54,7 +66,13 @@ fn distance_to(mask: &Mat) -> Result<Mat> {
     let mut inv = Mat::default();
     core::compare(mask, &Scalar::all(0.0), &mut inv, core::CMP_EQ)?;
     let mut dist = Mat::default();
-    imgproc::distance_transform(&inv, &mut dist, imgproc::DIST_L2, imgproc::DIST_MASK_PRECISE, core::CV_32F)?;
+    imgproc::distance_transform(
+        &inv,
+        &mut dist,
+        imgproc::DIST_L2,
+        imgproc::DIST_MASK_PRECISE,
+        core::CV_32F,
+    )?;
     Ok(dist)
 }
 
@@ -85,7 +103,12 @@ pub fn ego_mask(binary: &Mat, instance: Option<&Mat>) -> Result<Mat> {
     let levels: Vec<u8> = rows.keys().copied().collect();
     let lines: Vec<Polyline> = levels
         .iter()
-        .map(|v| rows[v].iter().map(|(y, (sx, n))| (sx / n, *y as f64)).collect())
+        .map(|v| {
+            rows[v]
+                .iter()
+                .map(|(y, (sx, n))| (sx / n, *y as f64))
+                .collect()
+        })
         .collect();
     let (l, r) = ego_pair(&lines, w as f64 / 2.0, (h - 1) as f64);
     let keep: Vec<u8> = [l, r].into_iter().flatten().map(|i| levels[i]).collect();
@@ -107,7 +130,13 @@ pub fn score(pred: &[Polyline], binary: &Mat, ego: &Mat) -> Result<MaskCounts> {
     check_u8(ego, "ego lane mask")?;
     let (w, h) = (binary.cols(), binary.rows());
     if ego.cols() != w || ego.rows() != h {
-        return Err(Error::Invalid(format!("lane masks differ in size: {}x{} and {}x{}", w, h, ego.cols(), ego.rows())));
+        return Err(Error::Invalid(format!(
+            "lane masks differ in size: {}x{} and {}x{}",
+            w,
+            h,
+            ego.cols(),
+            ego.rows()
+        )));
     }
     let thresh = PIXEL_THRESH * w as f64 / 1280.0;
     let mut c = MaskCounts::default();
@@ -127,10 +156,26 @@ pub fn score(pred: &[Polyline], binary: &Mat, ego: &Mat) -> Result<MaskCounts> {
                 c.pred_near += 1;
             }
         }
-        let v: Vector<Point> = line.iter().map(|(x, y)| Point::new(x.clamp(-1e5, 1e5).round() as i32, y.clamp(-1e5, 1e5).round() as i32)).collect();
+        let v: Vector<Point> = line
+            .iter()
+            .map(|(x, y)| {
+                Point::new(
+                    x.clamp(-1e5, 1e5).round() as i32,
+                    y.clamp(-1e5, 1e5).round() as i32,
+                )
+            })
+            .collect();
         if v.len() >= 2 {
             let vv: Vector<Vector<Point>> = std::iter::once(v).collect();
-            imgproc::polylines(&mut raster, &vv, false, Scalar::all(255.0), 1, imgproc::LINE_8, 0)?;
+            imgproc::polylines(
+                &mut raster,
+                &vv,
+                false,
+                Scalar::all(255.0),
+                1,
+                imgproc::LINE_8,
+                0,
+            )?;
         }
     }
     // Ego-lane pixels near a predicted line.
@@ -154,14 +199,38 @@ mod tests {
     use super::*;
 
     fn mask_with_lines(xs: &[(f64, u8)]) -> (Mat, Mat) {
-        let mut bin = Mat::zeros(720, 1280, core::CV_8UC1).unwrap().to_mat().unwrap();
+        let mut bin = Mat::zeros(720, 1280, core::CV_8UC1)
+            .unwrap()
+            .to_mat()
+            .unwrap();
         let mut inst = bin.clone();
         for &(x, level) in xs {
             let p = line(x);
-            let v: Vector<Point> = p.iter().map(|(x, y)| Point::new(*x as i32, *y as i32)).collect();
+            let v: Vector<Point> = p
+                .iter()
+                .map(|(x, y)| Point::new(*x as i32, *y as i32))
+                .collect();
             let vv: Vector<Vector<Point>> = std::iter::once(v).collect();
-            imgproc::polylines(&mut bin, &vv, false, Scalar::all(255.0), 5, imgproc::LINE_8, 0).unwrap();
-            imgproc::polylines(&mut inst, &vv, false, Scalar::all(level as f64), 5, imgproc::LINE_8, 0).unwrap();
+            imgproc::polylines(
+                &mut bin,
+                &vv,
+                false,
+                Scalar::all(255.0),
+                5,
+                imgproc::LINE_8,
+                0,
+            )
+            .unwrap();
+            imgproc::polylines(
+                &mut inst,
+                &vv,
+                false,
+                Scalar::all(level as f64),
+                5,
+                imgproc::LINE_8,
+                0,
+            )
+            .unwrap();
         }
         (bin, inst)
     }

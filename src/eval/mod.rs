@@ -20,7 +20,12 @@ pub type Polyline = Vec<(f64, f64)>;
 /// A fitted line in the original (raw, distorted) image: the fit is evaluated every `step`
 /// bird's-eye rows over the whole view, mapped through the inverse perspective, then through the
 /// lens distortion when a camera is given.
-pub fn line_in_image(fit: &Poly2, persp: &Perspective, camera: Option<&Camera>, step: f64) -> Polyline {
+pub fn line_in_image(
+    fit: &Poly2,
+    persp: &Perspective,
+    camera: Option<&Camera>,
+    step: f64,
+) -> Polyline {
     let h = persp.height as f64;
     let w = persp.width as f64;
     let step = step.max(0.05);
@@ -29,7 +34,12 @@ pub fn line_in_image(fit: &Poly2, persp: &Perspective, camera: Option<&Camera>, 
     loop {
         let (u, v) = persp.from_birdseye(fit.eval(y), y);
         // Far outside the frame the distortion polynomial can fold back into it: skip.
-        let inside = u.is_finite() && v.is_finite() && u > -0.5 * w && u < 1.5 * w && v > -0.5 * h && v < 1.5 * h;
+        let inside = u.is_finite()
+            && v.is_finite()
+            && u > -0.5 * w
+            && u < 1.5 * w
+            && v > -0.5 * h
+            && v < 1.5 * h;
         if inside {
             out.push(match camera {
                 Some(c) => c.distort_pixel(u, v),
@@ -93,7 +103,11 @@ pub fn resample(poly: &[(f64, f64)], spacing: f64) -> Polyline {
 /// Which labelled lines are the ego-lane lines: the nearest to `centre_x` on the left and on the
 /// right at row `bottom_y`, each line's x there extrapolated linearly from its lowest points.
 /// `lines` hold points in any order; lines with fewer than 2 points are ignored.
-pub fn ego_pair(lines: &[Polyline], centre_x: f64, bottom_y: f64) -> (Option<usize>, Option<usize>) {
+pub fn ego_pair(
+    lines: &[Polyline],
+    centre_x: f64,
+    bottom_y: f64,
+) -> (Option<usize>, Option<usize>) {
     let mut best_l: Option<(usize, f64)> = None;
     let mut best_r: Option<(usize, f64)> = None;
     for (i, l) in lines.iter().enumerate() {
@@ -183,6 +197,10 @@ mod tests {
     fn resample_spacing() {
         let r = resample(&[(0.0, 0.0), (10.0, 0.0), (10.0, 10.0)], 2.0);
         assert_eq!(r.len(), 11);
-        assert!((r[6].0 - 10.0).abs() < 1e-9 && (r[6].1 - 2.0).abs() < 1e-9, "{:?}", r[6]);
+        assert!(
+            (r[6].0 - 10.0).abs() < 1e-9 && (r[6].1 - 2.0).abs() < 1e-9,
+            "{:?}",
+            r[6]
+        );
     }
 }

@@ -59,7 +59,9 @@ pub fn score_frame(file: &str, truth: &FrameTruth, pred: &Prediction, width: i32
         _ => None,
     };
     let radius_quadratic_rel_error = match (true_r, m) {
-        (Some(_), Some(m)) => Some((m.radius_m - truth.radius_quadratic_m).abs() / truth.radius_quadratic_m),
+        (Some(_), Some(m)) => {
+            Some((m.radius_m - truth.radius_quadratic_m).abs() / truth.radius_quadratic_m)
+        }
         _ => None,
     };
     let straight_ok = match (true_r, m) {
@@ -72,10 +74,17 @@ pub fn score_frame(file: &str, truth: &FrameTruth, pred: &Prediction, width: i32
         .flatten()
         .map(|p| sample_rows(p, &truth.h_samples, width))
         .collect();
-    let gt: Vec<Vec<f64>> = truth.lanes.iter().filter(|l| l.iter().any(|x| *x >= 0.0)).cloned().collect();
+    let gt: Vec<Vec<f64>> = truth
+        .lanes
+        .iter()
+        .filter(|l| l.iter().any(|x| *x >= 0.0))
+        .cloned()
+        .collect();
     // The same restricted to rows inside the bird's-eye view.
     let [top, bottom] = truth.birdseye_rows;
-    let keep: Vec<usize> = (0..truth.h_samples.len()).filter(|&i| truth.h_samples[i] > top && truth.h_samples[i] < bottom).collect();
+    let keep: Vec<usize> = (0..truth.h_samples.len())
+        .filter(|&i| truth.h_samples[i] > top && truth.h_samples[i] < bottom)
+        .collect();
     let sub = |v: &Vec<f64>| keep.iter().map(|&i| v[i]).collect::<Vec<f64>>();
     let rows_in: Vec<f64> = keep.iter().map(|&i| truth.h_samples[i]).collect();
     let pred_in: Vec<Vec<f64>> = pred_rows.iter().map(sub).collect();
@@ -95,8 +104,18 @@ pub fn score_frame(file: &str, truth: &FrameTruth, pred: &Prediction, width: i32
         lane_width_true_m: truth.lane_width_lateral_m,
         lane_width_m: m.map(|m| m.lane_width_m),
         lane_width_error_cm: m.map(|m| (m.lane_width_m - truth.lane_width_lateral_m).abs() * 100.0),
-        tusimple: tusimple::bench(&pred_rows, &gt, &truth.h_samples, tusimple::thresh_for_width(width)),
-        tusimple_birdseye: tusimple::bench(&pred_in, &gt_in, &rows_in, tusimple::thresh_for_width(width)),
+        tusimple: tusimple::bench(
+            &pred_rows,
+            &gt,
+            &truth.h_samples,
+            tusimple::thresh_for_width(width),
+        ),
+        tusimple_birdseye: tusimple::bench(
+            &pred_in,
+            &gt_in,
+            &rows_in,
+            tusimple::thresh_for_width(width),
+        ),
     }
 }
 
@@ -129,14 +148,21 @@ pub struct Summary {
 /// Summarise frame scores (errors over frames with a measurement).
 pub fn summarize(scores: &[FrameScore]) -> Summary {
     let n = scores.len();
-    let collect = |f: &dyn Fn(&FrameScore) -> Option<f64>| scores.iter().filter_map(f).collect::<Vec<f64>>();
+    let collect =
+        |f: &dyn Fn(&FrameScore) -> Option<f64>| scores.iter().filter_map(f).collect::<Vec<f64>>();
     let radius = collect(&|s| s.radius_rel_error);
     let radius_q = collect(&|s| s.radius_quadratic_rel_error);
     let offset = collect(&|s| s.offset_error_cm);
     let width = collect(&|s| s.lane_width_error_cm);
     let detected = scores.iter().filter(|s| s.detected).count();
     let straight: Vec<bool> = scores.iter().filter_map(|s| s.straight_ok).collect();
-    let mean = |f: &dyn Fn(&FrameScore) -> f64| if n == 0 { 0.0 } else { scores.iter().map(f).sum::<f64>() / n as f64 };
+    let mean = |f: &dyn Fn(&FrameScore) -> f64| {
+        if n == 0 {
+            0.0
+        } else {
+            scores.iter().map(f).sum::<f64>() / n as f64
+        }
+    };
     let (rm, rp) = median_p90(&radius).unzip();
     let (qm, qp) = median_p90(&radius_q).unzip();
     let (om, op) = median_p90(&offset).unzip();
@@ -144,8 +170,19 @@ pub fn summarize(scores: &[FrameScore]) -> Summary {
     Summary {
         frames: n,
         detected,
-        detection_rate: if n == 0 { 0.0 } else { detected as f64 / n as f64 },
-        curved_frames: scores.iter().filter(|s| s.radius_true_m.map(|r| r <= STRAIGHT_TRUTH_ABOVE_M).unwrap_or(false)).count(),
+        detection_rate: if n == 0 {
+            0.0
+        } else {
+            detected as f64 / n as f64
+        },
+        curved_frames: scores
+            .iter()
+            .filter(|s| {
+                s.radius_true_m
+                    .map(|r| r <= STRAIGHT_TRUTH_ABOVE_M)
+                    .unwrap_or(false)
+            })
+            .count(),
         radius_rel_error_median: rm,
         radius_rel_error_p90: rp,
         radius_quadratic_rel_error_median: qm,

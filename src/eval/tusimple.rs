@@ -26,8 +26,14 @@ pub struct Label {
 
 /// Read a label file: JSON lines (the TuSimple format), a JSON array, or a single object.
 pub fn load_labels(path: &Path) -> Result<Vec<Label>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.to_path_buf(), message: e.to_string() })?;
-    let bad = |m: String| Error::Io { path: path.to_path_buf(), message: m };
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let bad = |m: String| Error::Io {
+        path: path.to_path_buf(),
+        message: m,
+    };
     if let Ok(one) = serde_json::from_str::<Label>(&text) {
         return Ok(vec![one]);
     }
@@ -39,7 +45,8 @@ pub fn load_labels(path: &Path) -> Result<Vec<Label>> {
         if line.trim().is_empty() {
             continue;
         }
-        let l: Label = serde_json::from_str(line).map_err(|e| bad(format!("line {}: not a TuSimple label ({e})", i + 1)))?;
+        let l: Label = serde_json::from_str(line)
+            .map_err(|e| bad(format!("line {}: not a TuSimple label ({e})", i + 1)))?;
         out.push(l);
     }
     if out.is_empty() {
@@ -59,7 +66,12 @@ pub struct Bench {
 
 /// Angle of a labelled line from the vertical, from a least-squares fit x = k*y + c.
 fn angle(xs: &[f64], ys: &[f64]) -> f64 {
-    let pts: Vec<(f64, f64)> = xs.iter().zip(ys).filter(|(x, _)| **x >= 0.0).map(|(x, y)| (*x, *y)).collect();
+    let pts: Vec<(f64, f64)> = xs
+        .iter()
+        .zip(ys)
+        .filter(|(x, _)| **x >= 0.0)
+        .map(|(x, y)| (*x, *y))
+        .collect();
     if pts.len() <= 1 {
         return 0.0;
     }
@@ -76,7 +88,11 @@ fn angle(xs: &[f64], ys: &[f64]) -> f64 {
 
 fn line_accuracy(pred: &[f64], gt: &[f64], thresh: f64) -> f64 {
     let f = |v: f64| if v >= 0.0 { v } else { -100.0 };
-    let hits = pred.iter().zip(gt).filter(|(p, g)| (f(**p) - f(**g)).abs() < thresh).count();
+    let hits = pred
+        .iter()
+        .zip(gt)
+        .filter(|(p, g)| (f(**p) - f(**g)).abs() < thresh)
+        .count();
     hits as f64 / gt.len().max(1) as f64
 }
 
@@ -87,7 +103,10 @@ pub fn bench(pred: &[Vec<f64>], gt: &[Vec<f64>], h_samples: &[f64], pixel_thresh
     let (mut fn_, mut matched) = (0.0, 0.0);
     for g in gt {
         let thresh = pixel_thresh / angle(g, h_samples).cos();
-        let max_acc = pred.iter().map(|p| line_accuracy(p, g, thresh)).fold(0.0, f64::max);
+        let max_acc = pred
+            .iter()
+            .map(|p| line_accuracy(p, g, thresh))
+            .fold(0.0, f64::max);
         if max_acc < PT_THRESH {
             fn_ += 1.0;
         } else {
@@ -103,10 +122,14 @@ pub fn bench(pred: &[Vec<f64>], gt: &[Vec<f64>], h_samples: &[f64], pixel_thresh
     if gt.len() > 4 {
         s -= line_accs.iter().copied().fold(f64::INFINITY, f64::min);
     }
-    let denom = (gt.len() as f64).min(4.0).max(1.0);
+    let denom = (gt.len() as f64).clamp(1.0, 4.0);
     Bench {
         accuracy: s / denom,
-        fp: if pred.is_empty() { 0.0 } else { fp / pred.len() as f64 },
+        fp: if pred.is_empty() {
+            0.0
+        } else {
+            fp / pred.len() as f64
+        },
         fn_: fn_ / denom,
     }
 }
@@ -121,10 +144,20 @@ pub fn ego_lanes(label: &Label, width: i32, height: i32) -> Vec<Vec<f64>> {
     let polys: Vec<Polyline> = label
         .lanes
         .iter()
-        .map(|l| l.iter().zip(&label.h_samples).filter(|(x, _)| **x >= 0.0).map(|(x, y)| (*x, *y)).collect())
+        .map(|l| {
+            l.iter()
+                .zip(&label.h_samples)
+                .filter(|(x, _)| **x >= 0.0)
+                .map(|(x, y)| (*x, *y))
+                .collect()
+        })
         .collect();
     let (l, r) = ego_pair(&polys, width as f64 / 2.0, (height - 1) as f64);
-    [l, r].into_iter().flatten().map(|i| label.lanes[i].clone()).collect()
+    [l, r]
+        .into_iter()
+        .flatten()
+        .map(|i| label.lanes[i].clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -137,27 +170,57 @@ mod tests {
 
     /// A straight line visible from row 300 down; -2 above.
     fn gt_line(x_bottom: f64, slope: f64) -> Vec<f64> {
-        rows().iter().map(|&y| if y < 300.0 { -2.0 } else { x_bottom + slope * (y - 710.0) }).collect()
+        rows()
+            .iter()
+            .map(|&y| {
+                if y < 300.0 {
+                    -2.0
+                } else {
+                    x_bottom + slope * (y - 710.0)
+                }
+            })
+            .collect()
     }
 
     #[test]
     fn perfect_prediction_scores_one() {
         let gt = vec![gt_line(300.0, 0.6), gt_line(1000.0, -0.6)];
         let b = bench(&gt, &gt, &rows(), 20.0);
-        assert_eq!(b, Bench { accuracy: 1.0, fp: 0.0, fn_: 0.0 });
+        assert_eq!(
+            b,
+            Bench {
+                accuracy: 1.0,
+                fp: 0.0,
+                fn_: 0.0
+            }
+        );
     }
 
     #[test]
     fn shift_of_25_px_fails_every_visible_point() {
         let gt = vec![gt_line(300.0, 0.0), gt_line(1000.0, 0.0)];
-        let pred: Vec<Vec<f64>> = gt.iter().map(|l| l.iter().map(|x| if *x >= 0.0 { x + 25.0 } else { *x }).collect()).collect();
+        let pred: Vec<Vec<f64>> = gt
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|x| if *x >= 0.0 { x + 25.0 } else { *x })
+                    .collect()
+            })
+            .collect();
         let b = bench(&pred, &gt, &rows(), 20.0);
         // 14 of 56 rows are above 300 and -2 in both: they count as correct (official rule).
         assert!((b.accuracy - 14.0 / 56.0).abs() < 1e-12, "{b:?}");
         assert_eq!(b.fp, 1.0);
         assert_eq!(b.fn_, 1.0);
         // A shift of 15 px is within the threshold.
-        let pred15: Vec<Vec<f64>> = gt.iter().map(|l| l.iter().map(|x| if *x >= 0.0 { x + 15.0 } else { *x }).collect()).collect();
+        let pred15: Vec<Vec<f64>> = gt
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|x| if *x >= 0.0 { x + 15.0 } else { *x })
+                    .collect()
+            })
+            .collect();
         assert_eq!(bench(&pred15, &gt, &rows(), 20.0).accuracy, 1.0);
     }
 
@@ -165,7 +228,14 @@ mod tests {
     fn slanted_lines_get_a_wider_threshold() {
         // slope 1 -> 45 degrees -> threshold 20 / cos 45 = 28.3 px: a 25 px shift passes.
         let gt = vec![gt_line(300.0, 1.0)];
-        let pred: Vec<Vec<f64>> = gt.iter().map(|l| l.iter().map(|x| if *x >= 0.0 { x + 25.0 } else { *x }).collect()).collect();
+        let pred: Vec<Vec<f64>> = gt
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|x| if *x >= 0.0 { x + 25.0 } else { *x })
+                    .collect()
+            })
+            .collect();
         assert_eq!(bench(&pred, &gt, &rows(), 20.0).accuracy, 1.0);
     }
 
@@ -176,7 +246,10 @@ mod tests {
         assert_eq!(b.fp, 0.0);
         assert_eq!(b.fn_, 0.5);
         // The missing line scores only the 14 rows where it and the other line are both -2.
-        assert!((b.accuracy - (1.0 + 14.0 / 56.0) / 2.0).abs() < 1e-12, "{b:?}");
+        assert!(
+            (b.accuracy - (1.0 + 14.0 / 56.0) / 2.0).abs() < 1e-12,
+            "{b:?}"
+        );
         // An extra predicted line with no label is a false positive.
         let b2 = bench(&gt, &gt[..1], &rows(), 20.0);
         assert_eq!(b2.fp, 0.5);
@@ -198,7 +271,12 @@ mod tests {
         let label = Label {
             raw_file: "x".into(),
             h_samples: rows(),
-            lanes: vec![gt_line(-100.0, 1.5), gt_line(350.0, 0.6), gt_line(950.0, -0.6), gt_line(1500.0, -1.5)],
+            lanes: vec![
+                gt_line(-100.0, 1.5),
+                gt_line(350.0, 0.6),
+                gt_line(950.0, -0.6),
+                gt_line(1500.0, -1.5),
+            ],
         };
         let e = ego_lanes(&label, 1280, 720);
         assert_eq!(e, vec![label.lanes[1].clone(), label.lanes[2].clone()]);

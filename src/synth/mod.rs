@@ -64,14 +64,41 @@ pub fn render_frame(
 ) -> Result<(BgrFrame, FrameTruth)> {
     let road = road_frame(profile, pose);
     let img = renderer.render(&road, options, car, info.frame as u32)?;
-    let t = truth::frame_truth(renderer.rig(), &road, options, quad, FrameInfo { car, ..info })?;
+    let t = truth::frame_truth(
+        renderer.rig(),
+        &road,
+        options,
+        quad,
+        FrameInfo { car, ..info },
+    )?;
     Ok((img, t))
 }
 
 /// Render a still and compute its truth; `raw_file` is the image name recorded in the truth.
-pub fn render_road(renderer: &Renderer, spec: &RoadSpec, quad: &QuadGeometry, raw_file: &str) -> Result<(BgrFrame, FrameTruth)> {
-    let car = spec.car_ahead_m.map(|a| Car { s_m: spec.pose.s_m + a, d_m: spec.options.lane_width_m });
-    render_frame(renderer, &spec.profile, spec.pose, &spec.options, car, quad, FrameInfo { frame: 0, time_s: 0.0, raw_file, car })
+pub fn render_road(
+    renderer: &Renderer,
+    spec: &RoadSpec,
+    quad: &QuadGeometry,
+    raw_file: &str,
+) -> Result<(BgrFrame, FrameTruth)> {
+    let car = spec.car_ahead_m.map(|a| Car {
+        s_m: spec.pose.s_m + a,
+        d_m: spec.options.lane_width_m,
+    });
+    render_frame(
+        renderer,
+        &spec.profile,
+        spec.pose,
+        &spec.options,
+        car,
+        quad,
+        FrameInfo {
+            frame: 0,
+            time_s: 0.0,
+            raw_file,
+            car,
+        },
+    )
 }
 
 /// A drive for a video: constant speed along a profile, lateral offset drifting as a sine.
@@ -97,12 +124,19 @@ impl Drive {
         let w = std::f64::consts::TAU / self.drift_period_s.max(1e-3);
         let offset = self.offset_mean_m + self.drift_m * (w * t).sin();
         let d_ds = self.drift_m * w * (w * t).cos() / self.speed_mps.max(1e-3);
-        VehiclePose { s_m: self.start_s_m + self.speed_mps * t, offset_m: offset, yaw_rad: -d_ds.atan() }
+        VehiclePose {
+            s_m: self.start_s_m + self.speed_mps * t,
+            offset_m: offset,
+            yaw_rad: -d_ds.atan(),
+        }
     }
 
     /// Where the car is at time `t`.
     pub fn car_at(&self, t: f64, lane_width_m: f64) -> Option<Car> {
-        self.car.map(|(ahead, v)| Car { s_m: self.start_s_m + ahead + v * t, d_m: lane_width_m })
+        self.car.map(|(ahead, v)| Car {
+            s_m: self.start_s_m + ahead + v * t,
+            d_m: lane_width_m,
+        })
     }
 }
 
@@ -113,11 +147,31 @@ pub fn default_video_profile() -> CurvatureProfile {
     let k2 = curvature(Some(700.0), Direction::Right);
     CurvatureProfile {
         segments: vec![
-            Segment { length_m: 25.0, k_start: 0.0, k_end: 0.0 },
-            Segment { length_m: 50.0, k_start: 0.0, k_end: k1 },
-            Segment { length_m: 40.0, k_start: k1, k_end: k1 },
-            Segment { length_m: 60.0, k_start: k1, k_end: k2 },
-            Segment { length_m: 400.0, k_start: k2, k_end: k2 },
+            Segment {
+                length_m: 25.0,
+                k_start: 0.0,
+                k_end: 0.0,
+            },
+            Segment {
+                length_m: 50.0,
+                k_start: 0.0,
+                k_end: k1,
+            },
+            Segment {
+                length_m: 40.0,
+                k_start: k1,
+                k_end: k1,
+            },
+            Segment {
+                length_m: 60.0,
+                k_start: k1,
+                k_end: k2,
+            },
+            Segment {
+                length_m: 400.0,
+                k_start: k2,
+                k_end: k2,
+            },
         ],
     }
 }
@@ -140,16 +194,29 @@ impl std::str::FromStr for Suite {
             "clean" => Ok(Suite::Clean),
             "hard" => Ok(Suite::Hard),
             "demo" => Ok(Suite::Demo),
-            _ => Err(Error::Invalid(format!("suite {s:?} (expected clean, hard or demo)"))),
+            _ => Err(Error::Invalid(format!(
+                "suite {s:?} (expected clean, hard or demo)"
+            ))),
         }
     }
 }
 
-fn spec(name: String, radius: Option<f64>, dir: Direction, s_m: f64, offset_m: f64, options: SceneOptions) -> RoadSpec {
+fn spec(
+    name: String,
+    radius: Option<f64>,
+    dir: Direction,
+    s_m: f64,
+    offset_m: f64,
+    options: SceneOptions,
+) -> RoadSpec {
     RoadSpec {
         name,
         profile: CurvatureProfile::constant(curvature(radius, dir)),
-        pose: VehiclePose { s_m, offset_m, yaw_rad: 0.0 },
+        pose: VehiclePose {
+            s_m,
+            offset_m,
+            yaw_rad: 0.0,
+        },
         options,
         car_ahead_m: None,
     }
@@ -170,15 +237,30 @@ pub fn suite(which: Suite, base: &SceneOptions) -> Vec<RoadSpec> {
         Suite::Clean | Suite::Hard => {
             let (radii, hard): (&[f64], bool) = match which {
                 Suite::Clean => (&[200.0, 300.0, 500.0, 800.0, 1200.0, 2000.0, 3000.0], false),
-                _ => (&[250.0, 350.0, 500.0, 700.0, 900.0, 1200.0, 1600.0, 2500.0], true),
+                _ => (
+                    &[250.0, 350.0, 500.0, 700.0, 900.0, 1200.0, 1600.0, 2500.0],
+                    true,
+                ),
             };
             let prefix = if hard { "hard" } else { "clean" };
             let mut i = 0u64;
             let mut add = |r: Option<f64>, dir: Direction, out: &mut Vec<RoadSpec>| {
                 let offset = 0.45 * ((i as f64) * 1.7 + 0.3).sin();
-                let options = SceneOptions { seed: seed0 + i, shadows: hard, concrete: hard, ..*base };
+                let options = SceneOptions {
+                    seed: seed0 + i,
+                    shadows: hard,
+                    concrete: hard,
+                    ..*base
+                };
                 let s_m = 200.0 + 37.0 * i as f64;
-                out.push(spec(format!("{prefix}_{:02}_{}", i, radius_name(r, dir)), r, dir, s_m, offset, options));
+                out.push(spec(
+                    format!("{prefix}_{:02}_{}", i, radius_name(r, dir)),
+                    r,
+                    dir,
+                    s_m,
+                    offset,
+                    options,
+                ));
                 i += 1;
             };
             for &r in radii {
@@ -191,15 +273,74 @@ pub fn suite(which: Suite, base: &SceneOptions) -> Vec<RoadSpec> {
             }
         }
         Suite::Demo => {
-            let o = |seed: u64| SceneOptions { seed: seed0 + seed, ..*base };
-            out.push(spec("straight".into(), None, Direction::Straight, 120.0, 0.15, o(0)));
-            out.push(spec("gentle_left".into(), Some(1000.0), Direction::Left, 160.0, -0.2, o(1)));
-            out.push(spec("gentle_right".into(), Some(900.0), Direction::Right, 200.0, 0.3, o(2)));
-            out.push(spec("tight_left".into(), Some(250.0), Direction::Left, 240.0, 0.1, o(3)));
-            out.push(spec("tight_right".into(), Some(300.0), Direction::Right, 280.0, -0.25, o(4)));
-            let shadow = SceneOptions { shadows: true, concrete: true, ..o(5) };
-            out.push(spec("shadows_left".into(), Some(600.0), Direction::Left, 322.0, 0.2, shadow));
-            let mut car = spec("car_seams_right".into(), Some(1500.0), Direction::Right, 360.0, -0.1, SceneOptions { seams: true, ..o(6) });
+            let o = |seed: u64| SceneOptions {
+                seed: seed0 + seed,
+                ..*base
+            };
+            out.push(spec(
+                "straight".into(),
+                None,
+                Direction::Straight,
+                120.0,
+                0.15,
+                o(0),
+            ));
+            out.push(spec(
+                "gentle_left".into(),
+                Some(1000.0),
+                Direction::Left,
+                160.0,
+                -0.2,
+                o(1),
+            ));
+            out.push(spec(
+                "gentle_right".into(),
+                Some(900.0),
+                Direction::Right,
+                200.0,
+                0.3,
+                o(2),
+            ));
+            out.push(spec(
+                "tight_left".into(),
+                Some(250.0),
+                Direction::Left,
+                240.0,
+                0.1,
+                o(3),
+            ));
+            out.push(spec(
+                "tight_right".into(),
+                Some(300.0),
+                Direction::Right,
+                280.0,
+                -0.25,
+                o(4),
+            ));
+            let shadow = SceneOptions {
+                shadows: true,
+                concrete: true,
+                ..o(5)
+            };
+            out.push(spec(
+                "shadows_left".into(),
+                Some(600.0),
+                Direction::Left,
+                322.0,
+                0.2,
+                shadow,
+            ));
+            let mut car = spec(
+                "car_seams_right".into(),
+                Some(1500.0),
+                Direction::Right,
+                360.0,
+                -0.1,
+                SceneOptions {
+                    seams: true,
+                    ..o(6)
+                },
+            );
             car.car_ahead_m = Some(16.0);
             out.push(car);
         }

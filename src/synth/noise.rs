@@ -4,7 +4,9 @@
 /// A 32-bit avalanche hash of three words.
 #[inline]
 pub fn hash3(a: u32, b: u32, c: u32) -> u32 {
-    let mut h = a.wrapping_mul(0x9E37_79B1) ^ b.wrapping_mul(0x85EB_CA77).rotate_left(13) ^ c.wrapping_mul(0xC2B2_AE3D).rotate_left(7);
+    let mut h = a.wrapping_mul(0x9E37_79B1)
+        ^ b.wrapping_mul(0x85EB_CA77).rotate_left(13)
+        ^ c.wrapping_mul(0xC2B2_AE3D).rotate_left(7);
     h ^= h >> 16;
     h = h.wrapping_mul(0x7FEB_352D);
     h ^= h >> 15;
@@ -124,6 +126,9 @@ mod tests {
         }
         let mean = s / n as f64;
         let sd = (s2 / n as f64 - mean * mean).sqrt();
-        assert!(mean.abs() < 0.03 && (sd - 1.0).abs() < 0.05, "mean {mean} sd {sd}");
+        assert!(
+            mean.abs() < 0.03 && (sd - 1.0).abs() < 0.05,
+            "mean {mean} sd {sd}"
+        );
     }
 }

@@ -30,7 +30,11 @@ pub struct QuadGeometry {
 
 impl Default for QuadGeometry {
     fn default() -> Self {
-        Self { near_m: 4.5, far_m: 30.0, half_width_m: 1.85 }
+        Self {
+            near_m: 4.5,
+            far_m: 30.0,
+            half_width_m: 1.85,
+        }
     }
 }
 
@@ -38,7 +42,12 @@ impl Default for QuadGeometry {
 /// (450..830 x 0..720 at 1280x720), scaled to the image size.
 pub fn dst(width: i32, height: i32) -> [[f64; 2]; 4] {
     let (sx, sy) = (width as f64 / 1280.0, height as f64 / 720.0);
-    [[450.0 * sx, 0.0], [830.0 * sx, 0.0], [450.0 * sx, 720.0 * sy], [830.0 * sx, 720.0 * sy]]
+    [
+        [450.0 * sx, 0.0],
+        [830.0 * sx, 0.0],
+        [450.0 * sx, 720.0 * sy],
+        [830.0 * sx, 720.0 * sy],
+    ]
 }
 
 impl Default for Rig {
@@ -64,20 +73,34 @@ impl Rig {
     /// renderer can invert over the whole image.
     pub fn validate(&self) -> Result<()> {
         if !(self.height_m.is_finite() && self.height_m > 0.1 && self.height_m < 20.0) {
-            return Err(Error::Invalid(format!("camera height {} m (expected 0.1..20)", self.height_m)));
+            return Err(Error::Invalid(format!(
+                "camera height {} m (expected 0.1..20)",
+                self.height_m
+            )));
         }
         if !(self.pitch_deg.is_finite() && self.pitch_deg.abs() < 30.0) {
-            return Err(Error::Invalid(format!("camera pitch {} degrees (expected -30..30)", self.pitch_deg)));
+            return Err(Error::Invalid(format!(
+                "camera pitch {} degrees (expected -30..30)",
+                self.pitch_deg
+            )));
         }
         let c = &self.camera;
         if !(c.fx() > 0.0 && c.fy() > 0.0 && c.width > 0 && c.height > 0) {
-            return Err(Error::Invalid("camera: fx, fy and the image size must be positive".into()));
+            return Err(Error::Invalid(
+                "camera: fx, fy and the image size must be positive".into(),
+            ));
         }
-        for &(u, v) in &[(0.0, 0.0), (c.width as f64, 0.0), (0.0, c.height as f64), (c.width as f64, c.height as f64)] {
+        for &(u, v) in &[
+            (0.0, 0.0),
+            (c.width as f64, 0.0),
+            (0.0, c.height as f64),
+            (c.width as f64, c.height as f64),
+        ] {
             let (x, y) = self.undistort_normalized((u - c.cx()) / c.fx(), (v - c.cy()) / c.fy());
             let (xd, yd) = c.distort_normalized(x, y);
-            let err = ((xd * c.fx() + c.cx() - u).powi(2) + (yd * c.fy() + c.cy() - v).powi(2)).sqrt();
-            if !(err < 1e-3) {
+            let err =
+                ((xd * c.fx() + c.cx() - u).powi(2) + (yd * c.fy() + c.cy() - v).powi(2)).sqrt();
+            if err.is_nan() || err >= 1e-3 {
                 return Err(Error::Invalid(format!(
                     "camera distortion {:?} cannot be inverted at image corner ({u}, {v})",
                     c.dist
@@ -165,11 +188,18 @@ impl Rig {
         let p = |x: f64, z: f64| -> Result<[f64; 2]> {
             self.ground_to_undistorted(x, z)
                 .map(|(u, v)| [u, v])
-                .ok_or_else(|| Error::Invalid(format!("quad corner ({x} m, {z} m) is behind the camera")))
+                .ok_or_else(|| {
+                    Error::Invalid(format!("quad corner ({x} m, {z} m) is behind the camera"))
+                })
         };
         let w = q.half_width_m;
         Ok(PerspectiveConfig {
-            src: [p(-w, q.far_m)?, p(w, q.far_m)?, p(-w, q.near_m)?, p(w, q.near_m)?],
+            src: [
+                p(-w, q.far_m)?,
+                p(w, q.far_m)?,
+                p(-w, q.near_m)?,
+                p(w, q.near_m)?,
+            ],
             dst: dst(self.camera.width, self.camera.height),
         })
     }
@@ -177,8 +207,10 @@ impl Rig {
     /// The `lanes` config matching this rig: the exact quad, metres per pixel from the quad's
     /// ground size, and the expected lane width in bird's-eye pixels. Other sections default.
     pub fn lanes_config(&self, q: &QuadGeometry, lane_width_m: f64) -> Result<Config> {
-        let mut cfg = Config::default();
-        cfg.perspective = self.perspective(q)?;
+        let mut cfg = Config {
+            perspective: self.perspective(q)?,
+            ..Config::default()
+        };
         let d = dst(self.camera.width, self.camera.height);
         let dst_w = d[1][0] - d[0][0];
         let dst_h = d[2][1] - d[0][1];
@@ -209,7 +241,10 @@ mod tests {
             let c = &rig.camera;
             let (x, y) = rig.undistort_normalized((u - c.cx()) / c.fx(), (v - c.cy()) / c.fy());
             let (pu, pv) = c.distort_pixel(x * c.fx() + c.cx(), y * c.fy() + c.cy());
-            assert!((pu - u).abs() < 1e-8 && (pv - v).abs() < 1e-8, "{u},{v} -> {pu},{pv}");
+            assert!(
+                (pu - u).abs() < 1e-8 && (pv - v).abs() < 1e-8,
+                "{u},{v} -> {pu},{pv}"
+            );
         }
         rig.validate().unwrap();
     }
@@ -221,7 +256,12 @@ mod tests {
             let (u, v) = rig.ground_to_image(x, z).unwrap();
             let (dx, dy, dz) = rig.ray(u, v);
             let t = rig.height_m / dy;
-            assert!((t * dx - x).abs() < 1e-6 && (t * dz - z).abs() < 1e-6, "({x},{z}) -> ({},{})", t * dx, t * dz);
+            assert!(
+                (t * dx - x).abs() < 1e-6 && (t * dz - z).abs() < 1e-6,
+                "({x},{z}) -> ({},{})",
+                t * dx,
+                t * dz
+            );
         }
     }
 
@@ -236,7 +276,10 @@ mod tests {
             let (bx, by) = p.to_birdseye(u, v);
             let ex = 640.0 + x / cfg.units.xm_per_px;
             let ez = Rig::distance_of_birdseye_row(&q, by, 720);
-            assert!((bx - ex).abs() < 0.01 && (ez - z).abs() < 1e-3, "({x},{z}): {bx},{by} vs {ex}, {ez}");
+            assert!(
+                (bx - ex).abs() < 0.01 && (ez - z).abs() < 1e-3,
+                "({x},{z}): {bx},{by} vs {ex}, {ez}"
+            );
         }
     }
 }

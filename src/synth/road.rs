@@ -71,7 +71,13 @@ pub fn curvature(radius_m: Option<f64>, dir: Direction) -> f64 {
 impl CurvatureProfile {
     /// One constant curvature everywhere.
     pub fn constant(k: f64) -> Self {
-        Self { segments: vec![Segment { length_m: 1.0, k_start: k, k_end: k }] }
+        Self {
+            segments: vec![Segment {
+                length_m: 1.0,
+                k_start: k,
+                k_end: k,
+            }],
+        }
     }
 
     /// Curvature at arc length `s`.
@@ -85,7 +91,11 @@ impl CurvatureProfile {
         let mut s0 = 0.0;
         for seg in &self.segments {
             if s < s0 + seg.length_m {
-                let f = if seg.length_m > 0.0 { (s - s0) / seg.length_m } else { 1.0 };
+                let f = if seg.length_m > 0.0 {
+                    (s - s0) / seg.length_m
+                } else {
+                    1.0
+                };
                 return seg.k_start + f * (seg.k_end - seg.k_start);
             }
             s0 += seg.length_m;
@@ -151,7 +161,13 @@ impl RoadFrame {
             let (mut x, mut z, mut phi) = (cx0, cz0, phi0);
             let mut s = pose.s_m;
             let k = profile.curvature_at(s);
-            out.push(Node { x, z, tx: -phi.sin(), tz: phi.cos(), k });
+            out.push(Node {
+                x,
+                z,
+                tx: -phi.sin(),
+                tz: phi.cos(),
+                k,
+            });
             let h = dir * STEP_M / SUBSTEPS as f64;
             for _ in 0..n {
                 for _ in 0..SUBSTEPS {
@@ -165,7 +181,13 @@ impl RoadFrame {
                     phi += (k0 + 4.0 * km + k1) / 6.0 * h;
                     s += h;
                 }
-                out.push(Node { x, z, tx: -phi.sin(), tz: phi.cos(), k: profile.curvature_at(s) });
+                out.push(Node {
+                    x,
+                    z,
+                    tx: -phi.sin(),
+                    tz: phi.cos(),
+                    k: profile.curvature_at(s),
+                });
             }
             out
         };
@@ -173,12 +195,19 @@ impl RoadFrame {
         let back = integrate(-1.0, n_behind);
         let mut nodes: Vec<Node> = back.into_iter().skip(1).rev().collect();
         nodes.extend(fwd);
-        Self { s0: pose.s_m - n_behind as f64 * STEP_M, nodes, pose }
+        Self {
+            s0: pose.s_m - n_behind as f64 * STEP_M,
+            nodes,
+            pose,
+        }
     }
 
     /// Arc-length range covered by the table.
     pub fn s_range(&self) -> (f64, f64) {
-        (self.s0, self.s0 + (self.nodes.len().saturating_sub(1)) as f64 * STEP_M)
+        (
+            self.s0,
+            self.s0 + (self.nodes.len().saturating_sub(1)) as f64 * STEP_M,
+        )
     }
 
     /// Interpolated node at arc length `s` (clamped to the table).
@@ -192,7 +221,13 @@ impl RoadFrame {
         let b = &self.nodes[(i + 1).min(last)];
         let l = |p: f64, q: f64| p + f * (q - p);
         // Interpolated unit tangents 0.1 m apart stay unit to ~1e-8 on any drivable bend.
-        Node { x: l(a.x, b.x), z: l(a.z, b.z), tx: l(a.tx, b.tx), tz: l(a.tz, b.tz), k: l(a.k, b.k) }
+        Node {
+            x: l(a.x, b.x),
+            z: l(a.z, b.z),
+            tx: l(a.tx, b.tx),
+            tz: l(a.tz, b.tz),
+            k: l(a.k, b.k),
+        }
     }
 
     /// Centre-line position `(X, Z)` at arc length `s`.
@@ -236,7 +271,10 @@ impl RoadFrame {
             return None;
         }
         let n = self.at(s);
-        Some(Frenet { s, d: (x - n.x) * n.tz - (z - n.z) * n.tx })
+        Some(Frenet {
+            s,
+            d: (x - n.x) * n.tz - (z - n.z) * n.tx,
+        })
     }
 
     /// Arc length at which the curve at lateral offset `d` first crosses forward distance `z`
@@ -278,13 +316,22 @@ mod tests {
     use super::*;
 
     fn pose(offset: f64, yaw: f64) -> VehiclePose {
-        VehiclePose { s_m: 100.0, offset_m: offset, yaw_rad: yaw }
+        VehiclePose {
+            s_m: 100.0,
+            offset_m: offset,
+            yaw_rad: yaw,
+        }
     }
 
     #[test]
     fn constant_curvature_table_is_a_circle() {
         let r = 200.0;
-        let road = RoadFrame::new(&CurvatureProfile::constant(1.0 / r), pose(0.0, 0.0), 10.0, 150.0);
+        let road = RoadFrame::new(
+            &CurvatureProfile::constant(1.0 / r),
+            pose(0.0, 0.0),
+            10.0,
+            150.0,
+        );
         // Left bend: centre of curvature at (-r, 0). Every node is at distance r from it.
         for s in [90.0, 100.0, 130.0, 249.0] {
             let (x, z) = road.centre(s);
@@ -300,15 +347,26 @@ mod tests {
     #[test]
     fn frenet_matches_distance_to_circle_centre() {
         let r = 300.0;
-        let road = RoadFrame::new(&CurvatureProfile::constant(-1.0 / r), pose(0.4, 0.01), 10.0, 200.0);
+        let road = RoadFrame::new(
+            &CurvatureProfile::constant(-1.0 / r),
+            pose(0.4, 0.01),
+            10.0,
+            200.0,
+        );
         for &(x, z) in &[(0.0, 5.0), (3.0, 20.0), (-2.0, 60.0), (10.0, 120.0)] {
             let f = road.frenet(x, z, 100.0 + z).unwrap();
             let (px, pz) = road.point(f.s, f.d);
-            assert!((px - x).abs() < 1e-5 && (pz - z).abs() < 1e-5, "({x},{z}) -> {f:?} -> ({px},{pz})");
+            assert!(
+                (px - x).abs() < 1e-5 && (pz - z).abs() < 1e-5,
+                "({x},{z}) -> {f:?} -> ({px},{pz})"
+            );
         }
         // The vehicle itself is at d = offset.
         let f = road.frenet(0.0, 0.0, 100.0).unwrap();
-        assert!((f.d - 0.4).abs() < 1e-9 && (f.s - 100.0).abs() < 1e-9, "{f:?}");
+        assert!(
+            (f.d - 0.4).abs() < 1e-9 && (f.s - 100.0).abs() < 1e-9,
+            "{f:?}"
+        );
     }
 
     #[test]
@@ -316,15 +374,26 @@ mod tests {
         let road = RoadFrame::new(&CurvatureProfile::constant(0.0), pose(0.3, 0.0), 10.0, 50.0);
         let xl = road.lateral_at_forward_distance(-1.85, 10.0).unwrap();
         let xr = road.lateral_at_forward_distance(1.85, 10.0).unwrap();
-        assert!((xl - (-2.15)).abs() < 1e-9 && (xr - 1.55).abs() < 1e-9, "{xl} {xr}");
+        assert!(
+            (xl - (-2.15)).abs() < 1e-9 && (xr - 1.55).abs() < 1e-9,
+            "{xl} {xr}"
+        );
     }
 
     #[test]
     fn clothoid_curvature_is_piecewise_linear() {
         let p = CurvatureProfile {
             segments: vec![
-                Segment { length_m: 50.0, k_start: 0.0, k_end: 0.0 },
-                Segment { length_m: 100.0, k_start: 0.0, k_end: 0.004 },
+                Segment {
+                    length_m: 50.0,
+                    k_start: 0.0,
+                    k_end: 0.0,
+                },
+                Segment {
+                    length_m: 100.0,
+                    k_start: 0.0,
+                    k_end: 0.004,
+                },
             ],
         };
         assert_eq!(p.curvature_at(-5.0), 0.0);

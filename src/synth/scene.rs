@@ -63,7 +63,9 @@ impl SceneOptions {
     pub fn validate(&self) -> Result<()> {
         let chk = |name: &str, v: f64, lo: f64, hi: f64| -> Result<()> {
             if !(v.is_finite() && v >= lo && v <= hi) {
-                return Err(Error::Invalid(format!("{name} = {v} (expected {lo}..={hi})")));
+                return Err(Error::Invalid(format!(
+                    "{name} = {v} (expected {lo}..={hi})"
+                )));
             }
             Ok(())
         };
@@ -126,7 +128,11 @@ const TAIL_LIGHT: [f64; 3] = [40.0, 40.0, 190.0];
 
 #[inline]
 fn mix(a: [f64; 3], b: [f64; 3], t: f64) -> [f64; 3] {
-    [a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])]
+    [
+        a[0] + t * (b[0] - a[0]),
+        a[1] + t * (b[1] - a[1]),
+        a[2] + t * (b[2] - a[2]),
+    ]
 }
 
 #[inline]
@@ -151,7 +157,9 @@ impl Renderer {
     pub fn new(rig: &Rig, supersample: u32) -> Result<Self> {
         rig.validate()?;
         if !(1..=4).contains(&supersample) {
-            return Err(Error::Invalid(format!("supersample = {supersample} (expected 1..=4)")));
+            return Err(Error::Invalid(format!(
+                "supersample = {supersample} (expected 1..=4)"
+            )));
         }
         let ss = supersample as usize;
         let (w, h) = (rig.camera.width as usize, rig.camera.height as usize);
@@ -165,7 +173,13 @@ impl Renderer {
                 *r = [dx as f32, dy as f32, dz as f32];
             }
         });
-        Ok(Self { rig: rig.clone(), ss, width: w, height: h, rays })
+        Ok(Self {
+            rig: rig.clone(),
+            ss,
+            width: w,
+            height: h,
+            rays,
+        })
     }
 
     pub fn rig(&self) -> &Rig {
@@ -174,7 +188,13 @@ impl Renderer {
 
     /// Render one frame of `road` (the centre line around the vehicle) with `opts`; `car` places
     /// a white car; `frame_seed` varies the sensor noise between video frames.
-    pub fn render(&self, road: &RoadFrame, opts: &SceneOptions, car: Option<Car>, frame_seed: u32) -> Result<BgrFrame> {
+    pub fn render(
+        &self,
+        road: &RoadFrame,
+        opts: &SceneOptions,
+        car: Option<Car>,
+        frame_seed: u32,
+    ) -> Result<BgrFrame> {
         opts.validate()?;
         let (w, h, ss) = (self.width, self.height, self.ss);
         let sw = w * ss;
@@ -184,10 +204,22 @@ impl Renderer {
             let (bx, bz) = road.point(c.s_m - 0.5, c.d_m);
             let (tx, tz) = (ax - bx, az - bz);
             let n = (tx * tx + tz * tz).sqrt();
-            CarBox { cx, cz, tx: tx / n, tz: tz / n }
+            CarBox {
+                cx,
+                cz,
+                tx: tx / n,
+                tz: tz / n,
+            }
         });
         let seed = (opts.seed as u32) ^ ((opts.seed >> 32) as u32).wrapping_mul(0x9E37_79B1);
-        let ctx = Shader { rig: &self.rig, road, opts, car: car_box, seed, focal: self.rig.camera.fy() * ss as f64 };
+        let ctx = Shader {
+            rig: &self.rig,
+            road,
+            opts,
+            car: car_box,
+            seed,
+            focal: self.rig.camera.fy() * ss as f64,
+        };
         let mut out = vec![0u8; w * h * 3];
         out.par_chunks_mut(w * 3).enumerate().for_each(|(y, row)| {
             let mut s_guess = road.pose.s_m + 10.0;
@@ -209,7 +241,12 @@ impl Renderer {
                     c = scale(c, f);
                 }
                 if opts.noise > 0.0 {
-                    let g = opts.noise * gauss(x as u32, y as u32, seed ^ frame_seed.wrapping_mul(0x2545_F491));
+                    let g = opts.noise
+                        * gauss(
+                            x as u32,
+                            y as u32,
+                            seed ^ frame_seed.wrapping_mul(0x2545_F491),
+                        );
                     c = add(c, g);
                 }
                 for k in 0..3 {
@@ -217,7 +254,12 @@ impl Renderer {
                 }
             }
         });
-        let mut m = Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC3, core::Scalar::all(0.0))?;
+        let mut m = Mat::new_rows_cols_with_default(
+            h as i32,
+            w as i32,
+            core::CV_8UC3,
+            core::Scalar::all(0.0),
+        )?;
         m.data_bytes_mut()?.copy_from_slice(&out);
         BgrFrame::new(m)
     }
@@ -240,9 +282,17 @@ enum Hit {
     Sky,
     Car([f64; 3]),
     /// Ground on the road table: Frenet coordinates, vehicle-frame position, distance.
-    Ground { s: f64, d: f64, x: f64, z: f64, dist: f64 },
+    Ground {
+        s: f64,
+        d: f64,
+        x: f64,
+        z: f64,
+        dist: f64,
+    },
     /// Ground beyond the road table.
-    Far { dist: f64 },
+    Far {
+        dist: f64,
+    },
 }
 
 /// Surface at one ground sample (the colour is completed with per-pixel texture).
@@ -287,7 +337,13 @@ impl Shader<'_> {
         match self.road.frenet(x, z, *s_guess) {
             Some(f) => {
                 *s_guess = f.s;
-                Hit::Ground { s: f.s, d: f.d, x, z, dist }
+                Hit::Ground {
+                    s: f.s,
+                    d: f.d,
+                    x,
+                    z,
+                    dist,
+                }
             }
             None => Hit::Far { dist },
         }
@@ -312,7 +368,9 @@ impl Shader<'_> {
         let mut acc = [0.0; 3];
         for h in hits {
             let c = match *h {
-                Hit::Sky => *sky.get_or_insert_with(|| self.sky(centre[0] as f64, centre[1] as f64, centre[2] as f64)),
+                Hit::Sky => *sky.get_or_insert_with(|| {
+                    self.sky(centre[0] as f64, centre[1] as f64, centre[2] as f64)
+                }),
                 Hit::Car(c) => c,
                 Hit::Far { dist } => mix(scale(VERGE, 0.9), HAZE, 1.0 - (-dist / 900.0).exp()),
                 Hit::Ground { s, d, .. } => match &tex {
@@ -331,7 +389,9 @@ impl Shader<'_> {
         let horiz = (dx * dx + dz * dz).sqrt();
         let elev = (-dy).atan2(horiz);
         let az = dx.atan2(dz);
-        let tree_top = 0.012 + 0.014 * value1(az * 25.0, self.seed ^ 0x77) + 0.006 * value1(az * 120.0, self.seed ^ 0x78);
+        let tree_top = 0.012
+            + 0.014 * value1(az * 25.0, self.seed ^ 0x77)
+            + 0.006 * value1(az * 120.0, self.seed ^ 0x78);
         if elev < tree_top {
             let n = value2(az * 400.0, elev * 400.0, self.seed ^ 0x79);
             let c = add(TREES, 16.0 * (n - 0.5));
@@ -350,7 +410,11 @@ impl Shader<'_> {
         let (nx, nz) = (cb.tz, -cb.tx);
         let o = [ox * cb.tx + oz * cb.tz, ox * nx + oz * nz, oy];
         let d = [dx * cb.tx + dz * cb.tz, dx * nx + dz * nz, dy];
-        let half = [CAR_LENGTH / 2.0, CAR_WIDTH / 2.0, (CAR_HEIGHT - CAR_CLEARANCE) / 2.0];
+        let half = [
+            CAR_LENGTH / 2.0,
+            CAR_WIDTH / 2.0,
+            (CAR_HEIGHT - CAR_CLEARANCE) / 2.0,
+        ];
         let (mut t0, mut t1) = (0.0f64, t_ground);
         let mut axis = 0usize;
         for i in 0..3 {
@@ -415,7 +479,9 @@ impl Shader<'_> {
             return Material::White;
         }
         if o.seams {
-            let s1 = -0.5 + 0.35 * (s / 23.0 + 1.3 * unit(hash3(1, 2, seed))).sin() + 0.12 * (s / 6.1).sin();
+            let s1 = -0.5
+                + 0.35 * (s / 23.0 + 1.3 * unit(hash3(1, 2, seed))).sin()
+                + 0.12 * (s / 6.1).sin();
             let s2 = half - 0.45 + 0.2 * (s / 17.0 + 4.0 * unit(hash3(3, 4, seed))).sin();
             let s3 = -half + 0.25 + 0.15 * (s / 31.0).sin();
             let near = |c: f64| (d - c).abs() < 0.03;
@@ -489,7 +555,15 @@ impl Shader<'_> {
                 light *= 0.35 + 0.65 * smoothstep(-0.1, 0.3, out);
             }
         }
-        Texture { verge, gravel, asphalt, concrete, wear, light, fog: 1.0 - (-dist / 900.0).exp() }
+        Texture {
+            verge,
+            gravel,
+            asphalt,
+            concrete,
+            wear,
+            light,
+            fog: 1.0 - (-dist / 900.0).exp(),
+        }
     }
 
     fn ground_colour(&self, m: Material, t: &Texture) -> [f64; 3] {

@@ -109,11 +109,19 @@ pub struct FrameTruth {
 /// TuSimple rows for an image of height `h`: 160, 170, ..., 710 at 720, scaled otherwise.
 pub fn h_samples(h: i32) -> Vec<f64> {
     let s = h as f64 / 720.0;
-    (0..56).map(|i| ((160.0 + 10.0 * i as f64) * s).round()).collect()
+    (0..56)
+        .map(|i| ((160.0 + 10.0 * i as f64) * s).round())
+        .collect()
 }
 
 /// Image x of the lane line at lateral offset `d` at each row of `rows` (-2 where not visible).
-pub fn line_positions(rig: &Rig, road: &RoadFrame, d: f64, rows: &[f64], max_dist: f64) -> Vec<f64> {
+pub fn line_positions(
+    rig: &Rig,
+    road: &RoadFrame,
+    d: f64,
+    rows: &[f64],
+    max_dist: f64,
+) -> Vec<f64> {
     let (w, h) = (rig.camera.width as f64, rig.camera.height as f64);
     let mut pts: Vec<(f64, f64)> = Vec::new();
     let step = 0.05;
@@ -162,13 +170,21 @@ pub struct FrameInfo<'a> {
 }
 
 /// Compute the truth of one frame.
-pub fn frame_truth(rig: &Rig, road: &RoadFrame, opts: &SceneOptions, q: &QuadGeometry, info: FrameInfo) -> Result<FrameTruth> {
+pub fn frame_truth(
+    rig: &Rig,
+    road: &RoadFrame,
+    opts: &SceneOptions,
+    q: &QuadGeometry,
+    info: FrameInfo,
+) -> Result<FrameTruth> {
     let half = opts.lane_width_m / 2.0;
     let zm = measure_distance(q, rig.camera.height);
     let xl = road.lateral_at_forward_distance(-half, zm);
     let xr = road.lateral_at_forward_distance(half, zm);
     let (Some(xl), Some(xr)) = (xl, xr) else {
-        return Err(Error::Invalid(format!("lane lines do not cross {zm:.2} m ahead")));
+        return Err(Error::Invalid(format!(
+            "lane lines do not cross {zm:.2} m ahead"
+        )));
     };
     let sc = road
         .s_at_forward_distance(0.0, zm)
@@ -208,7 +224,10 @@ pub fn frame_truth(rig: &Rig, road: &RoadFrame, opts: &SceneOptions, q: &QuadGeo
         lane_width_m: opts.lane_width_m,
         lane_width_lateral_m: xr - xl,
         car: info.car,
-        birdseye_rows: [(top_row * 100.0).round() / 100.0, (bottom_row * 100.0).round() / 100.0],
+        birdseye_rows: [
+            (top_row * 100.0).round() / 100.0,
+            (bottom_row * 100.0).round() / 100.0,
+        ],
         h_samples: rows,
         lanes,
     })
@@ -226,14 +245,15 @@ fn quadratic_radius(rig: &Rig, road: &RoadFrame, q: &QuadGeometry, half: f64) ->
         let mut y = 0.0;
         while y < h as f64 {
             let z = Rig::distance_of_birdseye_row(q, y, h);
-            let x = road
-                .lateral_at_forward_distance(d, z)
-                .ok_or_else(|| Error::Invalid(format!("lane line does not reach {z:.1} m ahead")))?;
+            let x = road.lateral_at_forward_distance(d, z).ok_or_else(|| {
+                Error::Invalid(format!("lane line does not reach {z:.1} m ahead"))
+            })?;
             ys.push(y);
             xs.push(w as f64 / 2.0 + x / xm);
             y += 2.0;
         }
-        let fit = fit_quadratic(&ys, &xs).ok_or_else(|| Error::Invalid("singular quadratic fit of the true line".into()))?;
+        let fit = fit_quadratic(&ys, &xs)
+            .ok_or_else(|| Error::Invalid("singular quadratic fit of the true line".into()))?;
         radii.push(measure::radius_m(&fit, (h - 1) as f64, &cfg.units));
     }
     Ok(radii.iter().sum::<f64>() / radii.len() as f64)
@@ -266,11 +286,19 @@ pub fn measure_distance(q: &QuadGeometry, birdseye_height: i32) -> f64 {
 impl TruthFile {
     /// Read and check a truth file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.to_path_buf(), message: e.to_string() })?;
-        let t: TruthFile = serde_json::from_str(&text)
-            .map_err(|e| Error::Io { path: path.to_path_buf(), message: format!("not a synthetic truth file ({e})") })?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let t: TruthFile = serde_json::from_str(&text).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            message: format!("not a synthetic truth file ({e})"),
+        })?;
         if t.kind != KIND {
-            return Err(Error::Io { path: path.to_path_buf(), message: format!("kind is {:?}, expected {KIND:?}", t.kind) });
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                message: format!("kind is {:?}, expected {KIND:?}", t.kind),
+            });
         }
         Ok(t)
     }
@@ -278,13 +306,18 @@ impl TruthFile {
     /// Write as pretty JSON with arrays of numbers kept on one line.
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(|e| Error::Invalid(e.to_string()))?;
-        std::fs::write(path, collapse_number_arrays(&text) + "\n")
-            .map_err(|e| Error::Io { path: path.to_path_buf(), message: e.to_string() })
+        std::fs::write(path, collapse_number_arrays(&text) + "\n").map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
     }
 
     /// A path named in the file, resolved against the file's directory.
     pub fn resolve(truth_path: &Path, name: &str) -> PathBuf {
-        truth_path.parent().map(|p| p.join(name)).unwrap_or_else(|| PathBuf::from(name))
+        truth_path
+            .parent()
+            .map(|p| p.join(name))
+            .unwrap_or_else(|| PathBuf::from(name))
     }
 }
 
@@ -308,7 +341,12 @@ fn collapse_number_arrays(text: &str) -> String {
                 }
             }
             if j < lines.len() && !items.is_empty() && lines[j].trim().starts_with(']') {
-                out.push(format!("{}{}{}", l.trim_end(), items.join(", "), lines[j].trim()));
+                out.push(format!(
+                    "{}{}{}",
+                    l.trim_end(),
+                    items.join(", "),
+                    lines[j].trim()
+                ));
                 i = j + 1;
                 continue;
             }

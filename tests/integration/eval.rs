@@ -12,10 +12,26 @@ use std::path::{Path, PathBuf};
 
 /// Render a clean 600 m left bend; returns (image path, truth of the frame, camera, config).
 fn still(dir: &Path) -> (PathBuf, FrameTruth, PathBuf, PathBuf) {
-    let o = lanes(&["synth", "road", "--radius", "600", "--offset", "0.2", "--name", "scene", "-o", &dir.to_string_lossy()]);
+    let o = lanes(&[
+        "synth",
+        "road",
+        "--radius",
+        "600",
+        "--offset",
+        "0.2",
+        "--name",
+        "scene",
+        "-o",
+        &dir.to_string_lossy(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let t = TruthFile::load(&dir.join("scene.json")).unwrap();
-    (dir.join("scene.jpg"), t.frames[0].clone(), dir.join("camera.yml"), dir.join("lanes.toml"))
+    (
+        dir.join("scene.jpg"),
+        t.frames[0].clone(),
+        dir.join("camera.yml"),
+        dir.join("lanes.toml"),
+    )
 }
 
 /// The truth lines restricted to the rows inside the bird's-eye view (-2 elsewhere), moved
@@ -34,7 +50,11 @@ fn lines_in_range(t: &FrameTruth, shift: f64) -> Vec<Vec<f64>> {
                         return -2.0;
                     }
                     let (a, b) = (i.saturating_sub(1), (i + 1).min(l.len() - 1));
-                    let k = if l[a] >= 0.0 && l[b] >= 0.0 && b > a { (l[b] - l[a]) / (rows[b] - rows[a]) } else { 0.0 };
+                    let k = if l[a] >= 0.0 && l[b] >= 0.0 && b > a {
+                        (l[b] - l[a]) / (rows[b] - rows[a])
+                    } else {
+                        0.0
+                    };
                     x + shift * (1.0 + k * k).sqrt()
                 })
                 .collect()
@@ -68,7 +88,13 @@ fn tusimple_perfect_shifted_and_missing() {
     let shifted = write("shifted.json", lines_in_range(&t, 25.0));
     let missing = write("missing.json", lines_in_range(&t, 0.0)[..1].to_vec());
     let run = |p: &Path| {
-        let v = eval_json(&[&p.to_string_lossy(), "--camera", &cam.to_string_lossy(), "--config", &cfg.to_string_lossy()]);
+        let v = eval_json(&[
+            &p.to_string_lossy(),
+            "--camera",
+            &cam.to_string_lossy(),
+            "--config",
+            &cfg.to_string_lossy(),
+        ]);
         let s = v["tusimple"].clone();
         eprintln!("{}: {s}", p.display());
         (f(&s["accuracy"]), f(&s["fp"]), f(&s["fn"]))
@@ -78,16 +104,28 @@ fn tusimple_perfect_shifted_and_missing() {
     assert_eq!((fp, fn_), (0.0, 0.0));
     let (acc, fp, fn_) = run(&shifted);
     assert_eq!((fp, fn_), (1.0, 1.0), "a 25 px shift misses both lines");
-    assert!(acc < 0.8, "shifted accuracy {acc} (only rows where both are -2 count)");
+    assert!(
+        acc < 0.8,
+        "shifted accuracy {acc} (only rows where both are -2 count)"
+    );
     let (acc, fp, fn_) = run(&missing);
     assert!(acc > 0.95, "missing-line accuracy {acc}");
-    assert_eq!((fp, fn_), (0.5, 0.0), "the unlabelled right line is a false positive");
+    assert_eq!(
+        (fp, fn_),
+        (0.5, 0.0),
+        "the unlabelled right line is a false positive"
+    );
 }
 
 fn write_lines_txt(path: &Path, t: &FrameTruth, lanes: &[Vec<f64>]) {
     let mut text = String::new();
     for l in lanes {
-        let pts: Vec<String> = l.iter().zip(&t.h_samples).filter(|(x, _)| **x >= 0.0).map(|(x, y)| format!("{x} {y}")).collect();
+        let pts: Vec<String> = l
+            .iter()
+            .zip(&t.h_samples)
+            .filter(|(x, _)| **x >= 0.0)
+            .map(|(x, y)| format!("{x} {y}"))
+            .collect();
         text.push_str(&pts.join(" "));
         text.push('\n');
     }
@@ -108,7 +146,13 @@ fn culane_perfect_shifted_and_missing() {
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::copy(&img, sub.join("00000.jpg")).unwrap();
         write_lines_txt(&sub.join("00000.lines.txt"), &t, &lanes);
-        let v = eval_json(&[&sub.to_string_lossy(), "--camera", &cam.to_string_lossy(), "--config", &cfg.to_string_lossy()]);
+        let v = eval_json(&[
+            &sub.to_string_lossy(),
+            "--camera",
+            &cam.to_string_lossy(),
+            "--config",
+            &cfg.to_string_lossy(),
+        ]);
         eprintln!("{name}: {}", v["culane"]);
         out.push(v["culane"]["counts"].clone());
     }
@@ -119,11 +163,28 @@ fn culane_perfect_shifted_and_missing() {
 
 /// Draw polylines of the truth (x at rows) into a mask, each line with its own grey level.
 fn draw_mask(t: &FrameTruth, lanes: &[Vec<f64>], levels: &[f64]) -> Mat {
-    let mut m = Mat::zeros(720, 1280, core::CV_8UC1).unwrap().to_mat().unwrap();
+    let mut m = Mat::zeros(720, 1280, core::CV_8UC1)
+        .unwrap()
+        .to_mat()
+        .unwrap();
     for (l, level) in lanes.iter().zip(levels) {
-        let pts: Vector<Point> = l.iter().zip(&t.h_samples).filter(|(x, _)| **x >= 0.0).map(|(x, y)| Point::new(x.round() as i32, *y as i32)).collect();
+        let pts: Vector<Point> = l
+            .iter()
+            .zip(&t.h_samples)
+            .filter(|(x, _)| **x >= 0.0)
+            .map(|(x, y)| Point::new(x.round() as i32, *y as i32))
+            .collect();
         let v: Vector<Vector<Point>> = std::iter::once(pts).collect();
-        imgproc::polylines(&mut m, &v, false, Scalar::all(*level), 5, imgproc::LINE_8, 0).unwrap();
+        imgproc::polylines(
+            &mut m,
+            &v,
+            false,
+            Scalar::all(*level),
+            5,
+            imgproc::LINE_8,
+            0,
+        )
+        .unwrap();
     }
     m
 }
@@ -134,20 +195,41 @@ fn masks_perfect_shifted_and_missing() {
     let (img, t, cam, cfg) = still(d.path());
     let raw = opencv::imgcodecs::imread(&img, opencv::imgcodecs::IMREAD_COLOR).unwrap();
     let mut results = Vec::new();
-    for (name, shift, n) in [("perfect", 0.0, 2), ("shifted", 25.0, 2), ("missing", 0.0, 1)] {
+    for (name, shift, n) in [
+        ("perfect", 0.0, 2),
+        ("shifted", 25.0, 2),
+        ("missing", 0.0, 1),
+    ] {
         let root = d.path().join(name);
         for sub in ["image", "gt_binary_image", "gt_instance_image"] {
             std::fs::create_dir_all(root.join(sub)).unwrap();
         }
-        opencv::imgcodecs::imwrite_def(&root.join("image/0000.png"), &raw).unwrap();
+        opencv::imgcodecs::imwrite_def(root.join("image/0000.png"), &raw).unwrap();
         // The label covers both lines; the prediction is what `lanes` finds. For "shifted" the
         // label is moved 25 px; for "missing" only the left line is labelled.
         let lanes = lines_in_range(&t, shift)[..n].to_vec();
-        opencv::imgcodecs::imwrite_def(&root.join("gt_binary_image/0000.png"), &draw_mask(&t, &lanes, &[255.0, 255.0])).unwrap();
-        opencv::imgcodecs::imwrite_def(&root.join("gt_instance_image/0000.png"), &draw_mask(&t, &lanes, &[20.0, 70.0])).unwrap();
-        let v = eval_json(&[&root.to_string_lossy(), "--camera", &cam.to_string_lossy(), "--config", &cfg.to_string_lossy()]);
+        opencv::imgcodecs::imwrite_def(
+            root.join("gt_binary_image/0000.png"),
+            &draw_mask(&t, &lanes, &[255.0, 255.0]),
+        )
+        .unwrap();
+        opencv::imgcodecs::imwrite_def(
+            root.join("gt_instance_image/0000.png"),
+            &draw_mask(&t, &lanes, &[20.0, 70.0]),
+        )
+        .unwrap();
+        let v = eval_json(&[
+            &root.to_string_lossy(),
+            "--camera",
+            &cam.to_string_lossy(),
+            "--config",
+            &cfg.to_string_lossy(),
+        ]);
         eprintln!("{name}: {}", v["masks"]);
-        results.push((f(&v["masks"]["pred_near_mask"]), f(&v["masks"]["mask_near_pred"])));
+        results.push((
+            f(&v["masks"]["pred_near_mask"]),
+            f(&v["masks"]["mask_near_pred"]),
+        ));
     }
     let (p, r) = results[0];
     assert!(p > 0.9 && r > 0.98, "perfect {p} {r}");
@@ -166,7 +248,10 @@ fn synthetic_truth_table_is_printed() {
     let s = stdout(&o);
     eprintln!("{s}");
     assert!(s.contains("synthetic truth: 1 frames from 1 files"), "{s}");
-    assert!(s.contains("detection rate (both lines)") && s.contains("100.0% (1/1)"), "{s}");
+    assert!(
+        s.contains("detection rate (both lines)") && s.contains("100.0% (1/1)"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -189,15 +274,27 @@ fn real_labelled_samples_are_scored() {
 #[test]
 fn eval_errors_are_one_line() {
     let d = tmp();
-    assert_one_line_error(&lanes(&["eval", "no/such/truth.json"]), "no/such/truth.json");
+    assert_one_line_error(
+        &lanes(&["eval", "no/such/truth.json"]),
+        "no/such/truth.json",
+    );
     let junk = d.path().join("junk.json");
     std::fs::write(&junk, "{\"hello\": 1}").unwrap();
-    assert_one_line_error(&lanes(&["eval", &junk.to_string_lossy()]), "neither synthetic truth nor TuSimple labels");
+    assert_one_line_error(
+        &lanes(&["eval", &junk.to_string_lossy()]),
+        "neither synthetic truth nor TuSimple labels",
+    );
     let txt = d.path().join("notes.txt");
     std::fs::write(&txt, "x").unwrap();
-    assert_one_line_error(&lanes(&["eval", &txt.to_string_lossy()]), "not a truth file");
+    assert_one_line_error(
+        &lanes(&["eval", &txt.to_string_lossy()]),
+        "not a truth file",
+    );
     // A truth file whose image is missing is reported, counted, and exits 2.
     still(d.path());
     std::fs::remove_file(d.path().join("scene.jpg")).unwrap();
-    assert_one_line_error(&lanes(&["eval", &d.path().join("scene.json").to_string_lossy()]), "scene.jpg");
+    assert_one_line_error(
+        &lanes(&["eval", &d.path().join("scene.json").to_string_lossy()]),
+        "scene.jpg",
+    );
 }

@@ -27,14 +27,28 @@ fn eval_summary(dir: &Path) -> Value {
 }
 
 fn num(v: &Value, k: &str) -> f64 {
-    v[k].as_f64().unwrap_or_else(|| panic!("{k} missing in {v}"))
+    v[k].as_f64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
 }
 
 #[test]
 fn synth_road_writes_image_truth_camera_and_config() {
     let d = tmp();
     let out = d.path().to_string_lossy().to_string();
-    let o = lanes(&["synth", "road", "--radius", "500", "--direction", "right", "--offset", "0.3", "--supersample", "1", "-o", &out]);
+    let o = lanes(&[
+        "synth",
+        "road",
+        "--radius",
+        "500",
+        "--direction",
+        "right",
+        "--offset",
+        "0.3",
+        "--supersample",
+        "1",
+        "-o",
+        &out,
+    ]);
     ok(&o);
     let truth_path = d.path().join("road_r500_right.json");
     let t = TruthFile::load(&truth_path).unwrap();
@@ -45,7 +59,11 @@ fn synth_road_writes_image_truth_camera_and_config() {
     // At the measure distance (4.5 m + one row) a 500 m right bend moves the lane centre right
     // by z^2 / 2R = 2 cm, so the vehicle is 2 cm less right of it.
     let z = t.measure_distance_m;
-    assert!((f.offset_m - (0.3 - z * z / 1000.0)).abs() < 2e-3, "offset {} at {z} m", f.offset_m);
+    assert!(
+        (f.offset_m - (0.3 - z * z / 1000.0)).abs() < 2e-3,
+        "offset {} at {z} m",
+        f.offset_m
+    );
     assert!((f.lane_width_lateral_m - 3.7).abs() < 1e-3);
     // Camera and config load; the config's units come from the quad's ground size.
     let cam = Camera::load(&d.path().join(&t.camera)).unwrap();
@@ -64,7 +82,10 @@ fn synth_road_writes_image_truth_camera_and_config() {
         }
         let i = ((*y as usize) * 1280 + x.round() as usize) * 3;
         let (b, g, r) = (px[i], px[i + 1], px[i + 2]);
-        assert!(r > 170 && g > 140 && b < 110, "row {y} x {x}: bgr {b},{g},{r} is not yellow");
+        assert!(
+            r > 170 && g > 140 && b < 110,
+            "row {y} x {x}: bgr {b},{g},{r} is not yellow"
+        );
         checked += 1;
     }
     assert!(checked > 20, "only {checked} rows checked");
@@ -76,7 +97,20 @@ fn same_seed_renders_the_same_image() {
     let a = d.path().join("a");
     let b = d.path().join("b");
     for dir in [&a, &b] {
-        ok(&lanes(&["synth", "road", "--radius", "800", "--shadows", "--seed", "7", "--supersample", "1", "--png", "-o", &dir.to_string_lossy()]));
+        ok(&lanes(&[
+            "synth",
+            "road",
+            "--radius",
+            "800",
+            "--shadows",
+            "--seed",
+            "7",
+            "--supersample",
+            "1",
+            "--png",
+            "-o",
+            &dir.to_string_lossy(),
+        ]));
     }
     let fa = std::fs::read(a.join("road_r800_left.png")).unwrap();
     let fb = std::fs::read(b.join("road_r800_left.png")).unwrap();
@@ -86,14 +120,33 @@ fn same_seed_renders_the_same_image() {
 #[test]
 fn clean_suite_meets_the_issue_numbers() {
     let d = tmp();
-    ok(&lanes(&["synth", "road", "--suite", "clean", "-o", &d.path().to_string_lossy()]));
+    ok(&lanes(&[
+        "synth",
+        "road",
+        "--suite",
+        "clean",
+        "-o",
+        &d.path().to_string_lossy(),
+    ]));
     let s = eval_summary(d.path());
     eprintln!("clean suite: {s}");
     assert_eq!(num(&s, "frames"), 16.0);
-    assert_eq!(num(&s, "detection_rate"), 1.0, "both lines in every clean scene");
+    assert_eq!(
+        num(&s, "detection_rate"),
+        1.0,
+        "both lines in every clean scene"
+    );
     assert_eq!(num(&s, "curved_frames"), 14.0);
-    assert!(num(&s, "radius_rel_error_median") < 0.05, "radius median {}", s["radius_rel_error_median"]);
-    assert!(num(&s, "radius_rel_error_p90") < 0.10, "radius p90 {}", s["radius_rel_error_p90"]);
+    assert!(
+        num(&s, "radius_rel_error_median") < 0.05,
+        "radius median {}",
+        s["radius_rel_error_median"]
+    );
+    assert!(
+        num(&s, "radius_rel_error_p90") < 0.10,
+        "radius p90 {}",
+        s["radius_rel_error_p90"]
+    );
     assert_eq!(num(&s, "straight_over_2km"), num(&s, "straight_frames"));
     assert_eq!(num(&s, "straight_frames"), 2.0);
     assert!(num(&s, "offset_error_cm_median") < 5.0);
@@ -109,17 +162,41 @@ fn clean_suite_meets_the_issue_numbers() {
 #[test]
 fn hard_suite_finds_both_lines_in_90_percent_of_scenes() {
     let d = tmp();
-    ok(&lanes(&["synth", "road", "--suite", "hard", "-o", &d.path().to_string_lossy()]));
+    ok(&lanes(&[
+        "synth",
+        "road",
+        "--suite",
+        "hard",
+        "-o",
+        &d.path().to_string_lossy(),
+    ]));
     let s = eval_summary(d.path());
     eprintln!("hard suite (shadows, concrete): {s}");
     assert_eq!(num(&s, "frames"), 20.0);
-    assert!(num(&s, "detection_rate") >= 0.9, "detection {}", s["detection_rate"]);
+    assert!(
+        num(&s, "detection_rate") >= 0.9,
+        "detection {}",
+        s["detection_rate"]
+    );
 }
 
 #[test]
 fn synth_video_writes_mp4_and_per_frame_truth() {
     let d = tmp();
-    let o = lanes(&["synth", "video", "--seconds", "0.6", "--fps", "10", "--supersample", "1", "--car", "20", "-o", &d.path().to_string_lossy()]);
+    let o = lanes(&[
+        "synth",
+        "video",
+        "--seconds",
+        "0.6",
+        "--fps",
+        "10",
+        "--supersample",
+        "1",
+        "--car",
+        "20",
+        "-o",
+        &d.path().to_string_lossy(),
+    ]);
     ok(&o);
     let t = TruthFile::load(&d.path().join("synthetic_drive.json")).unwrap();
     assert_eq!(t.frames.len(), 6);
@@ -127,7 +204,11 @@ fn synth_video_writes_mp4_and_per_frame_truth() {
     // The vehicle moves 22 m/s and drifts sideways.
     assert!((t.frames[5].s_m - t.frames[0].s_m - 11.0).abs() < 1e-9);
     assert!((t.frames[5].offset_at_vehicle_m - t.frames[0].offset_at_vehicle_m).abs() > 0.1);
-    let mut cap = opencv::videoio::VideoCapture::from_file(&d.path().join("synthetic_drive.mp4"), opencv::videoio::CAP_ANY).unwrap();
+    let mut cap = opencv::videoio::VideoCapture::from_file(
+        d.path().join("synthetic_drive.mp4"),
+        opencv::videoio::CAP_ANY,
+    )
+    .unwrap();
     let mut m = opencv::core::Mat::default();
     let mut n = 0;
     use opencv::prelude::*;
@@ -146,9 +227,24 @@ fn synth_video_writes_mp4_and_per_frame_truth() {
 fn bad_synth_values_are_one_line_errors() {
     let d = tmp();
     let out = d.path().to_string_lossy().to_string();
-    assert_one_line_error(&lanes(&["synth", "road", "--radius", "5", "-o", &out]), "--radius = 5");
-    assert_one_line_error(&lanes(&["synth", "road", "--suite", "nope", "-o", &out]), "suite \"nope\"");
-    assert_one_line_error(&lanes(&["synth", "road", "--lane-width", "9", "-o", &out]), "lane width = 9");
-    assert_one_line_error(&lanes(&["synth", "road", "--camera", "no/such.yml", "-o", &out]), "no/such.yml");
-    assert_one_line_error(&lanes(&["synth", "video", "--fps", "0", "-o", &out]), "--fps = 0");
+    assert_one_line_error(
+        &lanes(&["synth", "road", "--radius", "5", "-o", &out]),
+        "--radius = 5",
+    );
+    assert_one_line_error(
+        &lanes(&["synth", "road", "--suite", "nope", "-o", &out]),
+        "suite \"nope\"",
+    );
+    assert_one_line_error(
+        &lanes(&["synth", "road", "--lane-width", "9", "-o", &out]),
+        "lane width = 9",
+    );
+    assert_one_line_error(
+        &lanes(&["synth", "road", "--camera", "no/such.yml", "-o", &out]),
+        "no/such.yml",
+    );
+    assert_one_line_error(
+        &lanes(&["synth", "video", "--fps", "0", "-o", &out]),
+        "--fps = 0",
+    );
 }
