@@ -12,10 +12,9 @@ use lanes::fit::Poly2;
 use lanes::frame::BgrFrame;
 use lanes::pipeline::Pipeline;
 use lanes::synth::truth::{self, TruthFile};
-use lanes::track::LaneTracker;
 use opencv::core::Mat;
+use opencv::imgcodecs;
 use opencv::prelude::*;
-use opencv::{imgcodecs, videoio};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -281,7 +280,9 @@ fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> {
             left,
             right,
             detected: a.fit.left.is_some() && a.fit.right.is_some(),
-            measure: a.measure,
+            radius_m: a.measure.map(|m| m.radius_m),
+            offset_m: a.measure.map(|m| m.offset_m),
+            lane_width_m: a.measure.map(|m| m.lane_width_m),
         };
         let ft = t
             .frames
@@ -297,40 +298,36 @@ fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> {
     if !vpath.exists() {
         anyhow::bail!("{}: file not found", vpath.display());
     }
-    let mut cap = videoio::VideoCapture::from_file(&vpath, videoio::CAP_ANY)?;
-    if !cap.is_opened()? {
-        anyhow::bail!("{}: cannot open video", vpath.display());
+    // The video pipeline itself (tracker, prior search, smoothing): exactly what `lanes video`
+    // reports in its telemetry.
+    let (pipe, camera) = run.pipeline(Some(&cfg), Some(&cam), t.width, t.height)?;
+    let records =
+        lanes::video::analyze_video(&vpath, &pipe.cfg, camera.as_ref(), 0, Some(t.frames.len()))?;
+    if records.len() < t.frames.len() {
+        anyhow::bail!(
+            "{}: video has {} frames but the truth has {}",
+            vpath.display(),
+            records.len(),
+            t.frames.len()
+        );
     }
-    let mut tracker: Option<LaneTracker> = None;
     let mut out = Vec::new();
-    let mut mat = Mat::default();
-    for ft in &t.frames {
-        if !cap.read(&mut mat)? || mat.empty() {
-            anyhow::bail!(
-                "{}: video ends at frame {} but the truth has {} frames",
-                vpath.display(),
-                ft.frame,
-                t.frames.len()
-            );
-        }
-        let raw = BgrFrame::new(mat.clone())?;
-        let (pipe, camera) = run.pipeline(Some(&cfg), Some(&cam), raw.width(), raw.height())?;
-        let tr = tracker.get_or_insert_with(|| LaneTracker::new(pipe.cfg.tracking));
-        let (_, prior) = tr.next_search();
-        let a = pipe.analyze(&raw, prior)?;
-        let o = tr.update(&a.fit, pipe.persp.height);
-        let measure = match (&o.left, &o.right) {
-            (Some(l), Some(r)) => Some(pipe.measure(l, r)),
-            _ => None,
-        };
-        let (left, right) = image_lines(pipe, camera.as_ref(), o.left.as_ref(), o.right.as_ref());
+    for (ft, r) in t.frames.iter().zip(&records) {
+        let (left, right) = image_lines(
+            pipe,
+            camera.as_ref(),
+            r.left_fit.as_ref(),
+            r.right_fit.as_ref(),
+        );
         let pred = Prediction {
             left,
             right,
-            detected: a.fit.left.is_some() && a.fit.right.is_some(),
-            measure,
+            detected: r.detected,
+            radius_m: r.radius_m,
+            offset_m: r.offset_m,
+            lane_width_m: r.lane_width_m,
         };
-        out.push(synthetic::score_frame(&file, ft, &pred, raw.width()));
+        out.push(synthetic::score_frame(&file, ft, &pred, t.width));
     }
     Ok(out)
 }

@@ -3,7 +3,6 @@
 
 use super::tusimple::{self, Bench};
 use super::{median_p90, sample_rows, Polyline};
-use crate::measure::LaneMeasure;
 use crate::synth::truth::FrameTruth;
 use serde::Serialize;
 
@@ -18,10 +17,12 @@ pub struct Prediction {
     /// The lines drawn (in the original image), left and right.
     pub left: Option<Polyline>,
     pub right: Option<Polyline>,
-    /// Both lines were found in this frame.
+    /// Both lines were found in this frame (for videos: both accepted by the tracker).
     pub detected: bool,
-    /// The measurement reported for this frame.
-    pub measure: Option<LaneMeasure>,
+    /// What was reported for this frame: radius (mean of both lines), offset, lane width.
+    pub radius_m: Option<f64>,
+    pub offset_m: Option<f64>,
+    pub lane_width_m: Option<f64>,
 }
 
 /// The score of one frame.
@@ -52,20 +53,18 @@ pub struct FrameScore {
 
 /// Score one frame of an image `width` px wide.
 pub fn score_frame(file: &str, truth: &FrameTruth, pred: &Prediction, width: i32) -> FrameScore {
-    let m = pred.measure;
+    let m = pred.radius_m;
     let true_r = truth.radius_m.filter(|r| *r <= STRAIGHT_TRUTH_ABOVE_M);
     let radius_rel_error = match (true_r, m) {
-        (Some(t), Some(m)) => Some((m.radius_m - t).abs() / t),
+        (Some(t), Some(m)) => Some((m - t).abs() / t),
         _ => None,
     };
     let radius_quadratic_rel_error = match (true_r, m) {
-        (Some(_), Some(m)) => {
-            Some((m.radius_m - truth.radius_quadratic_m).abs() / truth.radius_quadratic_m)
-        }
+        (Some(_), Some(m)) => Some((m - truth.radius_quadratic_m).abs() / truth.radius_quadratic_m),
         _ => None,
     };
     let straight_ok = match (true_r, m) {
-        (None, Some(m)) => Some(m.radius_m > STRAIGHT_REPORTED_ABOVE_M),
+        (None, Some(m)) => Some(m > STRAIGHT_REPORTED_ABOVE_M),
         (None, None) => Some(false),
         _ => None,
     };
@@ -94,16 +93,18 @@ pub fn score_frame(file: &str, truth: &FrameTruth, pred: &Prediction, width: i32
         frame: truth.frame,
         detected: pred.detected,
         radius_true_m: truth.radius_m,
-        radius_m: m.map(|m| m.radius_m),
+        radius_m: m,
         radius_rel_error,
         radius_quadratic_rel_error,
         straight_ok,
         offset_true_m: truth.offset_m,
-        offset_m: m.map(|m| m.offset_m),
-        offset_error_cm: m.map(|m| (m.offset_m - truth.offset_m).abs() * 100.0),
+        offset_m: pred.offset_m,
+        offset_error_cm: pred.offset_m.map(|o| (o - truth.offset_m).abs() * 100.0),
         lane_width_true_m: truth.lane_width_lateral_m,
-        lane_width_m: m.map(|m| m.lane_width_m),
-        lane_width_error_cm: m.map(|m| (m.lane_width_m - truth.lane_width_lateral_m).abs() * 100.0),
+        lane_width_m: pred.lane_width_m,
+        lane_width_error_cm: pred
+            .lane_width_m
+            .map(|w| (w - truth.lane_width_lateral_m).abs() * 100.0),
         tusimple: tusimple::bench(
             &pred_rows,
             &gt,

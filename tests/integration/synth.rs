@@ -1,10 +1,11 @@
-//! Integration tests: `lanes synth` (stills, video, suites) and the issue's accuracy numbers on
-//! synthetic roads through the default pipeline with the matching config.
+//! Integration tests: `lanes synth` (stills, video, suites, chessboards) and the issue's accuracy
+//! numbers on synthetic roads through the default pipeline with the matching config.
 //!
 //! Tolerances are those of the issue: on clean bends of 200 m to 3 km both ways, radius error
 //! under 5% median and 10% p90, straight roads reported over 2 km, offset error under 5 cm
 //! median, lane width error under 10 cm, both lines in every scene; with shadows and concrete,
-//! both lines in at least 90% of scenes.
+//! both lines in at least 90% of scenes; synthetic chessboards calibrate to the true camera
+//! (fx, fy within 0.5%, cx, cy within 2 px).
 
 use crate::{assert_one_line_error, lanes, stderr, stdout, tmp};
 use lanes::camera::Camera;
@@ -247,4 +248,63 @@ fn bad_synth_values_are_one_line_errors() {
         &lanes(&["synth", "video", "--fps", "0", "-o", &out]),
         "--fps = 0",
     );
+}
+
+#[test]
+fn synthetic_chessboards_recover_the_committed_camera() {
+    let d = tmp();
+    let views = d.path().join("views");
+    ok(&lanes(&[
+        "synth",
+        "chessboards",
+        "--views",
+        "16",
+        "--seed",
+        "3",
+        "-o",
+        &views.to_string_lossy(),
+    ]));
+    // The views are rendered through the committed synthetic camera.
+    let truth = Camera::load(&views.join("camera.yml")).unwrap();
+    let committed = Camera::load(&crate::repo_root().join("calibration/synthetic.yml")).unwrap();
+    assert_eq!(
+        truth, committed,
+        "synth chessboards and calibration/synthetic.yml differ"
+    );
+    let cal = d.path().join("cal.yml");
+    ok(&lanes(&[
+        "calibrate",
+        &views.to_string_lossy(),
+        "--board",
+        "9x6",
+        "-o",
+        &cal.to_string_lossy(),
+    ]));
+    let c = Camera::load(&cal).unwrap();
+    let (efx, efy) = (c.fx() / truth.fx() - 1.0, c.fy() / truth.fy() - 1.0);
+    let (ecx, ecy) = (c.cx() - truth.cx(), c.cy() - truth.cy());
+    eprintln!(
+        "synthetic chessboards: fx {:+.3}% fy {:+.3}% cx {ecx:+.2} px cy {ecy:+.2} px k1 {:.4} (true {})",
+        efx * 100.0,
+        efy * 100.0,
+        c.dist[0],
+        truth.dist[0]
+    );
+    assert!(
+        efx.abs() < 0.005 && efy.abs() < 0.005,
+        "fx {} fy {}",
+        c.fx(),
+        c.fy()
+    );
+    assert!(
+        ecx.abs() < 2.0 && ecy.abs() < 2.0,
+        "cx {} cy {}",
+        c.cx(),
+        c.cy()
+    );
+    let t: Value =
+        serde_json::from_str(&std::fs::read_to_string(views.join("chessboards.json")).unwrap())
+            .unwrap();
+    assert_eq!(t["views"].as_array().unwrap().len(), 16);
+    assert_eq!(t["views"][0]["corners"].as_array().unwrap().len(), 54);
 }
