@@ -3,6 +3,9 @@
 #   make test   - install what is missing (incl. the browser for the tuner test), run every test
 .PHONY: demo test build assets bench
 
+assets:
+	scripts/make-assets.sh
+
 DEMO_VIDEO ?= test_videos/synthetic_drive.mp4
 DEMO_CAMERA ?= calibration/synthetic.yml
 DEMO_CONFIG ?= test_videos/synthetic_drive.toml

@@ -10,7 +10,7 @@ use lanes::pipeline::{scaled_search, Pipeline};
 use lanes::threshold;
 use opencv::core::{self, Mat};
 use opencv::imgproc;
-use opencv::prelude::*;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -48,7 +48,7 @@ fn main() {
     let cam = camera();
     let pipe = Pipeline::new(cfg.clone(), cam.as_ref(), 1280, 720).unwrap();
     let full = Pipeline::new(
-        Config { perspective: lanes::config::PerspectiveConfig { birdseye_scale: 1.0, ..cfg.perspective }, ..cfg.clone() },
+        Config { perspective: lanes::config::PerspectiveConfig { birdseye_scale_x: 1.0, birdseye_scale_y: 1.0, ..cfg.perspective }, ..cfg.clone() },
         cam.as_ref(),
         1280,
         720,
@@ -56,7 +56,7 @@ fn main() {
     .unwrap();
     let a = pipe.analyze(&raw, None).unwrap();
     let (l, r) = (a.fit.left.unwrap_or(Poly2::new(0.0, 0.0, 450.0)), a.fit.right.unwrap_or(Poly2::new(0.0, 0.0, 830.0)));
-    let s = cfg.perspective.birdseye_scale;
+    let s = cfg.perspective.scale();
     let scfg = scaled_search(&cfg.search, s);
     let pixels = 1280u64 * 720;
 

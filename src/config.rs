@@ -74,10 +74,13 @@ pub struct PerspectiveConfig {
     pub src: [[f64; 2]; 4],
     /// Destination rectangle. Default for 1280x720: (450,0) (830,0) (450,720) (830,720).
     pub dst: [[f64; 2]; 4],
-    /// The bird's-eye view is analysed at this fraction of its nominal size (0.25..=1). All
+    /// The bird's-eye view is analysed at this fraction of its nominal width (0.25..=1). All
     /// other parameters (search margins, fits, tracking limits) stay in nominal pixels; they
-    /// are scaled internally. Default 0.5: a quarter of the pixels, same lane geometry.
-    pub birdseye_scale: f64,
+    /// are scaled internally. Default 1: across the road every pixel counts for curvature.
+    pub birdseye_scale_x: f64,
+    /// The same along the road (rows). Default 0.5: half the rows, which keeps the fits and
+    /// the radius within the reference's accuracy at half the cost.
+    pub birdseye_scale_y: f64,
 }
 
 impl Default for PerspectiveConfig {
@@ -85,7 +88,8 @@ impl Default for PerspectiveConfig {
         Self {
             src: [[575.0, 464.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]],
             dst: [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]],
-            birdseye_scale: 0.5,
+            birdseye_scale_x: 1.0,
+            birdseye_scale_y: 0.5,
         }
     }
 }
@@ -208,6 +212,13 @@ fn bad(key: &str, value: impl std::fmt::Display, expected: &str) -> Error {
     }
 }
 
+impl PerspectiveConfig {
+    /// The analysis scale of the bird's-eye view.
+    pub fn scale(&self) -> crate::fit::Scale {
+        crate::fit::Scale { x: self.birdseye_scale_x, y: self.birdseye_scale_y }
+    }
+}
+
 impl Config {
     /// Parse a TOML string (unknown keys are rejected) and validate it.
     pub fn from_toml_str(text: &str, path: &Path) -> Result<Self> {
@@ -311,9 +322,10 @@ impl Config {
                 }
             }
         }
-        let bs = self.perspective.birdseye_scale;
-        if !(bs.is_finite() && (0.25..=1.0).contains(&bs)) {
-            return Err(bad("perspective.birdseye_scale", bs, "0.25..=1"));
+        for (key, bs) in [("perspective.birdseye_scale_x", self.perspective.birdseye_scale_x), ("perspective.birdseye_scale_y", self.perspective.birdseye_scale_y)] {
+            if !(bs.is_finite() && (0.25..=1.0).contains(&bs)) {
+                return Err(bad(key, bs, "0.25..=1"));
+            }
         }
         let d = &self.perspective.dst;
         if d[1][0] <= d[0][0] || d[3][0] <= d[2][0] {

@@ -4,7 +4,7 @@
 use crate::camera::Camera;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::fit::{self, LaneFit, Poly2, SearchResult};
+use crate::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::frame::BgrFrame;
 use crate::measure::{self, LaneMeasure};
 use crate::render;
@@ -30,7 +30,7 @@ pub struct StageTimes {
 /// `fit` and `measure` are in nominal bird's-eye pixels.
 pub struct Analysis {
     /// Scale of the analysed bird's-eye view relative to the nominal one.
-    pub scale: f64,
+    pub scale: Scale,
     pub birdseye: BgrFrame,
     pub thresholded: Thresholded,
     pub search: SearchResult,
@@ -40,14 +40,14 @@ pub struct Analysis {
     pub times: StageTimes,
 }
 
-/// Search parameters for a bird's-eye view scaled by `s`: lengths scale by `s`, pixel counts
-/// by `s^2`; the number of windows and the minimum number of rows stay.
-pub fn scaled_search(cfg: &crate::config::SearchConfig, s: f64) -> crate::config::SearchConfig {
+/// Search parameters for a bird's-eye view scaled by `s`: margins scale by `s.x`, pixel counts
+/// by `s.x * s.y`; the number of windows and the minimum number of rows stay.
+pub fn scaled_search(cfg: &crate::config::SearchConfig, s: Scale) -> crate::config::SearchConfig {
     crate::config::SearchConfig {
         windows: cfg.windows,
-        margin: ((cfg.margin as f64 * s).round() as u32).max(1),
-        min_pixels: (cfg.min_pixels as f64 * s * s).round() as u32,
-        prior_margin: ((cfg.prior_margin as f64 * s).round() as u32).max(1),
+        margin: ((cfg.margin as f64 * s.x).round() as u32).max(1),
+        min_pixels: (cfg.min_pixels as f64 * s.x * s.y).round() as u32,
+        prior_margin: ((cfg.prior_margin as f64 * s.x).round() as u32).max(1),
         min_rows: cfg.min_rows,
     }
 }
@@ -88,7 +88,7 @@ impl Pipeline {
             }
         }
         let persp = Perspective::from_config(&cfg.perspective, width, height)?;
-        let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.birdseye_scale)?;
+        let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.scale())?;
         let undistorter = camera.map(Undistorter::new).transpose()?;
         threshold::prepare()?;
         Ok(Self { cfg, undistorter, camera: camera.cloned(), persp, birdseye, width, height })
@@ -128,7 +128,7 @@ impl Pipeline {
         let t1 = Instant::now();
         let thresholded = threshold::threshold(&birdseye, &self.cfg.threshold)?;
         let t2 = Instant::now();
-        let s = self.cfg.perspective.birdseye_scale;
+        let s = self.cfg.perspective.scale();
         let search_cfg = scaled_search(&self.cfg.search, s);
         let search = match prior {
             Some((l, r)) => fit::prior_search(&thresholded.mask, &l.to_scaled(s), &r.to_scaled(s), search_cfg.prior_margin)?,

@@ -425,6 +425,11 @@ pub fn run(
         }
     }
     let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
+    if let Ok(n) = std::env::var("LANES_CV_THREADS") {
+        if let Ok(n) = n.parse::<i32>() {
+            core::set_num_threads(n)?;
+        }
+    }
     let mut telemetry = job.telemetry.as_deref().map(TelemetryWriter::create).transpose()?;
     let mut sink = match (job.render, &job.output) {
         (RenderMode::None, _) | (_, None) => None,

@@ -5,7 +5,7 @@ pub mod poly;
 pub mod prior_search;
 pub mod sliding_window;
 
-pub use poly::Poly2;
+pub use poly::{Poly2, Scale};
 pub use prior_search::prior_search;
 pub use sliding_window::sliding_window_search;
 

@@ -3,6 +3,18 @@
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
+/// Scale of an analysed bird's-eye view relative to the nominal one, per axis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Scale {
+    /// No scaling.
+    pub const ONE: Scale = Scale { x: 1.0, y: 1.0 };
+}
+
 /// `x = a*y^2 + b*y + c` in bird's-eye pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(from = "[f64; 3]", into = "[f64; 3]")]
@@ -36,13 +48,13 @@ impl Poly2 {
     pub fn coeffs(&self) -> [f64; 3] {
         [self.a, self.b, self.c]
     }
-    /// This curve in an image scaled by `s` in both axes (x_s = s*x, y_s = s*y).
-    pub fn to_scaled(&self, s: f64) -> Poly2 {
-        Poly2::new(self.a / s, self.b, self.c * s)
+    /// This curve in an image scaled by `s` (x_s = s.x * x, y_s = s.y * y).
+    pub fn to_scaled(&self, s: Scale) -> Poly2 {
+        Poly2::new(self.a * s.x / (s.y * s.y), self.b * s.x / s.y, self.c * s.x)
     }
     /// The inverse of `to_scaled`: a curve fitted in an image scaled by `s`, in nominal pixels.
-    pub fn from_scaled(&self, s: f64) -> Poly2 {
-        Poly2::new(self.a * s, self.b, self.c / s)
+    pub fn from_scaled(&self, s: Scale) -> Poly2 {
+        Poly2::new(self.a * s.y * s.y / s.x, self.b * s.y / s.x, self.c / s.x)
     }
     /// Element-wise mean of several polynomials.
     pub fn mean(polys: &[Poly2]) -> Option<Poly2> {
@@ -134,12 +146,13 @@ mod tests {
     #[test]
     fn scaling_round_trip_keeps_the_curve() {
         let p = Poly2::new(2e-4, -0.2, 500.0);
-        let s = p.to_scaled(0.5);
+        let sc = Scale { x: 0.75, y: 0.5 };
+        let s = p.to_scaled(sc);
         // The scaled curve passes through the scaled points.
         for y in [0.0, 300.0, 719.0] {
-            assert!((s.eval(y * 0.5) - 0.5 * p.eval(y)).abs() < 1e-9);
+            assert!((s.eval(y * 0.5) - 0.75 * p.eval(y)).abs() < 1e-9);
         }
-        let back = s.from_scaled(0.5);
+        let back = s.from_scaled(sc);
         assert!((back.a - p.a).abs() < 1e-15 && (back.c - p.c).abs() < 1e-9);
     }
 

@@ -213,9 +213,6 @@ impl Rig {
             perspective: self.perspective(q)?,
             ..Config::default()
         };
-        // Full-resolution analysis: at half resolution (the `lanes` default) the radius error
-        // of bends of 800 m to 2 km grows from about 5% to 15-20% (p90 12.8% on `--suite clean`).
-        cfg.perspective.birdseye_scale = 1.0;
         let d = dst(self.camera.width, self.camera.height);
         let dst_w = d[1][0] - d[0][0];
         let dst_h = d[2][1] - d[0][1];

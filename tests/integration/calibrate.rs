@@ -4,7 +4,6 @@
 use super::*;
 use lanes::camera::Camera;
 use lanes::synth::chessboard::{self, ChessboardView};
-use opencv::prelude::*;
 use serde_json::Value;
 
 /// Udacity reference (OpenCV's sector-based detector, 18 boards): fx 1160.1, fy 1155.6.
