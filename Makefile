@@ -18,6 +18,7 @@ demo: build
 	mkdir -p out
 	./target/release/lanes video --camera $(DEMO_CAMERA) --config $(DEMO_CONFIG) $(DEMO_VIDEO) -o out/demo.mp4 --telemetry out/demo.jsonl
 	./target/release/lanes video --camera $(DEMO_CAMERA) --config $(DEMO_CONFIG) $(DEMO_VIDEO) -o out/demo_diagnostic.mp4 --diagnostic
+	./target/release/lanes eval test_videos/synthetic_drive.json
 	@echo "demo: wrote out/demo.mp4, out/demo_diagnostic.mp4 and out/demo.jsonl"
 
 test:
