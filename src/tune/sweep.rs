@@ -121,6 +121,8 @@ pub struct CellStats {
 }
 
 const BG: f64 = 32.0;
+/// Height of the stats band under each cell's picture, px.
+const BAND: i32 = 18;
 const FONT: i32 = imgproc::FONT_HERSHEY_SIMPLEX;
 
 fn text_width(s: &str, scale: f64) -> Result<i32> {
@@ -149,7 +151,7 @@ fn cell(tuner: &Tuner, i: usize, cfg: &Config, show: Show, w: i32, h: i32) -> Re
     };
     // Reduce in two steps when large: area averaging keeps thin line pixels visible.
     let scale = (pic.cols() / w).max(1) as u32;
-    let mut img = fit_cell(&reduce(&pic, scale)?, w, h)?;
+    let img = fit_cell(&reduce(&pic, scale)?, w, h)?;
     let stats = CellStats {
         error: None,
         left_found: r.fit.left.is_some(),
@@ -158,22 +160,23 @@ fn cell(tuner: &Tuner, i: usize, cfg: &Config, show: Show, w: i32, h: i32) -> Re
         right_pixels: r.fit.right_pixels,
         mask_pixels: r.mask.count()?,
     };
-    // Stats band along the bottom: pixel counts, and a red marker for a line not found.
-    let band = 18;
-    let mut roi = Mat::roi_mut(&mut img, Rect::new(0, h - band, w, band))?;
-    roi.set_to(&Scalar::all(0.0), &core::no_array())?;
-    drop(roi);
+    // Stats band under the picture: pixel counts, and a red marker for a line not found.
+    let mut out = Mat::new_rows_cols_with_default(h + BAND, w, core::CV_8UC3, Scalar::all(0.0))?;
+    img.copy_to(&mut Mat::roi_mut(&mut out, Rect::new(0, 0, w, h))?)?;
     let white = Scalar::new(235.0, 235.0, 235.0, 0.0);
     let red = Scalar::new(60.0, 60.0, 255.0, 0.0);
     let l = if stats.left_found { format!("L {}", stats.left_pixels) } else { "L not found".into() };
     let r_txt = if stats.right_found { format!("R {}", stats.right_pixels) } else { "R not found".into() };
-    put(&mut img, &l, 4, h - 5, 0.42, if stats.left_found { white } else { red })?;
+    let base = h + BAND - 5;
+    put(&mut out, &l, 4, base, 0.42, if stats.left_found { white } else { red })?;
+    let m_txt = format!("mask {}", stats.mask_pixels);
+    put(&mut out, &m_txt, (w - text_width(&m_txt, 0.42)?) / 2, base, 0.42, Scalar::new(170.0, 170.0, 170.0, 0.0))?;
     let rw = text_width(&r_txt, 0.42)?;
-    put(&mut img, &r_txt, w - rw - 4, h - 5, 0.42, if stats.right_found { white } else { red })?;
+    put(&mut out, &r_txt, w - rw - 4, base, 0.42, if stats.right_found { white } else { red })?;
     if !(stats.left_found && stats.right_found) {
-        imgproc::rectangle(&mut img, Rect::new(0, 0, w, h), red, 3, imgproc::LINE_8, 0)?;
+        imgproc::rectangle(&mut out, Rect::new(0, 0, w, h + BAND), red, 3, imgproc::LINE_8, 0)?;
     }
-    Ok((img, stats))
+    Ok((out, stats))
 }
 
 fn error_cell(w: i32, h: i32, message: &str) -> Result<Mat> {
@@ -214,7 +217,7 @@ pub fn contact_sheet(tuner: &Tuner, base: &Config, sweep: &Sweep, show: Show, ce
             Ok(x) => Ok(x),
             Err(e) => {
                 let msg = e.to_string();
-                Ok((error_cell(w, h, &msg)?, CellStats { error: Some(msg), ..Default::default() }))
+                Ok((error_cell(w, h + BAND, &msg)?, CellStats { error: Some(msg), ..Default::default() }))
             }
         })
         .collect::<Result<_>>()?;
@@ -229,7 +232,8 @@ pub fn contact_sheet(tuner: &Tuner, base: &Config, sweep: &Sweep, show: Show, ce
     let cols = configs.len() as i32;
     let rows = tuner.len() as i32;
     let sheet_w = label_w + cols * (w + gap) + gap;
-    let sheet_h = head + rows * (h + gap) + gap;
+    let ch = h + BAND;
+    let sheet_h = head + rows * (ch + gap) + gap;
     let mut sheet = Mat::new_rows_cols_with_default(sheet_h, sheet_w, core::CV_8UC3, Scalar::all(BG))?;
     let white = Scalar::new(240.0, 240.0, 240.0, 0.0);
     put(&mut sheet, &sweep.key, 8, 20, label_scale, Scalar::new(160.0, 220.0, 255.0, 0.0))?;
@@ -240,13 +244,13 @@ pub fn contact_sheet(tuner: &Tuner, base: &Config, sweep: &Sweep, show: Show, ce
     }
     let mut stats = vec![Vec::with_capacity(configs.len()); tuner.len()];
     for ((r, c), (img, st)) in jobs.iter().zip(cells) {
-        let (x, y) = (label_w + *c as i32 * (w + gap), head + *r as i32 * (h + gap));
-        let mut roi = Mat::roi_mut(&mut sheet, Rect::new(x, y, w, h))?;
+        let (x, y) = (label_w + *c as i32 * (w + gap), head + *r as i32 * (ch + gap));
+        let mut roi = Mat::roi_mut(&mut sheet, Rect::new(x, y, w, ch))?;
         img.copy_to(&mut roi)?;
         stats[*r].push(st);
     }
     for (r, name) in tuner.names().iter().enumerate() {
-        let y = head + r as i32 * (h + gap) + h / 2 + 6;
+        let y = head + r as i32 * (ch + gap) + ch / 2 + 6;
         let mut shown = name.clone();
         while text_width(&shown, label_scale)? > label_w - 12 && shown.chars().count() > 4 {
             shown = format!("...{}", shown.chars().skip(4).collect::<String>());

@@ -258,7 +258,8 @@ async function save() {
   try {
     const res = await api('POST', '/api/save', { params: state.params });
     const n = res.text.split('\n').filter((l) => l && !l.startsWith('#') && !l.startsWith('[')).length;
-    $('saved').textContent = `saved ${res.path} (${n} value${n === 1 ? '' : 's'} differ from defaults)`;
+    $('saved').classList.add('done');
+    $('saved').textContent = `saved ${res.path} (${n} value${n === 1 ? ' differs' : 's differ'} from the defaults)`;
     document.body.dataset.saved = (Number(document.body.dataset.saved || 0) + 1).toString();
     clearError();
   } catch (e) {
@@ -390,6 +391,7 @@ async function start() {
   state.pageSize = st.page_size;
   state.dst = st.dst;
   $('save').title = `Write the values that differ from the defaults to ${st.save_to}`;
+  $('saved').textContent = `Save writes ${st.save_to}`;
   const sel = $('quad-still');
   st.stills.forEach((s) => {
     const o = document.createElement('option');
