@@ -72,9 +72,14 @@ fn sweep(tuner: &Tuner, spec: &str, out: &Path, show: Show, cell_width: i32) -> 
         }
     }
     for (c, v) in sweep.values.iter().enumerate() {
-        let col: Vec<_> = stats.iter().map(|row| &row[c]).filter(|s| s.error.is_none()).collect();
+        let col: Vec<_> = stats
+            .iter()
+            .map(|row| &row[c])
+            .filter(|s| s.error.is_none())
+            .collect();
         let both = col.iter().filter(|s| s.left_found && s.right_found).count();
-        let mean_mask = col.iter().map(|s| s.mask_pixels as f64).sum::<f64>() / col.len().max(1) as f64;
+        let mean_mask =
+            col.iter().map(|s| s.mask_pixels as f64).sum::<f64>() / col.len().max(1) as f64;
         println!(
             "{} = {v}: both lines on {both}/{} stills, mean mask pixels {mean_mask:.0}",
             sweep.key,
@@ -99,21 +104,38 @@ fn sheet_size(m: &opencv::core::Mat) -> (i32, i32) {
 }
 
 fn serve(tuner: Tuner, a: &TuneArgs) -> Result<i32> {
-    let save_to = a.save_to.clone().or_else(|| a.config.clone()).unwrap_or_else(|| PathBuf::from("lanes.toml"));
-    let dir = save_to.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let save_to = a
+        .save_to
+        .clone()
+        .or_else(|| a.config.clone())
+        .unwrap_or_else(|| PathBuf::from("lanes.toml"));
+    let dir = save_to
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        anyhow::bail!("{}: cannot save there: directory {} does not exist", save_to.display(), dir.display());
+        anyhow::bail!(
+            "{}: cannot save there: directory {} does not exist",
+            save_to.display(),
+            dir.display()
+        );
     }
     let n = tuner.len();
     let header = format!(
         "lanes configuration written by `lanes tune` from {n} still(s).\nOnly values that differ from the defaults are listed (see `lanes config --print-default`)."
     );
-    let app = Arc::new(App { tuner, save_to: save_to.clone(), scale: a.scale, header });
+    let app = Arc::new(App {
+        tuner,
+        save_to: save_to.clone(),
+        scale: a.scale,
+        header,
+    });
     let server = Server::bind(a.port)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = Arc::clone(&stop);
-        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
+        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
+            .context("installing the Ctrl-C handler")?;
     }
     let url = server.url();
     println!("{url}");
@@ -128,8 +150,11 @@ fn serve(tuner: Tuner, a: &TuneArgs) -> Result<i32> {
     {
         let app = Arc::clone(&app);
         std::thread::spawn(move || {
-            let first: Vec<usize> = (0..app.tuner.len().min(lanes::tune::server::PAGE_SIZE)).collect();
-            let _ = app.tuner.previews(&app.tuner.loaded, &first, app.scale, None);
+            let first: Vec<usize> =
+                (0..app.tuner.len().min(lanes::tune::server::PAGE_SIZE)).collect();
+            let _ = app
+                .tuner
+                .previews(&app.tuner.loaded, &first, app.scale, None);
         });
     }
     server.run(&app, &stop, 4);

@@ -33,33 +33,162 @@ pub struct ParamSpec {
     pub help: &'static str,
 }
 
-const fn int(key: &'static str, group: &'static str, min: i64, max: i64, slider_max: i64, help: &'static str) -> ParamSpec {
-    ParamSpec { key, group, kind: Kind::Int, min, max, slider_max, help }
+const fn int(
+    key: &'static str,
+    group: &'static str,
+    min: i64,
+    max: i64,
+    slider_max: i64,
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        key,
+        group,
+        kind: Kind::Int,
+        min,
+        max,
+        slider_max,
+        help,
+    }
 }
 
 const fn flag(key: &'static str, group: &'static str, help: &'static str) -> ParamSpec {
-    ParamSpec { key, group, kind: Kind::Bool, min: 0, max: 1, slider_max: 1, help }
+    ParamSpec {
+        key,
+        group,
+        kind: Kind::Bool,
+        min: 0,
+        max: 1,
+        slider_max: 1,
+        help,
+    }
 }
 
 /// Every scalar parameter the tuner edits, in page order. The perspective source quad
 /// (`perspective.src`, four `[x, y]` points) is edited separately by dragging.
 pub const SPECS: &[ParamSpec] = &[
-    int("threshold.l_min", "White (HLS L)", 0, 255, 255, "keep pixels with scaled L in (l_min, l_max]"),
-    int("threshold.l_max", "White (HLS L)", 0, 255, 255, "upper bound of the L range"),
-    int("threshold.b_min", "Yellow (LAB B)", 0, 255, 255, "keep pixels with (scaled) B in (b_min, b_max]"),
-    int("threshold.b_max", "Yellow (LAB B)", 0, 255, 255, "upper bound of the B range"),
-    int("threshold.b_scale_gate", "Yellow (LAB B)", 0, 255, 255, "scale B to 255 only when its maximum is over this gate"),
-    flag("threshold.sobel_enabled", "Gradient (Sobel x on L)", "add pixels whose scaled |Sobel x| is in range"),
-    int("threshold.sobel_min", "Gradient (Sobel x on L)", 0, 255, 255, "lower bound of scaled |Sobel x|"),
-    int("threshold.sobel_max", "Gradient (Sobel x on L)", 0, 255, 255, "upper bound of scaled |Sobel x|"),
-    flag("threshold.s_enabled", "Saturation (HLS S)", "add pixels whose HLS S is in range"),
-    int("threshold.s_min", "Saturation (HLS S)", 0, 255, 255, "lower bound of S"),
-    int("threshold.s_max", "Saturation (HLS S)", 0, 255, 255, "upper bound of S"),
-    int("search.windows", "Search", 1, 50, 30, "sliding windows stacked over the image height"),
-    int("search.margin", "Search", 1, 1000, 300, "half-width of a sliding window, px"),
-    int("search.min_pixels", "Search", 0, 100_000, 1000, "a window re-centres when it holds more than this many pixels"),
-    int("search.prior_margin", "Search", 1, 1000, 300, "half-width of the band around the previous fit (video), px"),
-    int("search.min_rows", "Search", 3, 10_000, 200, "a line with pixels on fewer rows is not found"),
+    int(
+        "threshold.l_min",
+        "White (HLS L)",
+        0,
+        255,
+        255,
+        "keep pixels with scaled L in (l_min, l_max]",
+    ),
+    int(
+        "threshold.l_max",
+        "White (HLS L)",
+        0,
+        255,
+        255,
+        "upper bound of the L range",
+    ),
+    int(
+        "threshold.b_min",
+        "Yellow (LAB B)",
+        0,
+        255,
+        255,
+        "keep pixels with (scaled) B in (b_min, b_max]",
+    ),
+    int(
+        "threshold.b_max",
+        "Yellow (LAB B)",
+        0,
+        255,
+        255,
+        "upper bound of the B range",
+    ),
+    int(
+        "threshold.b_scale_gate",
+        "Yellow (LAB B)",
+        0,
+        255,
+        255,
+        "scale B to 255 only when its maximum is over this gate",
+    ),
+    flag(
+        "threshold.sobel_enabled",
+        "Gradient (Sobel x on L)",
+        "add pixels whose scaled |Sobel x| is in range",
+    ),
+    int(
+        "threshold.sobel_min",
+        "Gradient (Sobel x on L)",
+        0,
+        255,
+        255,
+        "lower bound of scaled |Sobel x|",
+    ),
+    int(
+        "threshold.sobel_max",
+        "Gradient (Sobel x on L)",
+        0,
+        255,
+        255,
+        "upper bound of scaled |Sobel x|",
+    ),
+    flag(
+        "threshold.s_enabled",
+        "Saturation (HLS S)",
+        "add pixels whose HLS S is in range",
+    ),
+    int(
+        "threshold.s_min",
+        "Saturation (HLS S)",
+        0,
+        255,
+        255,
+        "lower bound of S",
+    ),
+    int(
+        "threshold.s_max",
+        "Saturation (HLS S)",
+        0,
+        255,
+        255,
+        "upper bound of S",
+    ),
+    int(
+        "search.windows",
+        "Search",
+        1,
+        50,
+        30,
+        "sliding windows stacked over the image height",
+    ),
+    int(
+        "search.margin",
+        "Search",
+        1,
+        1000,
+        300,
+        "half-width of a sliding window, px",
+    ),
+    int(
+        "search.min_pixels",
+        "Search",
+        0,
+        100_000,
+        1000,
+        "a window re-centres when it holds more than this many pixels",
+    ),
+    int(
+        "search.prior_margin",
+        "Search",
+        1,
+        1000,
+        300,
+        "half-width of the band around the previous fit (video), px",
+    ),
+    int(
+        "search.min_rows",
+        "Search",
+        3,
+        10_000,
+        200,
+        "a line with pixels on fewer rows is not found",
+    ),
 ];
 
 /// The key of the perspective source quad.
@@ -72,12 +201,23 @@ pub fn spec(key: &str) -> Option<&'static ParamSpec> {
 
 /// The error for a key that is not tunable; lists the keys that are.
 pub fn unknown(key: &str) -> Error {
-    let known: Vec<&str> = SPECS.iter().map(|s| s.key).chain(std::iter::once(PERSPECTIVE_SRC)).collect();
-    Error::Invalid(format!("unknown parameter `{key}` (tunable: {})", known.join(", ")))
+    let known: Vec<&str> = SPECS
+        .iter()
+        .map(|s| s.key)
+        .chain(std::iter::once(PERSPECTIVE_SRC))
+        .collect();
+    Error::Invalid(format!(
+        "unknown parameter `{key}` (tunable: {})",
+        known.join(", ")
+    ))
 }
 
 fn bad(key: &str, value: impl std::fmt::Display, expected: impl std::fmt::Display) -> Error {
-    Error::ConfigValue { key: key.to_string(), value: value.to_string(), expected: format!("expected {expected}") }
+    Error::ConfigValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        expected: format!("expected {expected}"),
+    }
 }
 
 /// The current value of a parameter as JSON (`perspective.src` as `[[x, y]; 4]`).
@@ -101,7 +241,9 @@ pub fn get_param(cfg: &Config, key: &str) -> Result<Value> {
         "search.min_pixels" => Value::from(s.min_pixels),
         "search.prior_margin" => Value::from(s.prior_margin),
         "search.min_rows" => Value::from(s.min_rows),
-        PERSPECTIVE_SRC => serde_json::to_value(cfg.perspective.src).map_err(|e| Error::Invalid(e.to_string()))?,
+        PERSPECTIVE_SRC => {
+            serde_json::to_value(cfg.perspective.src).map_err(|e| Error::Invalid(e.to_string()))?
+        }
         _ => return Err(unknown(key)),
     };
     Ok(v)
@@ -113,7 +255,10 @@ pub fn params_of(cfg: &Config) -> Result<serde_json::Map<String, Value>> {
     for s in SPECS {
         m.insert(s.key.to_string(), get_param(cfg, s.key)?);
     }
-    m.insert(PERSPECTIVE_SRC.to_string(), get_param(cfg, PERSPECTIVE_SRC)?);
+    m.insert(
+        PERSPECTIVE_SRC.to_string(),
+        get_param(cfg, PERSPECTIVE_SRC)?,
+    );
     Ok(m)
 }
 
@@ -125,10 +270,18 @@ fn int_value(spec: &ParamSpec, v: &Value) -> Result<i64> {
         _ => None,
     };
     let Some(n) = n.filter(|n| n.is_finite()) else {
-        return Err(bad(spec.key, v, format!("an integer in {}..={}", spec.min, spec.max)));
+        return Err(bad(
+            spec.key,
+            v,
+            format!("an integer in {}..={}", spec.min, spec.max),
+        ));
     };
     if n.fract() != 0.0 || n < spec.min as f64 || n > spec.max as f64 {
-        return Err(bad(spec.key, n, format!("an integer in {}..={}", spec.min, spec.max)));
+        return Err(bad(
+            spec.key,
+            n,
+            format!("an integer in {}..={}", spec.min, spec.max),
+        ));
     }
     Ok(n as i64)
 }
@@ -145,11 +298,19 @@ fn bool_value(key: &str, v: &Value) -> Result<bool> {
 }
 
 fn quad_value(v: &Value) -> Result<[[f64; 2]; 4]> {
-    let q: [[f64; 2]; 4] =
-        serde_json::from_value(v.clone()).map_err(|_| bad(PERSPECTIVE_SRC, v, "four [x, y] points (tl, tr, bl, br)"))?;
+    let q: [[f64; 2]; 4] = serde_json::from_value(v.clone())
+        .map_err(|_| bad(PERSPECTIVE_SRC, v, "four [x, y] points (tl, tr, bl, br)"))?;
     for (i, p) in q.iter().enumerate() {
-        if !(p[0].is_finite() && p[1].is_finite() && p[0].abs() <= 100_000.0 && p[1].abs() <= 100_000.0) {
-            return Err(bad(&format!("{PERSPECTIVE_SRC}[{i}]"), format!("[{}, {}]", p[0], p[1]), "finite pixel coordinates"));
+        if !(p[0].is_finite()
+            && p[1].is_finite()
+            && p[0].abs() <= 100_000.0
+            && p[1].abs() <= 100_000.0)
+        {
+            return Err(bad(
+                &format!("{PERSPECTIVE_SRC}[{i}]"),
+                format!("[{}, {}]", p[0], p[1]),
+                "finite pixel coordinates",
+            ));
         }
     }
     Ok(q)
@@ -209,10 +370,12 @@ pub fn apply_params(base: &Config, params: &serde_json::Map<String, Value>) -> R
 /// the default file, under a comment header. Loading it gives back `cfg` exactly.
 pub fn toml_diff(cfg: &Config, header: &str) -> Result<String> {
     let to_table = |c: &Config| -> Result<toml::Table> {
-        toml::Table::try_from(c).map_err(|e| Error::Invalid(format!("cannot serialize config: {e}")))
+        toml::Table::try_from(c)
+            .map_err(|e| Error::Invalid(format!("cannot serialize config: {e}")))
     };
     let (ours, defaults) = (to_table(cfg)?, to_table(&Config::default())?);
-    let default_text = toml::to_string(&Config::default()).map_err(|e| Error::Invalid(e.to_string()))?;
+    let default_text =
+        toml::to_string(&Config::default()).map_err(|e| Error::Invalid(e.to_string()))?;
     let mut out = String::new();
     for line in header.lines() {
         out.push_str("# ");
@@ -229,9 +392,13 @@ pub fn toml_diff(cfg: &Config, header: &str) -> Result<String> {
             pending_header = true;
             continue;
         }
-        let Some((key, _)) = line.split_once(" = ") else { continue };
+        let Some((key, _)) = line.split_once(" = ") else {
+            continue;
+        };
         let get = |t: &toml::Table| t.get(&section).and_then(|s| s.get(key)).cloned();
-        let (Some(v), d) = (get(&ours), get(&defaults)) else { continue };
+        let (Some(v), d) = (get(&ours), get(&defaults)) else {
+            continue;
+        };
         if Some(&v) == d.as_ref() {
             continue;
         }
@@ -247,7 +414,9 @@ pub fn toml_diff(cfg: &Config, header: &str) -> Result<String> {
     }
     let back = Config::from_toml_str(&out, std::path::Path::new("saved config"))?;
     if &back != cfg {
-        return Err(Error::Invalid("saved config does not load back to the tuned values".into()));
+        return Err(Error::Invalid(
+            "saved config does not load back to the tuned values".into(),
+        ));
     }
     Ok(out)
 }
@@ -276,11 +445,21 @@ mod tests {
     fn out_of_range_value_names_key_value_and_range() {
         let mut cfg = Config::default();
         let e = set_param(&mut cfg, "threshold.l_min", &json!(300)).unwrap_err();
-        assert_eq!(e.to_string(), "config threshold.l_min = 300 (expected an integer in 0..=255)");
+        assert_eq!(
+            e.to_string(),
+            "config threshold.l_min = 300 (expected an integer in 0..=255)"
+        );
         let e = set_param(&mut cfg, "search.windows", &json!(2.5)).unwrap_err();
-        assert_eq!(e.to_string(), "config search.windows = 2.5 (expected an integer in 1..=50)");
+        assert_eq!(
+            e.to_string(),
+            "config search.windows = 2.5 (expected an integer in 1..=50)"
+        );
         let e = set_param(&mut cfg, "search.windowz", &json!(3)).unwrap_err();
-        assert!(e.to_string().starts_with("unknown parameter `search.windowz`"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("unknown parameter `search.windowz`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -288,7 +467,10 @@ mod tests {
         let mut p = serde_json::Map::new();
         p.insert("threshold.l_min".into(), json!(255));
         let e = apply_params(&Config::default(), &p).unwrap_err();
-        assert_eq!(e.to_string(), "config threshold.l_min = 255 (expected less than threshold.l_max = 255)");
+        assert_eq!(
+            e.to_string(),
+            "config threshold.l_min = 255 (expected less than threshold.l_max = 255)"
+        );
     }
 
     #[test]

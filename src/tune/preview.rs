@@ -43,7 +43,11 @@ impl PipeKey {
         for (i, v) in p.src.iter().chain(p.dst.iter()).flatten().enumerate() {
             quads[i] = v.to_bits();
         }
-        Self { quads, width, height }
+        Self {
+            quads,
+            width,
+            height,
+        }
     }
 }
 
@@ -79,7 +83,10 @@ impl StillData {
 
 /// A JPEG preview, as a `data:` URL for an `<img>`.
 fn data_url(jpeg: &[u8]) -> String {
-    format!("data:image/jpeg;base64,{}", base64::engine::general_purpose::STANDARD.encode(jpeg))
+    format!(
+        "data:image/jpeg;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(jpeg)
+    )
 }
 
 /// Reduce an image by `scale` (1 = full size) with area averaging.
@@ -90,14 +97,23 @@ pub fn reduce(img: &Mat, scale: u32) -> Result<Mat> {
     let w = (img.cols() / scale as i32).max(1);
     let h = (img.rows() / scale as i32).max(1);
     let mut out = Mat::default();
-    imgproc::resize(img, &mut out, Size::new(w, h), 0.0, 0.0, imgproc::INTER_AREA)?;
+    imgproc::resize(
+        img,
+        &mut out,
+        Size::new(w, h),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
     Ok(out)
 }
 
 /// Encode as JPEG at the given quality.
 pub fn jpeg(img: &Mat, quality: i32) -> Result<Vec<u8>> {
     let mut buf = Vector::<u8>::new();
-    let params: Vector<i32> = [imgcodecs::IMWRITE_JPEG_QUALITY, quality].into_iter().collect();
+    let params: Vector<i32> = [imgcodecs::IMWRITE_JPEG_QUALITY, quality]
+        .into_iter()
+        .collect();
     if !imgcodecs::imencode(".jpg", img, &mut buf, &params)? {
         return Err(Error::Invalid("JPEG encoding failed".into()));
     }
@@ -154,12 +170,23 @@ impl StillResult {
             (Some(l), Some(r)) => Some((l, r)),
             _ => None,
         };
-        render::overlay(&self.undistorted, lane, &self.pipe.persp, self.measure.as_ref(), &cfg.render)
+        render::overlay(
+            &self.undistorted,
+            lane,
+            &self.pipe.persp,
+            self.measure.as_ref(),
+            &cfg.render,
+        )
     }
 
     /// The search picture (mask, windows, line pixels, fits, histogram).
     pub fn search_picture(&self) -> Result<BgrFrame> {
-        render::search_picture(&self.mask, &self.search, self.fit.left.as_ref(), self.fit.right.as_ref())
+        render::search_picture(
+            &self.mask,
+            &self.search,
+            self.fit.left.as_ref(),
+            self.fit.right.as_ref(),
+        )
     }
 
     /// The overlay drawn on the undistorted frame reduced by `scale` (as `overlay`, with the
@@ -169,19 +196,29 @@ impl StillResult {
         let mut out = small.try_clone()?;
         let s = scale as f64;
         if let (Some(l), Some(r)) = (&self.fit.left, &self.fit.right) {
-            let poly: Vec<(f64, f64)> = render::lane_polygon_frame(l, r, &self.pipe.persp, cfg.render.polygon_points)
-                .into_iter()
-                .map(|(x, y)| ((x + 0.5) / s - 0.5, (y + 0.5) / s - 0.5))
-                .collect();
+            let poly: Vec<(f64, f64)> =
+                render::lane_polygon_frame(l, r, &self.pipe.persp, cfg.render.polygon_points)
+                    .into_iter()
+                    .map(|(x, y)| ((x + 0.5) / s - 0.5, (y + 0.5) / s - 0.5))
+                    .collect();
             render::fill_polygon_blended(&mut out, &poly, cfg.render.lane_color, cfg.render.alpha)?;
         }
         let lines = match &self.measure {
-            Some(m) => vec![render::radius_text(m.radius_m, cfg.render.straight_above_m), render::offset_text(m.offset_m)],
+            Some(m) => vec![
+                render::radius_text(m.radius_m, cfg.render.straight_above_m),
+                render::offset_text(m.offset_m),
+            ],
             None => vec!["Lane not found".to_string()],
         };
         let ts = out.cols() as f64 / 1280.0 * 1.5;
         let origin = ((40.0 * ts) as i32, (60.0 * ts) as i32);
-        render::draw_text_lines(&mut out, &lines, origin, ts, core::Scalar::new(255.0, 255.0, 255.0, 0.0))?;
+        render::draw_text_lines(
+            &mut out,
+            &lines,
+            origin,
+            ts,
+            core::Scalar::new(255.0, 255.0, 255.0, 0.0),
+        )?;
         Ok(out)
     }
 
@@ -196,7 +233,12 @@ impl StillResult {
         let si = s as i32;
         let win = |ws: &[Window]| -> Vec<Window> {
             ws.iter()
-                .map(|w| Window { x_low: w.x_low / si, x_high: w.x_high / si, y_low: w.y_low / si, y_high: w.y_high / si })
+                .map(|w| Window {
+                    x_low: w.x_low / si,
+                    x_high: w.x_high / si,
+                    y_low: w.y_low / si,
+                    y_high: w.y_high / si,
+                })
                 .collect()
         };
         let scaled = SearchResult {
@@ -216,7 +258,12 @@ impl StillResult {
         // x = a y^2 + b y + c with x = s x', y = s y'  =>  x' = (a s) y'^2 + b y' + c / s.
         let f = scale as f64;
         let poly = |p: &Option<Poly2>| p.map(|p| Poly2::new(p.a * f, p.b, p.c / f));
-        render::search_picture(small_mask, &scaled, poly(&self.fit.left).as_ref(), poly(&self.fit.right).as_ref())
+        render::search_picture(
+            small_mask,
+            &scaled,
+            poly(&self.fit.left).as_ref(),
+            poly(&self.fit.right).as_ref(),
+        )
     }
 }
 
@@ -244,14 +291,25 @@ impl Tuner {
             return Err(Error::Invalid("no stills given".into()));
         }
         loaded.validate()?;
-        let file_name = |p: &Path| p.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let file_name = |p: &Path| {
+            p.file_name()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default()
+        };
         let mut names: Vec<String> = paths.iter().map(|p| file_name(p)).collect();
         for i in 0..names.len() {
             if names.iter().filter(|n| **n == names[i]).count() > 1 {
                 names[i] = paths[i].display().to_string();
             }
         }
-        Ok(Self { paths, names, camera, loaded, stills: Mutex::new(Vec::new()), pipes: Mutex::new(Vec::new()) })
+        Ok(Self {
+            paths,
+            names,
+            camera,
+            loaded,
+            stills: Mutex::new(Vec::new()),
+            pipes: Mutex::new(Vec::new()),
+        })
     }
 
     /// Number of stills.
@@ -283,7 +341,12 @@ impl Tuner {
         if let Some((_, p)) = pipes.iter().find(|(k, _)| *k == key) {
             return Ok(Arc::clone(p));
         }
-        let pipe = Arc::new(Pipeline::new(cfg.clone(), self.camera.as_ref(), width, height)?);
+        let pipe = Arc::new(Pipeline::new(
+            cfg.clone(),
+            self.camera.as_ref(),
+            width,
+            height,
+        )?);
         if pipes.len() >= PIPELINE_CACHE {
             pipes.remove(0);
         }
@@ -302,7 +365,10 @@ impl Tuner {
                 return Ok(data);
             }
         }
-        let path = self.paths.get(i).ok_or_else(|| Error::Invalid(format!("no still number {i} (have {})", self.len())))?;
+        let path = self
+            .paths
+            .get(i)
+            .ok_or_else(|| Error::Invalid(format!("no still number {i} (have {})", self.len())))?;
         let raw = BgrFrame::read(path)?;
         if let Some(cam) = &self.camera {
             if cam.width != raw.width() || cam.height != raw.height() {
@@ -317,7 +383,12 @@ impl Tuner {
         }
         let pipe = self.pipeline(cfg, raw.width(), raw.height())?;
         let undistorted = pipe.undistort(&raw)?;
-        let data = Arc::new(StillData { raw, undistorted, warped: Mutex::new(None), small: Mutex::new(None) });
+        let data = Arc::new(StillData {
+            raw,
+            undistorted,
+            warped: Mutex::new(None),
+            small: Mutex::new(None),
+        });
         let mut stills = lock(&self.stills);
         if !stills.iter().any(|(k, _)| *k == i) {
             if stills.len() >= STILL_CACHE {
@@ -338,22 +409,41 @@ impl Tuner {
         let data = self.still(i, cfg)?;
         let pipe = self.pipeline(cfg, data.raw.width(), data.raw.height())?;
         let key = PipeKey::new(&cfg.perspective, data.raw.width(), data.raw.height());
-        let cached = lock(&data.warped).as_ref().filter(|w| w.key == key).cloned();
+        let cached = lock(&data.warped)
+            .as_ref()
+            .filter(|w| w.key == key)
+            .cloned();
         let warped = match cached {
             Some(w) => w,
             None => {
                 let birdseye = pipe.birdseye(&data.raw)?;
                 let (l, b) = threshold::channels(&birdseye)?;
-                let w = Arc::new(Warped { key, birdseye, l, b });
+                let w = Arc::new(Warped {
+                    key,
+                    birdseye,
+                    l,
+                    b,
+                });
                 *lock(&data.warped) = Some(Arc::clone(&w));
                 w
             }
         };
-        let th = threshold::threshold_channels(&warped.birdseye, warped.l.clone(), warped.b.clone(), &cfg.threshold)?;
+        let th = threshold::threshold_channels(
+            &warped.birdseye,
+            warped.l.clone(),
+            warped.b.clone(),
+            &cfg.threshold,
+        )?;
         let search = fit::sliding_window_search(&th.mask, &cfg.search)?;
         let fit = fit::fit_lines(&search, &cfg.search);
         let measure = match (&fit.left, &fit.right) {
-            (Some(l), Some(r)) => Some(crate::measure::measure(l, r, pipe.persp.width, pipe.persp.height, &cfg.units)),
+            (Some(l), Some(r)) => Some(crate::measure::measure(
+                l,
+                r,
+                pipe.persp.width,
+                pipe.persp.height,
+                &cfg.units,
+            )),
             _ => None,
         };
         Ok(StillResult {
@@ -368,7 +458,13 @@ impl Tuner {
         })
     }
 
-    fn preview_one(&self, i: usize, cfg: &Config, scale: u32, with_birdseye: bool) -> Result<StillPreview> {
+    fn preview_one(
+        &self,
+        i: usize,
+        cfg: &Config,
+        scale: u32,
+        with_birdseye: bool,
+    ) -> Result<StillPreview> {
         let t0 = Instant::now();
         let r = self.analyze(i, cfg)?;
         // Draw at preview size: reduce first, then draw (drawing at full size and reducing
@@ -394,7 +490,11 @@ impl Tuner {
             overlay: data_url(&jpeg(&overlay, 80)?),
             mask: data_url(&jpeg(small_mask.mat(), 80)?),
             search: data_url(&jpeg(search.mat(), 80)?),
-            birdseye: if with_birdseye { Some(preview_url(r.birdseye.mat(), scale)?) } else { None },
+            birdseye: if with_birdseye {
+                Some(preview_url(r.birdseye.mat(), scale)?)
+            } else {
+                None
+            },
             ms: t0.elapsed().as_secs_f64() * 1e3,
         })
     }
@@ -404,7 +504,13 @@ impl Tuner {
     /// bird's-eye view to that one still's preview.
     ///
     /// Fails as a whole only when `cfg` is invalid or its perspective quad is degenerate.
-    pub fn previews(&self, cfg: &Config, indices: &[usize], scale: u32, birdseye_of: Option<usize>) -> Result<Vec<StillPreview>> {
+    pub fn previews(
+        &self,
+        cfg: &Config,
+        indices: &[usize],
+        scale: u32,
+        birdseye_of: Option<usize>,
+    ) -> Result<Vec<StillPreview>> {
         cfg.validate()?;
         // A degenerate quad fails here once rather than on every still (the check does not
         // depend on the frame size).
@@ -412,26 +518,27 @@ impl Tuner {
         let out = indices
             .par_iter()
             .map(|&i| {
-                self.preview_one(i, cfg, scale, birdseye_of == Some(i)).unwrap_or_else(|e| StillPreview {
-                    index: i,
-                    name: self.names.get(i).cloned().unwrap_or_default(),
-                    width: 0,
-                    height: 0,
-                    error: Some(e.to_string()),
-                    left_found: false,
-                    right_found: false,
-                    left_pixels: 0,
-                    right_pixels: 0,
-                    mask_pixels: 0,
-                    radius_m: None,
-                    offset_m: None,
-                    lane_width_m: None,
-                    ms: 0.0,
-                    overlay: String::new(),
-                    mask: String::new(),
-                    search: String::new(),
-                    birdseye: None,
-                })
+                self.preview_one(i, cfg, scale, birdseye_of == Some(i))
+                    .unwrap_or_else(|e| StillPreview {
+                        index: i,
+                        name: self.names.get(i).cloned().unwrap_or_default(),
+                        width: 0,
+                        height: 0,
+                        error: Some(e.to_string()),
+                        left_found: false,
+                        right_found: false,
+                        left_pixels: 0,
+                        right_pixels: 0,
+                        mask_pixels: 0,
+                        radius_m: None,
+                        offset_m: None,
+                        lane_width_m: None,
+                        ms: 0.0,
+                        overlay: String::new(),
+                        mask: String::new(),
+                        search: String::new(),
+                        birdseye: None,
+                    })
             })
             .collect();
         Ok(out)
@@ -449,4 +556,3 @@ pub fn bgr_of(mask: &BinaryMask) -> Result<Mat> {
     imgproc::cvt_color_def(mask.mat(), &mut m, imgproc::COLOR_GRAY2BGR)?;
     Ok(m)
 }
-

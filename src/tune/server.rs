@@ -56,13 +56,21 @@ pub struct Reply {
 
 impl Reply {
     fn json(status: u16, v: &Value) -> Self {
-        Self { status, content_type: "application/json", body: v.to_string().into_bytes() }
+        Self {
+            status,
+            content_type: "application/json",
+            body: v.to_string().into_bytes(),
+        }
     }
     fn error(status: u16, message: impl Into<String>) -> Self {
         Self::json(status, &json!({ "error": message.into() }))
     }
     fn text(content_type: &'static str, s: &str) -> Self {
-        Self { status: 200, content_type, body: s.as_bytes().to_vec() }
+        Self {
+            status: 200,
+            content_type,
+            body: s.as_bytes().to_vec(),
+        }
     }
 }
 
@@ -89,9 +97,18 @@ fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> std::result::Result<T, Re
 
 /// Write a file through a temporary file in the same directory, so a reader never sees half.
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let io = |e: std::io::Error| Error::Io { path: path.to_path_buf(), message: e.to_string() };
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "lanes.toml".into());
+    let io = |e: std::io::Error| Error::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "lanes.toml".into());
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     std::fs::write(&tmp, text).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(|e| {
@@ -102,8 +119,13 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
 
 impl App {
     fn state(&self) -> Result<Value> {
-        let stills: Vec<Value> =
-            self.tuner.names().iter().enumerate().map(|(i, n)| json!({ "index": i, "name": n })).collect();
+        let stills: Vec<Value> = self
+            .tuner
+            .names()
+            .iter()
+            .enumerate()
+            .map(|(i, n)| json!({ "index": i, "name": n }))
+            .collect();
         Ok(json!({
             "stills": stills,
             "specs": params::SPECS,
@@ -122,18 +144,29 @@ impl App {
             Err(reply) => return reply,
         };
         if req.stills.len() > MAX_STILLS_PER_REQUEST {
-            return Reply::error(400, format!("{} stills asked for, at most {MAX_STILLS_PER_REQUEST} per request", req.stills.len()));
+            return Reply::error(
+                400,
+                format!(
+                    "{} stills asked for, at most {MAX_STILLS_PER_REQUEST} per request",
+                    req.stills.len()
+                ),
+            );
         }
         if let Some(i) = req.stills.iter().find(|i| **i >= self.tuner.len()) {
-            return Reply::error(400, format!("no still number {i} (have {})", self.tuner.len()));
+            return Reply::error(
+                400,
+                format!("no still number {i} (have {})", self.tuner.len()),
+            );
         }
         let scale = req.scale.unwrap_or(self.scale);
         if !(1..=16).contains(&scale) {
             return Reply::error(400, format!("scale = {scale} (expected 1..=16)"));
         }
         let t0 = Instant::now();
-        let result = params::apply_params(&self.tuner.loaded, &req.params)
-            .and_then(|cfg| self.tuner.previews(&cfg, &req.stills, scale, req.birdseye_of));
+        let result = params::apply_params(&self.tuner.loaded, &req.params).and_then(|cfg| {
+            self.tuner
+                .previews(&cfg, &req.stills, scale, req.birdseye_of)
+        });
         match result {
             Ok(stills) => {
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -148,9 +181,9 @@ impl App {
             Ok(r) => r,
             Err(reply) => return reply,
         };
-        let cfg = match params::apply_params(&self.tuner.loaded, &req.params)
-            .and_then(|cfg| crate::warp::Perspective::from_config(&cfg.perspective, 1280, 720).map(|_| cfg))
-        {
+        let cfg = match params::apply_params(&self.tuner.loaded, &req.params).and_then(|cfg| {
+            crate::warp::Perspective::from_config(&cfg.perspective, 1280, 720).map(|_| cfg)
+        }) {
             Ok(c) => c,
             Err(e) => return Reply::error(400, e.to_string()),
         };
@@ -161,7 +194,10 @@ impl App {
         match write_atomic(&self.save_to, &text) {
             Ok(()) => {
                 eprintln!("lanes tune: saved {}", self.save_to.display());
-                Reply::json(200, &json!({ "path": self.save_to.display().to_string(), "text": text }))
+                Reply::json(
+                    200,
+                    &json!({ "path": self.save_to.display().to_string(), "text": text }),
+                )
             }
             Err(e) => Reply::error(500, e.to_string()),
         }
@@ -172,7 +208,10 @@ impl App {
             return Reply::error(404, format!("no still `{rest}`"));
         };
         if i >= self.tuner.len() {
-            return Reply::error(404, format!("no still number {i} (have {})", self.tuner.len()));
+            return Reply::error(
+                404,
+                format!("no still number {i} (have {})", self.tuner.len()),
+            );
         }
         let scale = query
             .split('&')
@@ -182,8 +221,16 @@ impl App {
         let Some(scale) = scale else {
             return Reply::error(400, "scale must be an integer in 1..=16");
         };
-        match self.tuner.undistorted(i).and_then(|f| frame_jpeg(&f, scale)) {
-            Ok(jpeg) => Reply { status: 200, content_type: "image/jpeg", body: jpeg },
+        match self
+            .tuner
+            .undistorted(i)
+            .and_then(|f| frame_jpeg(&f, scale))
+        {
+            Ok(jpeg) => Reply {
+                status: 200,
+                content_type: "image/jpeg",
+                body: jpeg,
+            },
             Err(e) => Reply::error(500, e.to_string()),
         }
     }
@@ -192,7 +239,9 @@ impl App {
     pub fn handle(&self, method: &str, url: &str, body: &[u8]) -> Reply {
         let (path, query) = url.split_once('?').unwrap_or((url, ""));
         match (method, path) {
-            ("GET", "/") | ("GET", "/index.html") => Reply::text("text/html; charset=utf-8", INDEX_HTML),
+            ("GET", "/") | ("GET", "/index.html") => {
+                Reply::text("text/html; charset=utf-8", INDEX_HTML)
+            }
             ("GET", "/app.js") => Reply::text("text/javascript; charset=utf-8", APP_JS),
             ("GET", "/app.css") => Reply::text("text/css; charset=utf-8", APP_CSS),
             ("GET", "/api/state") => match self.state() {
@@ -201,10 +250,14 @@ impl App {
             },
             ("POST", "/api/preview") => self.preview(body),
             ("POST", "/api/save") => self.save(body),
-            ("GET", p) if p.starts_with("/api/frame/") => self.frame(&p["/api/frame/".len()..], query),
-            (_, "/" | "/index.html" | "/app.js" | "/app.css" | "/api/state" | "/api/preview" | "/api/save") => {
-                Reply::error(405, format!("{method} not allowed on {path}"))
+            ("GET", p) if p.starts_with("/api/frame/") => {
+                self.frame(&p["/api/frame/".len()..], query)
             }
+            (
+                _,
+                "/" | "/index.html" | "/app.js" | "/app.css" | "/api/state" | "/api/preview"
+                | "/api/save",
+            ) => Reply::error(405, format!("{method} not allowed on {path}")),
             _ => Reply::error(404, format!("no such page: {path}")),
         }
     }
@@ -217,13 +270,19 @@ fn header(name: &str, value: &str) -> Option<tiny_http::Header> {
 /// Check the request's origin and read its body; `Err` is the reply to send instead.
 fn admit(req: &mut tiny_http::Request, addr: SocketAddr) -> std::result::Result<Vec<u8>, Reply> {
     let get = |name: &str| {
-        req.headers().iter().find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name)).map(|h| h.value.as_str().to_string())
+        req.headers()
+            .iter()
+            .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
+            .map(|h| h.value.as_str().to_string())
     };
     let host = get("Host").unwrap_or_default();
     let port = addr.port();
     let allowed = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
     if !allowed.iter().any(|a| a.eq_ignore_ascii_case(&host)) {
-        return Err(Reply::error(403, format!("Host `{host}` refused: open http://127.0.0.1:{port}/")));
+        return Err(Reply::error(
+            403,
+            format!("Host `{host}` refused: open http://127.0.0.1:{port}/"),
+        ));
     }
     if *req.method() == tiny_http::Method::Post {
         let ct = get("Content-Type").unwrap_or_default();
@@ -232,14 +291,24 @@ fn admit(req: &mut tiny_http::Request, addr: SocketAddr) -> std::result::Result<
         }
     }
     if req.body_length().unwrap_or(0) > MAX_BODY {
-        return Err(Reply::error(413, format!("request body over {MAX_BODY} bytes")));
+        return Err(Reply::error(
+            413,
+            format!("request body over {MAX_BODY} bytes"),
+        ));
     }
     let mut body = Vec::new();
-    if let Err(e) = req.as_reader().take(MAX_BODY as u64 + 1).read_to_end(&mut body) {
+    if let Err(e) = req
+        .as_reader()
+        .take(MAX_BODY as u64 + 1)
+        .read_to_end(&mut body)
+    {
         return Err(Reply::error(400, format!("cannot read request body: {e}")));
     }
     if body.len() > MAX_BODY {
-        return Err(Reply::error(413, format!("request body over {MAX_BODY} bytes")));
+        return Err(Reply::error(
+            413,
+            format!("request body over {MAX_BODY} bytes"),
+        ));
     }
     Ok(body)
 }
@@ -250,16 +319,29 @@ fn respond(app: &App, mut req: tiny_http::Request, addr: SocketAddr) {
             let method = req.method().as_str().to_string();
             let url = req.url().to_string();
             // A bug in one handler must not take the server down: answer 500 and go on.
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app.handle(&method, &url, &body)))
-                .unwrap_or_else(|_| Reply::error(500, "internal error (see the server's terminal)"))
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                app.handle(&method, &url, &body)
+            }))
+            .unwrap_or_else(|_| Reply::error(500, "internal error (see the server's terminal)"))
         }
         Err(reply) => reply,
     };
     if reply.status >= 500 {
-        eprintln!("lanes tune: {} {}: {}", req.method(), req.url(), String::from_utf8_lossy(&reply.body));
+        eprintln!(
+            "lanes tune: {} {}: {}",
+            req.method(),
+            req.url(),
+            String::from_utf8_lossy(&reply.body)
+        );
     }
     let mut resp = tiny_http::Response::from_data(reply.body).with_status_code(reply.status);
-    for h in [header("Content-Type", reply.content_type), header("Cache-Control", "no-store")].into_iter().flatten() {
+    for h in [
+        header("Content-Type", reply.content_type),
+        header("Cache-Control", "no-store"),
+    ]
+    .into_iter()
+    .flatten()
+    {
         resp.add_header(h);
     }
     // The browser may have gone (tab closed, request superseded): nothing to do then.
@@ -283,9 +365,14 @@ impl Server {
                 e.to_string()
             },
         })?;
-        let addr = listener.local_addr().map_err(|e| Error::Io { path: "listener".into(), message: e.to_string() })?;
-        let inner = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| Error::Io { path: PathBuf::from(addr.to_string()), message: e.to_string() })?;
+        let addr = listener.local_addr().map_err(|e| Error::Io {
+            path: "listener".into(),
+            message: e.to_string(),
+        })?;
+        let inner = tiny_http::Server::from_listener(listener, None).map_err(|e| Error::Io {
+            path: PathBuf::from(addr.to_string()),
+            message: e.to_string(),
+        })?;
         Ok(Self { inner, addr })
     }
 

@@ -42,11 +42,16 @@ impl Sweep {
     /// Parse `threshold.l_min=180..240:20` (180, 200, 220, 240; TO is included when the steps
     /// reach it), `search.windows=6,9,12` or `threshold.s_enabled=false,true`.
     pub fn parse(spec: &str) -> Result<Self> {
-        let (key, range) = spec.split_once('=').ok_or_else(|| bad_spec(spec, "no `=`"))?;
+        let (key, range) = spec
+            .split_once('=')
+            .ok_or_else(|| bad_spec(spec, "no `=`"))?;
         let key = key.trim();
         let ps = params::spec(key).ok_or_else(|| {
             if key == params::PERSPECTIVE_SRC {
-                bad_spec(spec, "the perspective quad cannot be swept; sweep a threshold or search parameter")
+                bad_spec(
+                    spec,
+                    "the perspective quad cannot be swept; sweep a threshold or search parameter",
+                )
             } else {
                 Error::Invalid(format!("--sweep {spec}: {}", params::unknown(key)))
             }
@@ -54,10 +59,17 @@ impl Sweep {
         let range = range.trim();
         let values: Vec<Value> = if let Some((from, rest)) = range.split_once("..") {
             if ps.kind == Kind::Bool {
-                return Err(bad_spec(spec, "a true/false parameter takes a list: KEY=false,true"));
+                return Err(bad_spec(
+                    spec,
+                    "a true/false parameter takes a list: KEY=false,true",
+                ));
             }
             let (to, step) = rest.split_once(':').unwrap_or((rest, "1"));
-            let num = |s: &str, what: &str| s.trim().parse::<i64>().map_err(|_| bad_spec(spec, &format!("{what} `{s}` is not an integer")));
+            let num = |s: &str, what: &str| {
+                s.trim()
+                    .parse::<i64>()
+                    .map_err(|_| bad_spec(spec, &format!("{what} `{s}` is not an integer")))
+            };
             let (from, to, step) = (num(from, "FROM")?, num(to, "TO")?, num(step, "STEP")?);
             if step <= 0 {
                 return Err(bad_spec(spec, "STEP must be positive"));
@@ -78,15 +90,24 @@ impl Sweep {
                     match v {
                         "true" => Ok(Value::Bool(true)),
                         "false" => Ok(Value::Bool(false)),
-                        _ => v.parse::<i64>().map(Value::from).map_err(|_| bad_spec(spec, &format!("value `{v}` is not an integer"))),
+                        _ => v
+                            .parse::<i64>()
+                            .map(Value::from)
+                            .map_err(|_| bad_spec(spec, &format!("value `{v}` is not an integer"))),
                     }
                 })
                 .collect::<Result<_>>()?
         };
         if values.is_empty() || values.len() > MAX_VALUES {
-            return Err(bad_spec(spec, &format!("{} values, expected 1..={MAX_VALUES}", values.len())));
+            return Err(bad_spec(
+                spec,
+                &format!("{} values, expected 1..={MAX_VALUES}", values.len()),
+            ));
         }
-        Ok(Self { key: key.to_string(), values })
+        Ok(Self {
+            key: key.to_string(),
+            values,
+        })
     }
 
     /// The config for each value: `base` with the value set, validated (the first bad value is
@@ -131,18 +152,42 @@ fn text_width(s: &str, scale: f64) -> Result<i32> {
 }
 
 fn put(img: &mut Mat, s: &str, x: i32, y: i32, scale: f64, color: Scalar) -> Result<()> {
-    imgproc::put_text(img, s, Point::new(x, y), FONT, scale, color, 1, imgproc::LINE_AA, false)?;
+    imgproc::put_text(
+        img,
+        s,
+        Point::new(x, y),
+        FONT,
+        scale,
+        color,
+        1,
+        imgproc::LINE_AA,
+        false,
+    )?;
     Ok(())
 }
 
 /// Fit `img` into `w` x `h` (reduced by area averaging, then padded).
 fn fit_cell(img: &Mat, w: i32, h: i32) -> Result<Mat> {
     let mut small = Mat::default();
-    imgproc::resize(img, &mut small, core::Size::new(w, h), 0.0, 0.0, imgproc::INTER_AREA)?;
+    imgproc::resize(
+        img,
+        &mut small,
+        core::Size::new(w, h),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
     Ok(small)
 }
 
-fn cell(tuner: &Tuner, i: usize, cfg: &Config, show: Show, w: i32, h: i32) -> Result<(Mat, CellStats)> {
+fn cell(
+    tuner: &Tuner,
+    i: usize,
+    cfg: &Config,
+    show: Show,
+    w: i32,
+    h: i32,
+) -> Result<(Mat, CellStats)> {
     let r = tuner.analyze(i, cfg)?;
     let pic = match show {
         Show::Mask => bgr_of(&r.mask)?,
@@ -165,22 +210,59 @@ fn cell(tuner: &Tuner, i: usize, cfg: &Config, show: Show, w: i32, h: i32) -> Re
     img.copy_to(&mut Mat::roi_mut(&mut out, Rect::new(0, 0, w, h))?)?;
     let white = Scalar::new(235.0, 235.0, 235.0, 0.0);
     let red = Scalar::new(60.0, 60.0, 255.0, 0.0);
-    let l = if stats.left_found { format!("L {}", stats.left_pixels) } else { "L not found".into() };
-    let r_txt = if stats.right_found { format!("R {}", stats.right_pixels) } else { "R not found".into() };
+    let l = if stats.left_found {
+        format!("L {}", stats.left_pixels)
+    } else {
+        "L not found".into()
+    };
+    let r_txt = if stats.right_found {
+        format!("R {}", stats.right_pixels)
+    } else {
+        "R not found".into()
+    };
     let base = h + BAND - 5;
-    put(&mut out, &l, 4, base, 0.42, if stats.left_found { white } else { red })?;
+    put(
+        &mut out,
+        &l,
+        4,
+        base,
+        0.42,
+        if stats.left_found { white } else { red },
+    )?;
     let m_txt = format!("mask {}", stats.mask_pixels);
-    put(&mut out, &m_txt, (w - text_width(&m_txt, 0.42)?) / 2, base, 0.42, Scalar::new(170.0, 170.0, 170.0, 0.0))?;
+    put(
+        &mut out,
+        &m_txt,
+        (w - text_width(&m_txt, 0.42)?) / 2,
+        base,
+        0.42,
+        Scalar::new(170.0, 170.0, 170.0, 0.0),
+    )?;
     let rw = text_width(&r_txt, 0.42)?;
-    put(&mut out, &r_txt, w - rw - 4, base, 0.42, if stats.right_found { white } else { red })?;
+    put(
+        &mut out,
+        &r_txt,
+        w - rw - 4,
+        base,
+        0.42,
+        if stats.right_found { white } else { red },
+    )?;
     if !(stats.left_found && stats.right_found) {
-        imgproc::rectangle(&mut out, Rect::new(0, 0, w, h + BAND), red, 3, imgproc::LINE_8, 0)?;
+        imgproc::rectangle(
+            &mut out,
+            Rect::new(0, 0, w, h + BAND),
+            red,
+            3,
+            imgproc::LINE_8,
+            0,
+        )?;
     }
     Ok((out, stats))
 }
 
 fn error_cell(w: i32, h: i32, message: &str) -> Result<Mat> {
-    let mut img = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(20.0, 20.0, 70.0, 0.0))?;
+    let mut img =
+        Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(20.0, 20.0, 70.0, 0.0))?;
     let mut line = String::new();
     let mut y = 20;
     for word in message.split_whitespace() {
@@ -200,7 +282,13 @@ fn error_cell(w: i32, h: i32, message: &str) -> Result<Mat> {
 
 /// Render the contact sheet: a header row of values, a column of still names, and one cell
 /// `cell_width` px wide per still and value. Returns the sheet and the stats `[still][value]`.
-pub fn contact_sheet(tuner: &Tuner, base: &Config, sweep: &Sweep, show: Show, cell_width: i32) -> Result<(Mat, Vec<Vec<CellStats>>)> {
+pub fn contact_sheet(
+    tuner: &Tuner,
+    base: &Config,
+    sweep: &Sweep,
+    show: Show,
+    cell_width: i32,
+) -> Result<(Mat, Vec<Vec<CellStats>>)> {
     let configs = sweep.configs(base)?;
     crate::warp::Perspective::from_config(&base.perspective, 1280, 720)?;
     let w = cell_width.clamp(64, 1280);
@@ -210,14 +298,22 @@ pub fn contact_sheet(tuner: &Tuner, base: &Config, sweep: &Sweep, show: Show, ce
         .map(|f| ((w as f64) * f.height() as f64 / f.width() as f64).round() as i32)
         .unwrap_or(w * 9 / 16)
         .max(40);
-    let jobs: Vec<(usize, usize)> = (0..tuner.len()).flat_map(|r| (0..configs.len()).map(move |c| (r, c))).collect();
+    let jobs: Vec<(usize, usize)> = (0..tuner.len())
+        .flat_map(|r| (0..configs.len()).map(move |c| (r, c)))
+        .collect();
     let cells: Vec<(Mat, CellStats)> = jobs
         .par_iter()
         .map(|&(r, c)| match cell(tuner, r, &configs[c], show, w, h) {
             Ok(x) => Ok(x),
             Err(e) => {
                 let msg = e.to_string();
-                Ok((error_cell(w, h + BAND, &msg)?, CellStats { error: Some(msg), ..Default::default() }))
+                Ok((
+                    error_cell(w, h + BAND, &msg)?,
+                    CellStats {
+                        error: Some(msg),
+                        ..Default::default()
+                    },
+                ))
             }
         })
         .collect::<Result<_>>()?;
@@ -234,9 +330,17 @@ pub fn contact_sheet(tuner: &Tuner, base: &Config, sweep: &Sweep, show: Show, ce
     let sheet_w = label_w + cols * (w + gap) + gap;
     let ch = h + BAND;
     let sheet_h = head + rows * (ch + gap) + gap;
-    let mut sheet = Mat::new_rows_cols_with_default(sheet_h, sheet_w, core::CV_8UC3, Scalar::all(BG))?;
+    let mut sheet =
+        Mat::new_rows_cols_with_default(sheet_h, sheet_w, core::CV_8UC3, Scalar::all(BG))?;
     let white = Scalar::new(240.0, 240.0, 240.0, 0.0);
-    put(&mut sheet, &sweep.key, 8, 20, label_scale, Scalar::new(160.0, 220.0, 255.0, 0.0))?;
+    put(
+        &mut sheet,
+        &sweep.key,
+        8,
+        20,
+        label_scale,
+        Scalar::new(160.0, 220.0, 255.0, 0.0),
+    )?;
     for c in 0..cols {
         let label = sweep.label(c as usize);
         let x = label_w + c * (w + gap) + (w - text_width(&label, 0.6)?) / 2;
@@ -244,7 +348,10 @@ pub fn contact_sheet(tuner: &Tuner, base: &Config, sweep: &Sweep, show: Show, ce
     }
     let mut stats = vec![Vec::with_capacity(configs.len()); tuner.len()];
     for ((r, c), (img, st)) in jobs.iter().zip(cells) {
-        let (x, y) = (label_w + *c as i32 * (w + gap), head + *r as i32 * (ch + gap));
+        let (x, y) = (
+            label_w + *c as i32 * (w + gap),
+            head + *r as i32 * (ch + gap),
+        );
         let mut roi = Mat::roi_mut(&mut sheet, Rect::new(x, y, w, ch))?;
         img.copy_to(&mut roi)?;
         stats[*r].push(st);
@@ -268,9 +375,20 @@ mod tests {
     fn range_includes_its_end_when_steps_reach_it() {
         let s = Sweep::parse("threshold.l_min=180..240:20").unwrap();
         assert_eq!(s.key, "threshold.l_min");
-        assert_eq!(s.values, vec![Value::from(180), Value::from(200), Value::from(220), Value::from(240)]);
+        assert_eq!(
+            s.values,
+            vec![
+                Value::from(180),
+                Value::from(200),
+                Value::from(220),
+                Value::from(240)
+            ]
+        );
         let s = Sweep::parse("search.windows=5..12:3").unwrap();
-        assert_eq!(s.values, vec![Value::from(5), Value::from(8), Value::from(11)]);
+        assert_eq!(
+            s.values,
+            vec![Value::from(5), Value::from(8), Value::from(11)]
+        );
         assert_eq!(s.label(1), "windows = 8");
     }
 
@@ -284,11 +402,15 @@ mod tests {
 
     #[test]
     fn bad_specs_say_what_is_wrong() {
-        let e = Sweep::parse("threshold.l_min=180..240:0").unwrap_err().to_string();
+        let e = Sweep::parse("threshold.l_min=180..240:0")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("STEP must be positive"), "{e}");
         let e = Sweep::parse("threshold.lmin=1..2").unwrap_err().to_string();
         assert!(e.contains("unknown parameter `threshold.lmin`"), "{e}");
-        let e = Sweep::parse("threshold.l_min=0..255:1").unwrap_err().to_string();
+        let e = Sweep::parse("threshold.l_min=0..255:1")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("256 values, at most 40"), "{e}");
         let e = Sweep::parse("threshold.l_min").unwrap_err().to_string();
         assert!(e.contains("no `=`"), "{e}");
@@ -298,6 +420,9 @@ mod tests {
     fn a_value_that_breaks_validation_is_named() {
         let s = Sweep::parse("threshold.l_min=235..255:10").unwrap();
         let e = s.configs(&Config::default()).unwrap_err().to_string();
-        assert_eq!(e, "config threshold.l_min = 255 (expected less than threshold.l_max = 255)");
+        assert_eq!(
+            e,
+            "config threshold.l_min = 255 (expected less than threshold.l_max = 255)"
+        );
     }
 }

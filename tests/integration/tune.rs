@@ -36,13 +36,23 @@ impl TuneServer {
             .spawn()
             .expect("start lanes tune");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
         if !line.starts_with("http://127.0.0.1:") {
             let mut err = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             panic!("lanes tune did not print its URL: {line:?}; stderr: {err}");
         }
-        TuneServer { child: Some(child), url: line.trim().to_string() }
+        TuneServer {
+            child: Some(child),
+            url: line.trim().to_string(),
+        }
     }
 
     pub fn get(&self, path: &str) -> http::Response {
@@ -55,7 +65,10 @@ impl TuneServer {
 
     /// Previews of `stills` with `params`; panics unless 200.
     pub fn preview(&self, params: Value, stills: &[usize]) -> Value {
-        let r = self.post("api/preview", &json!({ "params": params, "stills": stills }));
+        let r = self.post(
+            "api/preview",
+            &json!({ "params": params, "stills": stills }),
+        );
         assert_eq!(r.status, 200, "{}", r.text());
         r.json()
     }
@@ -63,19 +76,34 @@ impl TuneServer {
     /// Ctrl-C (SIGINT): the server must exit 0 and say it stopped. Returns its stderr.
     pub fn stop(mut self) -> String {
         let mut child = self.child.take().unwrap();
-        let ok = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        let ok = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
         assert!(ok.success());
         let t0 = Instant::now();
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
                 break s;
             }
-            assert!(t0.elapsed() < Duration::from_secs(20), "lanes tune did not stop within 20 s of SIGINT");
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "lanes tune did not stop within 20 s of SIGINT"
+            );
             std::thread::sleep(Duration::from_millis(50));
         };
         let mut err = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-        assert_eq!(status.code(), Some(0), "exit status after SIGINT; stderr: {err}");
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "exit status after SIGINT; stderr: {err}"
+        );
         assert!(err.contains("lanes tune: stopped"), "{err}");
         assert!(!err.contains("panicked"), "{err}");
         err
@@ -100,7 +128,9 @@ fn s(p: &Path) -> &str {
 }
 
 fn num(v: &Value, key: &str) -> f64 {
-    v[key].as_f64().unwrap_or_else(|| panic!("{key} missing in {v}"))
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
 }
 
 #[test]
@@ -110,27 +140,74 @@ fn tune_serves_page_assets_and_state() {
     let srv = TuneServer::start(&[s(&dir)], t.path());
     let page = srv.get("/");
     assert_eq!(page.status, 200);
-    assert!(page.header("content-type").unwrap().starts_with("text/html"));
+    assert!(page
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/html"));
     let html = page.text();
-    assert!(html.contains("<script src=\"/app.js\">") && html.contains("/app.css"), "{html}");
-    assert!(!html.contains("http://") && !html.contains("https://"), "the page must not load anything from outside");
+    assert!(
+        html.contains("<script src=\"/app.js\">") && html.contains("/app.css"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "the page must not load anything from outside"
+    );
     for (path, ct) in [("/app.js", "text/javascript"), ("/app.css", "text/css")] {
         let r = srv.get(path);
         assert_eq!(r.status, 200, "{path}");
         assert!(r.header("content-type").unwrap().starts_with(ct), "{path}");
-        assert!(!r.text().contains("https://"), "{path} loads something from outside");
+        assert!(
+            !r.text().contains("https://"),
+            "{path} loads something from outside"
+        );
     }
     let st = srv.get("/api/state").json();
-    let names: Vec<&str> = st["stills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = st["stills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
         names,
-        ["straight_lines1.jpg", "straight_lines2.jpg", "test1.jpg", "test2.jpg", "test3.jpg", "test4.jpg", "test5.jpg", "test6.jpg"]
+        [
+            "straight_lines1.jpg",
+            "straight_lines2.jpg",
+            "test1.jpg",
+            "test2.jpg",
+            "test3.jpg",
+            "test4.jpg",
+            "test5.jpg",
+            "test6.jpg"
+        ]
     );
     assert_eq!(st["loaded"]["threshold.l_min"], 220);
-    assert_eq!(st["loaded"]["perspective.src"], json!([[575.0, 464.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]]));
+    assert_eq!(
+        st["loaded"]["perspective.src"],
+        json!([
+            [575.0, 464.0],
+            [707.0, 464.0],
+            [258.0, 682.0],
+            [1049.0, 682.0]
+        ])
+    );
     assert_eq!(st["save_to"], "lanes.toml");
-    let keys: Vec<&str> = st["specs"].as_array().unwrap().iter().map(|s| s["key"].as_str().unwrap()).collect();
-    for k in ["threshold.l_min", "threshold.b_scale_gate", "threshold.sobel_enabled", "threshold.s_max", "search.windows", "search.min_pixels", "search.prior_margin"] {
+    let keys: Vec<&str> = st["specs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    for k in [
+        "threshold.l_min",
+        "threshold.b_scale_gate",
+        "threshold.sobel_enabled",
+        "threshold.s_max",
+        "search.windows",
+        "search.min_pixels",
+        "search.prior_margin",
+    ] {
         assert!(keys.contains(&k), "{k} not tunable: {keys:?}");
     }
     assert_eq!(srv.get("/nope").status, 404);
@@ -155,39 +232,82 @@ fn tune_preview_matches_stills_pipeline_and_mask_follows_threshold() {
     let out = t.path().join("img");
     let o = lanes(&["image", s(&dir), "-o", s(&out), "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", super::stderr(&o));
-    let records: Vec<Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(records.len(), 8);
     for (p, r) in base["stills"].as_array().unwrap().iter().zip(&records) {
-        assert!(r["file"].as_str().unwrap().ends_with(p["name"].as_str().unwrap()));
+        assert!(r["file"]
+            .as_str()
+            .unwrap()
+            .ends_with(p["name"].as_str().unwrap()));
         assert_eq!(p["error"], Value::Null);
         assert_eq!(p["left_pixels"], r["left_pixels"], "{}", p["name"]);
         assert_eq!(p["right_pixels"], r["right_pixels"], "{}", p["name"]);
-        for (a, b) in [("radius_m", "radius_m"), ("offset_m", "offset_m"), ("lane_width_m", "lane_width_m")] {
+        for (a, b) in [
+            ("radius_m", "radius_m"),
+            ("offset_m", "offset_m"),
+            ("lane_width_m", "lane_width_m"),
+        ] {
             let (x, y) = (num(p, a), num(r, b));
-            assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{} {a}: tune {x} vs image {y}", p["name"]);
+            assert!(
+                (x - y).abs() <= 1e-9 * y.abs().max(1.0),
+                "{} {a}: tune {x} vs image {y}",
+                p["name"]
+            );
         }
         assert_eq!(p["left_found"], true);
         assert_eq!(p["right_found"], true);
         for pic in ["overlay", "mask", "search"] {
-            assert!(p[pic].as_str().unwrap().starts_with("data:image/jpeg;base64,"), "{pic}");
+            assert!(
+                p[pic]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("data:image/jpeg;base64,"),
+                "{pic}"
+            );
         }
     }
     // One still's previews are a third of 1280x720.
-    let b64 = base["stills"][0]["mask"].as_str().unwrap().trim_start_matches("data:image/jpeg;base64,");
+    let b64 = base["stills"][0]["mask"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("data:image/jpeg;base64,");
     use base64::Engine;
-    let jpeg = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
+    let jpeg = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
     let img = image::load_from_memory(&jpeg).unwrap();
     assert_eq!((img.width(), img.height()), (426, 240));
 
     let lower = srv.preview(json!({ "threshold.l_min": 150 }), &all);
-    for (a, b) in base["stills"].as_array().unwrap().iter().zip(lower["stills"].as_array().unwrap()) {
+    for (a, b) in base["stills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(lower["stills"].as_array().unwrap())
+    {
         let (m0, m1) = (num(a, "mask_pixels"), num(b, "mask_pixels"));
-        assert!(m1 > m0 * 1.1, "{}: l_min 150 gives {m1} mask pixels, 220 gives {m0}", a["name"]);
-        assert_ne!(a["mask"], b["mask"], "{}: mask picture unchanged", a["name"]);
+        assert!(
+            m1 > m0 * 1.1,
+            "{}: l_min 150 gives {m1} mask pixels, 220 gives {m0}",
+            a["name"]
+        );
+        assert_ne!(
+            a["mask"], b["mask"],
+            "{}: mask picture unchanged",
+            a["name"]
+        );
     }
     // Back to the defaults gives back exactly the first numbers (no state leaks between sets).
     let again = srv.preview(json!({ "threshold.l_min": 220 }), &all);
-    for (a, b) in base["stills"].as_array().unwrap().iter().zip(again["stills"].as_array().unwrap()) {
+    for (a, b) in base["stills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(again["stills"].as_array().unwrap())
+    {
         assert_eq!(a["mask_pixels"], b["mask_pixels"]);
         assert_eq!(a["left_pixels"], b["left_pixels"]);
     }
@@ -200,21 +320,42 @@ fn tune_bad_values_answer_400_with_the_message_and_the_server_goes_on() {
     let t = tmp();
     let srv = TuneServer::start(&[s(&dir)], t.path());
     let cases: Vec<(Value, &str)> = vec![
-        (json!({ "params": { "threshold.l_min": 300 }, "stills": [0] }), "config threshold.l_min = 300 (expected an integer in 0..=255)"),
+        (
+            json!({ "params": { "threshold.l_min": 300 }, "stills": [0] }),
+            "config threshold.l_min = 300 (expected an integer in 0..=255)",
+        ),
         (
             json!({ "params": { "threshold.l_min": 255 }, "stills": [0] }),
             "config threshold.l_min = 255 (expected less than threshold.l_max = 255)",
         ),
-        (json!({ "params": { "search.windows": 0 }, "stills": [0] }), "config search.windows = 0 (expected an integer in 1..=50)"),
-        (json!({ "params": { "search.margin": "wide" }, "stills": [0] }), "config search.margin = \"wide\" (expected an integer in 1..=1000)"),
-        (json!({ "params": { "threshold.l_mn": 3 }, "stills": [0] }), "unknown parameter `threshold.l_mn`"),
+        (
+            json!({ "params": { "search.windows": 0 }, "stills": [0] }),
+            "config search.windows = 0 (expected an integer in 1..=50)",
+        ),
+        (
+            json!({ "params": { "search.margin": "wide" }, "stills": [0] }),
+            "config search.margin = \"wide\" (expected an integer in 1..=1000)",
+        ),
+        (
+            json!({ "params": { "threshold.l_mn": 3 }, "stills": [0] }),
+            "unknown parameter `threshold.l_mn`",
+        ),
         (
             json!({ "params": { "perspective.src": [[600, 450], [600, 450], [600, 450], [600, 450]] }, "stills": [0] }),
             "perspective quad is degenerate",
         ),
-        (json!({ "params": { "perspective.src": [[1, 2]] }, "stills": [0] }), "config perspective.src = [[1,2]]"),
-        (json!({ "params": {}, "stills": [8] }), "no still number 8 (have 8)"),
-        (json!({ "params": {}, "stills": [0], "scale": 0 }), "scale = 0 (expected 1..=16)"),
+        (
+            json!({ "params": { "perspective.src": [[1, 2]] }, "stills": [0] }),
+            "config perspective.src = [[1,2]]",
+        ),
+        (
+            json!({ "params": {}, "stills": [8] }),
+            "no still number 8 (have 8)",
+        ),
+        (
+            json!({ "params": {}, "stills": [0], "scale": 0 }),
+            "scale = 0 (expected 1..=16)",
+        ),
         (json!({ "stils": [0] }), "bad request body"),
     ];
     for (body, msg) in &cases {
@@ -223,14 +364,31 @@ fn tune_bad_values_answer_400_with_the_message_and_the_server_goes_on() {
         let err = r.json()["error"].as_str().unwrap().to_string();
         assert!(err.contains(msg), "{body}: got {err:?}, expected {msg:?}");
     }
-    let r = http::request("POST", &format!("{}api/preview", srv.url), Some("application/json"), b"{not json");
+    let r = http::request(
+        "POST",
+        &format!("{}api/preview", srv.url),
+        Some("application/json"),
+        b"{not json",
+    );
     assert_eq!(r.status, 400);
-    let r = http::request("POST", &format!("{}api/preview", srv.url), Some("text/plain"), b"{}");
+    let r = http::request(
+        "POST",
+        &format!("{}api/preview", srv.url),
+        Some("text/plain"),
+        b"{}",
+    );
     assert_eq!(r.status, 415, "{}", r.text());
     // Save refuses bad values too, and writes nothing.
     let r = srv.post("api/save", &json!({ "params": { "threshold.b_min": 255 } }));
     assert_eq!(r.status, 400);
-    assert!(r.json()["error"].as_str().unwrap().contains("threshold.b_min = 255"), "{}", r.text());
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("threshold.b_min = 255"),
+        "{}",
+        r.text()
+    );
     assert!(!t.path().join("lanes.toml").exists());
     // Still alive and correct.
     let ok = srv.preview(json!({ "threshold.l_min": 200 }), &[2]);
@@ -254,7 +412,10 @@ fn tune_save_writes_only_changed_values_and_reloads() {
     assert_eq!(r.status, 200, "{}", r.text());
     let text = std::fs::read_to_string(&saved).unwrap();
     assert_eq!(r.json()["text"].as_str().unwrap(), text);
-    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    let body: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
     assert_eq!(
         body,
         [
@@ -267,7 +428,10 @@ fn tune_save_writes_only_changed_values_and_reloads() {
         ],
         "{text}"
     );
-    assert!(text.starts_with("# lanes configuration written by `lanes tune`"), "{text}");
+    assert!(
+        text.starts_with("# lanes configuration written by `lanes tune`"),
+        "{text}"
+    );
     srv.stop();
 
     // The file loads (lanes config --check) and a new session starts from it and saves back to it.
@@ -295,7 +459,10 @@ fn tune_concurrent_requests_and_dropped_connections() {
     let t = tmp();
     let srv = TuneServer::start(&[s(&dir)], t.path());
     let values = [160, 190, 220, 240];
-    let alone: Vec<Value> = values.iter().map(|v| srv.preview(json!({ "threshold.l_min": v }), &[0, 3, 6])).collect();
+    let alone: Vec<Value> = values
+        .iter()
+        .map(|v| srv.preview(json!({ "threshold.l_min": v }), &[0, 3, 6]))
+        .collect();
     let url = srv.url.clone();
     let handles: Vec<_> = values
         .iter()
@@ -304,7 +471,10 @@ fn tune_concurrent_requests_and_dropped_connections() {
             std::thread::spawn(move || {
                 (0..3)
                     .map(|_| {
-                        let r = http::post_json(&format!("{url}api/preview"), &json!({ "params": { "threshold.l_min": v }, "stills": [0, 3, 6] }));
+                        let r = http::post_json(
+                            &format!("{url}api/preview"),
+                            &json!({ "params": { "threshold.l_min": v }, "stills": [0, 3, 6] }),
+                        );
                         assert_eq!(r.status, 200, "{}", r.text());
                         r.json()
                     })
@@ -323,7 +493,12 @@ fn tune_concurrent_requests_and_dropped_connections() {
     drop(gone);
     for (h, want) in handles.into_iter().zip(&alone) {
         for got in h.join().unwrap() {
-            for (g, w) in got["stills"].as_array().unwrap().iter().zip(want["stills"].as_array().unwrap()) {
+            for (g, w) in got["stills"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(want["stills"].as_array().unwrap())
+            {
                 assert_eq!(g["mask_pixels"], w["mask_pixels"]);
                 assert_eq!(g["left_pixels"], w["left_pixels"]);
                 assert_eq!(g["right_pixels"], w["right_pixels"]);
@@ -332,8 +507,14 @@ fn tune_concurrent_requests_and_dropped_connections() {
     }
     // Lower l_min, more mask pixels: 160 > 190 > 220 > 240 on each still.
     for k in 0..3 {
-        let m: Vec<f64> = alone.iter().map(|a| num(&a["stills"][k], "mask_pixels")).collect();
-        assert!(m.windows(2).all(|w| w[0] > w[1]), "mask pixels by l_min {values:?}: {m:?}");
+        let m: Vec<f64> = alone
+            .iter()
+            .map(|a| num(&a["stills"][k], "mask_pixels"))
+            .collect();
+        assert!(
+            m.windows(2).all(|w| w[0] > w[1]),
+            "mask pixels by l_min {values:?}: {m:?}"
+        );
     }
     assert_eq!(srv.get("/api/state").status, 200);
     srv.stop();
@@ -342,7 +523,9 @@ fn tune_concurrent_requests_and_dropped_connections() {
 /// Preview latency for 12 stills at 1280x720 (printed; the page's target is 300 ms).
 #[test]
 fn tune_preview_latency_12_stills() {
-    let (Some(a), Some(b)) = (udacity(), data("frames/ysono/test_images")) else { return };
+    let (Some(a), Some(b)) = (udacity(), data("frames/ysono/test_images")) else {
+        return;
+    };
     let t = tmp();
     let srv = TuneServer::start(&[s(&a), s(&b)], t.path());
     let all: Vec<usize> = (0..12).collect();
@@ -351,7 +534,12 @@ fn tune_preview_latency_12_stills() {
     let cold = t0.elapsed().as_secs_f64() * 1e3;
     assert_eq!(first["stills"].as_array().unwrap().len(), 12);
     for p in first["stills"].as_array().unwrap() {
-        assert_eq!((p["width"].as_i64(), p["height"].as_i64()), (Some(1280), Some(720)), "{}", p["name"]);
+        assert_eq!(
+            (p["width"].as_i64(), p["height"].as_i64()),
+            (Some(1280), Some(720)),
+            "{}",
+            p["name"]
+        );
     }
     let time = |params: Value| {
         let t0 = Instant::now();
@@ -360,7 +548,9 @@ fn tune_preview_latency_12_stills() {
     };
     let mut thr = Vec::new();
     for v in [200, 205, 210, 215, 225, 230] {
-        thr.push(time(json!({ "threshold.l_min": v, "search.margin": 60 + v / 5 })));
+        thr.push(time(
+            json!({ "threshold.l_min": v, "search.margin": 60 + v / 5 }),
+        ));
     }
     let mut persp = Vec::new();
     for dx in [1.0, 2.0, 3.0, 4.0] {
@@ -371,10 +561,23 @@ fn tune_preview_latency_12_stills() {
         x.sort_by(|a, b| a.partial_cmp(b).unwrap());
         x[x.len() / 2]
     };
-    let fmt = |v: &[(f64, f64)]| v.iter().map(|(rt, sv)| format!("{rt:.0} ({sv:.0})")).collect::<Vec<_>>().join(", ");
+    let fmt = |v: &[(f64, f64)]| {
+        v.iter()
+            .map(|(rt, sv)| format!("{rt:.0} ({sv:.0})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     println!("tune latency, 12 stills 1280x720, previews at 1/3: first request (decode + warp) {cold:.0} ms");
-    println!("  threshold/search change, round trip (server) ms: {}; median {:.0} ms", fmt(&thr), med(&thr));
-    println!("  perspective change,      round trip (server) ms: {}; median {:.0} ms", fmt(&persp), med(&persp));
+    println!(
+        "  threshold/search change, round trip (server) ms: {}; median {:.0} ms",
+        fmt(&thr),
+        med(&thr)
+    );
+    println!(
+        "  perspective change,      round trip (server) ms: {}; median {:.0} ms",
+        fmt(&persp),
+        med(&persp)
+    );
     srv.stop();
 }
 
@@ -383,36 +586,80 @@ fn tune_sweep_writes_labelled_contact_sheet() {
     let Some(dir) = udacity() else { return };
     let t = tmp();
     let sheet = t.path().join("sheet.png");
-    let imgs = [dir.join("test1.jpg"), dir.join("test5.jpg"), dir.join("straight_lines1.jpg")];
-    let o = lanes(&["tune", "--sweep", "threshold.l_min=180..240:20", s(&imgs[0]), s(&imgs[1]), s(&imgs[2]), "-o", s(&sheet)]);
+    let imgs = [
+        dir.join("test1.jpg"),
+        dir.join("test5.jpg"),
+        dir.join("straight_lines1.jpg"),
+    ];
+    let o = lanes(&[
+        "tune",
+        "--sweep",
+        "threshold.l_min=180..240:20",
+        s(&imgs[0]),
+        s(&imgs[1]),
+        s(&imgs[2]),
+        "-o",
+        s(&sheet),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", super::stderr(&o));
     let (w, h) = image::image_dimensions(&sheet).unwrap();
     // 3 rows of 320x180 cells (+ an 18 px stats band) under a 30 px header, 4 px gaps;
     // 4 columns after the name column.
     assert_eq!(h, 30 + 3 * (180 + 18 + 4) + 4);
-    assert!(w > 4 * (320 + 4) + 4 && w < 4 * (320 + 4) + 4 + 420, "width {w}");
+    assert!(
+        w > 4 * (320 + 4) + 4 && w < 4 * (320 + 4) + 4 + 420,
+        "width {w}"
+    );
     let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
     assert_eq!(lines.len(), 4, "{lines:?}");
     let mean: Vec<f64> = lines
         .iter()
         .zip([180, 200, 220, 240])
         .map(|(l, v)| {
-            assert!(l.starts_with(&format!("threshold.l_min = {v}: both lines on ")), "{l}");
+            assert!(
+                l.starts_with(&format!("threshold.l_min = {v}: both lines on ")),
+                "{l}"
+            );
             l.rsplit(' ').next().unwrap().parse().unwrap()
         })
         .collect();
-    assert!(mean.windows(2).all(|w| w[0] > w[1]), "mean mask pixels should fall as l_min rises: {mean:?}");
+    assert!(
+        mean.windows(2).all(|w| w[0] > w[1]),
+        "mean mask pixels should fall as l_min rises: {mean:?}"
+    );
     // The 220 column is the default config: its mean equals the tuner's mask counts.
     let srv = TuneServer::start(&[s(&imgs[0]), s(&imgs[1]), s(&imgs[2])], t.path());
     let p = srv.preview(json!({}), &[0, 1, 2]);
-    let m: f64 = p["stills"].as_array().unwrap().iter().map(|s| num(s, "mask_pixels")).sum::<f64>() / 3.0;
-    assert!((m - mean[2]).abs() < 0.5 + 1e-9, "sweep mean {} vs tuner {m}", mean[2]);
+    let m: f64 = p["stills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| num(s, "mask_pixels"))
+        .sum::<f64>()
+        / 3.0;
+    assert!(
+        (m - mean[2]).abs() < 0.5 + 1e-9,
+        "sweep mean {} vs tuner {m}",
+        mean[2]
+    );
     srv.stop();
 
     let over = t.path().join("over.jpg");
-    let o = lanes(&["tune", "--sweep", "search.windows=6,9", "--show", "overlay", s(&imgs[0]), "-o", s(&over)]);
+    let o = lanes(&[
+        "tune",
+        "--sweep",
+        "search.windows=6,9",
+        "--show",
+        "overlay",
+        s(&imgs[0]),
+        "-o",
+        s(&over),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", super::stderr(&o));
-    assert_eq!(image::image_dimensions(&over).unwrap().1, 30 + 180 + 18 + 4 + 4);
+    assert_eq!(
+        image::image_dimensions(&over).unwrap().1,
+        30 + 180 + 18 + 4 + 4
+    );
 }
 
 #[test]
@@ -421,11 +668,35 @@ fn tune_sweep_bad_value_or_key_is_a_one_line_error() {
     let t = tmp();
     let out = t.path().join("s.png");
     let img = dir.join("test1.jpg");
-    let o = lanes(&["tune", "--sweep", "threshold.l_min=235..255:10", s(&img), "-o", s(&out)]);
-    assert_one_line_error(&o, "threshold.l_min = 255 (expected less than threshold.l_max = 255)");
-    let o = lanes(&["tune", "--sweep", "threshold.lmin=1..2", s(&img), "-o", s(&out)]);
+    let o = lanes(&[
+        "tune",
+        "--sweep",
+        "threshold.l_min=235..255:10",
+        s(&img),
+        "-o",
+        s(&out),
+    ]);
+    assert_one_line_error(
+        &o,
+        "threshold.l_min = 255 (expected less than threshold.l_max = 255)",
+    );
+    let o = lanes(&[
+        "tune",
+        "--sweep",
+        "threshold.lmin=1..2",
+        s(&img),
+        "-o",
+        s(&out),
+    ]);
     assert_one_line_error(&o, "unknown parameter `threshold.lmin`");
-    let o = lanes(&["tune", "--sweep", "threshold.l_min=200..180:10", s(&img), "-o", s(&out)]);
+    let o = lanes(&[
+        "tune",
+        "--sweep",
+        "threshold.l_min=200..180:10",
+        s(&img),
+        "-o",
+        s(&out),
+    ]);
     assert_one_line_error(&o, "TO is below FROM");
     assert!(!out.exists());
 }
@@ -439,7 +710,14 @@ fn tune_start_errors_are_one_line() {
     assert_one_line_error(&o, "address in use");
     let o = lanes(&["tune", "--port", "0", "no/such/still.jpg"]);
     assert_one_line_error(&o, "no/such/still.jpg: file not found");
-    let o = lanes(&["tune", "--port", "0", "--save-to", "no/such/dir/x.toml", s(&dir)]);
+    let o = lanes(&[
+        "tune",
+        "--port",
+        "0",
+        "--save-to",
+        "no/such/dir/x.toml",
+        s(&dir),
+    ]);
     assert_one_line_error(&o, "directory no/such/dir does not exist");
     let _ = repo_root();
 }

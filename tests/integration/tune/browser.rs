@@ -44,7 +44,11 @@ impl Drop for Driver {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl Driver {
@@ -65,7 +69,10 @@ impl Driver {
                     break;
                 }
             }
-            assert!(t0.elapsed() < Duration::from_secs(20), "chromedriver not ready after 20 s");
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "chromedriver not ready after 20 s"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         let caps = json!({ "capabilities": { "alwaysMatch": {
@@ -80,10 +87,17 @@ impl Driver {
                 ]
             }
         }}});
-        let mut d = Driver { child, base, session: String::new() };
+        let mut d = Driver {
+            child,
+            base,
+            session: String::new(),
+        };
         let r = http::post_json(&format!("{}/session", d.base), &caps);
         assert_eq!(r.status, 200, "new session: {}", r.text());
-        d.session = r.json()["value"]["sessionId"].as_str().expect("sessionId").to_string();
+        d.session = r.json()["value"]["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_string();
         d
     }
 
@@ -107,7 +121,10 @@ impl Driver {
 
     fn find(&self, css: &str) -> String {
         let v = self.cmd("element", json!({ "using": "css selector", "value": css }));
-        v[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {v}")).to_string()
+        v[ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {css}: {v}"))
+            .to_string()
     }
 
     fn keys(&self, el: &str, text: &str) {
@@ -126,7 +143,10 @@ impl Driver {
             if !(v.is_null() || v == false || v == 0 || v == "") {
                 return v;
             }
-            assert!(t0.elapsed() < Duration::from_secs(30), "timed out waiting for {what} ({expr})");
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "timed out waiting for {what} ({expr})"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -135,7 +155,9 @@ impl Driver {
         let r = http::get(&self.url("screenshot"));
         assert_eq!(r.status, 200);
         use base64::Engine;
-        let png = base64::engine::general_purpose::STANDARD.decode(r.json()["value"].as_str().unwrap()).unwrap();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(r.json()["value"].as_str().unwrap())
+            .unwrap();
         std::fs::write(path, png).unwrap();
     }
 }
@@ -145,7 +167,10 @@ const IDLE: &str = "window.tuneState && !window.tuneState.inflight && !window.tu
 /// Move the l_min slider with the keyboard, see the preview change, press Save, read the file.
 #[test]
 fn tune_browser_slider_changes_preview_and_save_writes_file() {
-    let (Some(dir), Some(chal)) = (udacity(), data("frames/ysono/challenge_video_test_images/chalvid_04.png")) else {
+    let (Some(dir), Some(chal)) = (
+        udacity(),
+        data("frames/ysono/challenge_video_test_images/chalvid_04.png"),
+    ) else {
         return;
     };
     let (driver, chrome) = match browser() {
@@ -161,13 +186,23 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     let t = tmp();
     let saved = t.path().join("lanes.toml");
     // Six stills; the third (a challenge-video frame) has no left line at the defaults.
-    let stills = [dir.join("test1.jpg"), dir.join("test4.jpg"), chal, dir.join("straight_lines1.jpg"), dir.join("test5.jpg"), dir.join("test6.jpg")];
+    let stills = [
+        dir.join("test1.jpg"),
+        dir.join("test4.jpg"),
+        chal,
+        dir.join("straight_lines1.jpg"),
+        dir.join("test5.jpg"),
+        dir.join("test6.jpg"),
+    ];
     let args: Vec<&str> = stills.iter().map(|p| s(p)).collect();
     let srv = TuneServer::start(&args, t.path());
     let profile = t.path().join("profile");
     let d = Driver::start(&driver, &chrome, &profile);
     d.goto(&srv.url);
-    d.wait_for(&format!("document.body.dataset.updates >= 1 && {IDLE}"), "the first previews");
+    d.wait_for(
+        &format!("document.body.dataset.updates >= 1 && {IDLE}"),
+        "the first previews",
+    );
     let cards = d.js("return document.querySelectorAll('.card').length;");
     assert_eq!(cards, 6);
     // The still without a left line is marked; the others are not.
@@ -175,8 +210,14 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     assert_eq!(marked, json!(["card-2: left line not found"]));
     let before_src = d.js("return document.querySelector('#card-0 img.mask').src;");
     let before_nums = d.js("return document.querySelector('#card-0 .nums').textContent;");
-    let updates = d.js("return Number(document.body.dataset.updates);").as_i64().unwrap();
-    assert!(before_src.as_str().unwrap().starts_with("data:image/jpeg;base64,"));
+    let updates = d
+        .js("return Number(document.body.dataset.updates);")
+        .as_i64()
+        .unwrap();
+    assert!(before_src
+        .as_str()
+        .unwrap()
+        .starts_with("data:image/jpeg;base64,"));
 
     // At the loaded config, before any change.
     if let Ok(path) = std::env::var("LANES_TUNE_SCREENSHOT") {
@@ -200,24 +241,106 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     assert_ne!(before_nums, after_nums);
     // The page shows what the server computes for l_min = 180.
     let api = srv.preview(json!({ "threshold.l_min": 180 }), &[0]);
-    let shown_mask = after_nums.as_str().unwrap().split("mask ").nth(1).unwrap().split(' ').next().unwrap().to_string();
-    assert_eq!(shown_mask, api["stills"][0]["mask_pixels"].to_string(), "{after_nums}");
+    let shown_mask = after_nums
+        .as_str()
+        .unwrap()
+        .split("mask ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        shown_mask,
+        api["stills"][0]["mask_pixels"].to_string(),
+        "{after_nums}"
+    );
 
     let save = d.find("#save");
     d.click(&save);
     d.wait_for("document.body.dataset.saved === '1'", "the save");
     let text = std::fs::read_to_string(&saved).expect("saved file");
-    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    let body: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
     assert_eq!(body, ["[threshold]", "l_min = 180"], "{text}");
     let msg = d.js("return document.getElementById('saved').textContent;");
-    assert!(msg.as_str().unwrap().contains("saved lanes.toml (1 value differs"), "{msg}");
+    assert!(
+        msg.as_str()
+            .unwrap()
+            .contains("saved lanes.toml (1 value differs"),
+        "{msg}"
+    );
+
+    // Drag the top-left quad point 40 px (page pixels) to the left with the mouse.
+    let before_bird = d.js("return document.getElementById('quad-birdseye').src;");
+    let updates = d
+        .js("return Number(document.body.dataset.updates);")
+        .as_i64()
+        .unwrap();
+    let at = d.js(
+        "const r = document.getElementById('quad-canvas').getBoundingClientRect(); const k = r.width / 1280; \
+         return [Math.round(r.left + 575 * k), Math.round(r.top + 464 * k), k];",
+    );
+    let (x, y, k) = (
+        at[0].as_i64().unwrap(),
+        at[1].as_i64().unwrap(),
+        at[2].as_f64().unwrap(),
+    );
+    d.cmd(
+        "actions",
+        json!({ "actions": [{ "type": "pointer", "id": "mouse", "parameters": { "pointerType": "mouse" }, "actions": [
+            { "type": "pointerMove", "origin": "viewport", "x": x, "y": y, "duration": 0 },
+            { "type": "pointerDown", "button": 0 },
+            { "type": "pointerMove", "origin": "viewport", "x": x - 20, "y": y, "duration": 100 },
+            { "type": "pointerMove", "origin": "viewport", "x": x - 40, "y": y, "duration": 100 },
+            { "type": "pointerUp", "button": 0 },
+        ]}]}),
+    );
+    d.wait_for(
+        &format!("Number(document.body.dataset.updates) > {updates} && {IDLE}"),
+        "previews after the drag",
+    );
+    let quad = d.js("return window.tuneState.params['perspective.src'];");
+    let moved = quad[0][0].as_f64().unwrap();
+    let want = 575.0 - 40.0 / k;
+    assert!(
+        (moved - want).abs() <= 2.0 / k + 1.0,
+        "top-left x {moved}, expected about {want} (k = {k})"
+    );
+    // (The pointer lands on whole page pixels: a page pixel is 1/k still pixels.)
+    assert!(
+        (quad[0][1].as_f64().unwrap() - 464.0).abs() <= 1.0 / k + 0.5,
+        "top-left y {}",
+        quad[0][1]
+    );
+    assert_eq!(
+        (quad[1][0].as_f64(), quad[1][1].as_f64()),
+        (Some(707.0), Some(464.0)),
+        "other points stay"
+    );
+    let number = d.js("return document.getElementById('quad-0-0').value;");
+    assert_eq!(number.as_str().unwrap().parse::<f64>().unwrap(), moved);
+    let after_bird = d.js("return document.getElementById('quad-birdseye').src;");
+    assert_ne!(
+        before_bird, after_bird,
+        "the bird's-eye view did not follow the quad"
+    );
 
     // A bad value typed into a number box shows the server's message and keeps the server up.
     let boxed = d.find(".param[data-key='search.windows'] input[type=number]");
     d.js("const b = document.querySelector(\".param[data-key='search.windows'] input[type=number]\"); b.value = ''; b.focus();");
     d.keys(&boxed, "77");
-    let err = d.wait_for("!document.getElementById('error').hidden && document.getElementById('error').textContent", "the error banner");
-    assert_eq!(err, "config search.windows = 77 (expected an integer in 1..=50)");
+    let err = d.wait_for(
+        "!document.getElementById('error').hidden && document.getElementById('error').textContent",
+        "the error banner",
+    );
+    assert_eq!(
+        err,
+        "config search.windows = 77 (expected an integer in 1..=50)"
+    );
     drop(d);
     srv.stop();
 }

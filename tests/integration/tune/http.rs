@@ -16,10 +16,14 @@ impl Response {
         String::from_utf8_lossy(&self.body).to_string()
     }
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
     }
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -34,10 +38,10 @@ pub fn split_url(url: &str) -> (String, String) {
 
 fn dechunk(mut body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(eol) = body.windows(2).position(|w| w == b"\r\n") else { break };
+    while let Some(eol) = body.windows(2).position(|w| w == b"\r\n") {
         let size_text = String::from_utf8_lossy(&body[..eol]).to_string();
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("0").trim(), 16).expect("chunk size");
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("0").trim(), 16)
+            .expect("chunk size");
         body = &body[eol + 2..];
         if size == 0 || body.len() < size {
             break;
@@ -53,7 +57,10 @@ pub fn request(method: &str, url: &str, content_type: Option<&str>, body: &[u8])
     let (host, path) = split_url(url);
     let mut s = TcpStream::connect(&host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
     s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     if let Some(ct) = content_type {
         head.push_str(&format!("Content-Type: {ct}\r\n"));
     }
@@ -72,7 +79,10 @@ pub fn request(method: &str, url: &str, content_type: Option<&str>, body: &[u8])
         if let Some(split) = header_end {
             let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
             let body = &raw[split + 4..];
-            let len = head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse::<usize>().ok());
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok());
             if let Some(n) = len {
                 if body.len() >= n {
                     break;
@@ -81,7 +91,9 @@ pub fn request(method: &str, url: &str, content_type: Option<&str>, body: &[u8])
                 break;
             }
         }
-        let n = s.read(&mut buf).unwrap_or_else(|e| panic!("read {url}: {e}"));
+        let n = s
+            .read(&mut buf)
+            .unwrap_or_else(|e| panic!("read {url}: {e}"));
         if n == 0 {
             break;
         }
@@ -90,15 +102,29 @@ pub fn request(method: &str, url: &str, content_type: Option<&str>, body: &[u8])
     let split = header_end.unwrap_or_else(|| panic!("no header end from {url}"));
     let head = String::from_utf8_lossy(&raw[..split]).to_string();
     let mut lines = head.lines();
-    let status: u16 = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|c| c.parse().ok()).expect("status line");
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("status line");
     let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())))
+        .filter_map(|l| {
+            l.split_once(':')
+                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        })
         .collect();
     let mut body = raw[split + 4..].to_vec();
-    if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked")) {
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"))
+    {
         body = dechunk(&body);
     }
-    Response { status, headers, body }
+    Response {
+        status,
+        headers,
+        body,
+    }
 }
 
 pub fn get(url: &str) -> Response {
@@ -106,7 +132,12 @@ pub fn get(url: &str) -> Response {
 }
 
 pub fn post_json(url: &str, v: &serde_json::Value) -> Response {
-    request("POST", url, Some("application/json"), v.to_string().as_bytes())
+    request(
+        "POST",
+        url,
+        Some("application/json"),
+        v.to_string().as_bytes(),
+    )
 }
 
 pub fn delete(url: &str) -> Response {
