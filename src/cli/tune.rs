@@ -133,6 +133,7 @@ fn serve(tuner: Tuner, a: &TuneArgs) -> Result<i32> {
     let server = Server::bind(a.port)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
+        // Ctrl-C (SIGINT), and SIGTERM/SIGHUP too: requests in progress finish, then we exit 0.
         let stop = Arc::clone(&stop);
         ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
             .context("installing the Ctrl-C handler")?;
@@ -140,7 +141,7 @@ fn serve(tuner: Tuner, a: &TuneArgs) -> Result<i32> {
     let url = server.url();
     println!("{url}");
     eprintln!(
-        "lanes tune: {n} stills at {url} ; Save writes {}; Ctrl-C to stop",
+        "lanes tune: {n} stills at {url} ; Save writes {}; Ctrl-C stops",
         save_to.display()
     );
     if a.open {
