@@ -9,8 +9,8 @@
 //! - `POST /api/save` `{"params": {...}}`: writes the TOML of the values that differ from the
 //!   defaults; 400 when a value is bad.
 //!
-//! Only requests whose `Host` is this server's own address are served (a web page elsewhere
-//! cannot drive it), and POST bodies must be `application/json` (so browsers send a preflight
+//! Only requests whose `Host` names the loopback interface are served (a web page elsewhere,
+//! even one that points its own name at 127.0.0.1, cannot drive it), and POST bodies must be `application/json` (so browsers send a preflight
 //! request, which is refused, for cross-origin posts).
 
 use super::params;
@@ -267,6 +267,22 @@ fn header(name: &str, value: &str) -> Option<tiny_http::Header> {
     tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
 }
 
+/// Whether a `Host` header names the loopback interface (any port: an SSH tunnel may forward
+/// another local port). A page from elsewhere reaches us only under its own host name.
+fn loopback_host(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((n, p))
+            if !n.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && !n.ends_with(':') =>
+        {
+            n
+        }
+        _ => host,
+    };
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(name))
+}
+
 /// Check the request's origin and read its body; `Err` is the reply to send instead.
 fn admit(req: &mut tiny_http::Request, addr: SocketAddr) -> std::result::Result<Vec<u8>, Reply> {
     let get = |name: &str| {
@@ -277,8 +293,7 @@ fn admit(req: &mut tiny_http::Request, addr: SocketAddr) -> std::result::Result<
     };
     let host = get("Host").unwrap_or_default();
     let port = addr.port();
-    let allowed = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
-    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(&host)) {
+    if !loopback_host(&host) {
         return Err(Reply::error(
             403,
             format!("Host `{host}` refused: open http://127.0.0.1:{port}/"),
@@ -404,5 +419,32 @@ impl Server {
                 });
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loopback_host;
+
+    #[test]
+    fn only_loopback_host_names_are_admitted() {
+        for ok in [
+            "127.0.0.1:8080",
+            "localhost:9000",
+            "LOCALHOST",
+            "[::1]:8080",
+            "127.0.0.1",
+        ] {
+            assert!(loopback_host(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example:8080",
+            "127.0.0.1.evil.example",
+            "",
+            "localhost.:80",
+            "10.0.0.1:8080",
+        ] {
+            assert!(!loopback_host(bad), "{bad}");
+        }
     }
 }

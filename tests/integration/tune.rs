@@ -210,6 +210,14 @@ fn tune_serves_page_assets_and_state() {
     ] {
         assert!(keys.contains(&k), "{k} not tunable: {keys:?}");
     }
+    // A request under another host name (a page elsewhere, DNS rebinding) is refused.
+    let (host, _) = http::split_url(&srv.url);
+    let mut c = TcpStream::connect(&host).unwrap();
+    c.write_all(b"GET /api/state HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
     assert_eq!(srv.get("/nope").status, 404);
     assert_eq!(srv.get("/api/save").status, 405);
     let frame = srv.get("/api/frame/2?scale=2");
