@@ -162,6 +162,15 @@ impl Driver {
     }
 }
 
+/// A card's numbers without the trailing processing time.
+fn without_ms(v: &Value) -> String {
+    let t = v.as_str().unwrap();
+    t.rsplit_once(" · ")
+        .map(|(a, _)| a)
+        .unwrap_or(t)
+        .to_string()
+}
+
 const IDLE: &str = "window.tuneState && !window.tuneState.inflight && !window.tuneState.dirty";
 
 /// Move the l_min slider with the keyboard, see the preview change, press Save, read the file.
@@ -238,7 +247,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     let after_src = d.js("return document.querySelector('#card-0 img.mask').src;");
     assert_ne!(before_src, after_src, "the mask preview did not change");
     let after_nums = d.js("return document.querySelector('#card-0 .nums').textContent;");
-    assert_ne!(before_nums, after_nums);
+    assert_ne!(without_ms(&before_nums), without_ms(&after_nums));
     // The page shows what the server computes for l_min = 180.
     let api = srv.preview(json!({ "threshold.l_min": 180 }), &[0]);
     let shown_mask = after_nums
@@ -341,6 +350,27 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
         err,
         "config search.windows = 77 (expected an integer in 1..=50)"
     );
+
+    // Reset: every control back to the loaded config, the error gone, the first numbers back.
+    let updates = d
+        .js("return Number(document.body.dataset.updates);")
+        .as_i64()
+        .unwrap();
+    let reset = d.find("#reset");
+    d.click(&reset);
+    d.wait_for(
+        &format!("Number(document.body.dataset.updates) > {updates} && {IDLE}"),
+        "previews after Reset",
+    );
+    let back = d.js(
+        "const q = (k, t) => document.querySelector(`.param[data-key='${k}'] input[type=${t}]`).value; \
+         return [q('threshold.l_min', 'range'), q('search.windows', 'number'), \
+                 document.getElementById('quad-0-0').value, document.getElementById('error').hidden, \
+                 document.querySelectorAll('.param.changed').length, document.getElementById('reset').disabled];",
+    );
+    assert_eq!(back, json!(["220", "10", "575", true, 0, true]));
+    let nums = d.js("return document.querySelector('#card-0 .nums').textContent;");
+    assert_eq!(without_ms(&nums), without_ms(&before_nums));
     drop(d);
     srv.stop();
 }
