@@ -210,10 +210,10 @@ function renderStill(p) {
   if (!p.left_found) missing.push('left');
   if (!p.right_found) missing.push('right');
   card.classList.toggle('missing', missing.length > 0);
-  for (const m of missing) {
+  if (missing.length) {
     const b = document.createElement('span');
     b.className = 'badge';
-    b.textContent = `${m} line not found`;
+    b.textContent = missing.length === 2 ? 'no line found' : `${missing[0]} line not found`;
     badges.appendChild(b);
   }
   const radius = p.radius_m === null ? '–' : (p.radius_m > 3000 ? 'straight' : `${p.radius_m.toFixed(0)} m`);
