@@ -24,8 +24,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-/// Decoded stills kept in memory at once (least recently used ones are dropped).
-pub const STILL_CACHE: usize = 48;
+/// Decoded stills kept in memory at once, about 10 MB each at 1280x720 (least recently used
+/// ones are dropped; three pages of the grid).
+pub const STILL_CACHE: usize = 36;
 /// Built pipelines kept at once (one per perspective quad and frame size).
 pub const PIPELINE_CACHE: usize = 4;
 
