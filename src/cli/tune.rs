@@ -147,18 +147,22 @@ fn serve(tuner: Tuner, a: &TuneArgs) -> Result<i32> {
     if a.open {
         open_browser(&url);
     }
-    // Decode and warp the first page while the browser loads the page.
-    {
-        let app = Arc::clone(&app);
+    // Decode and warp the first page while the browser loads the page. One still at a time,
+    // checking `stop`, and joined before we exit: OpenCV must not be busy in another thread
+    // while the process tears down.
+    let warm = {
+        let (app, stop) = (Arc::clone(&app), Arc::clone(&stop));
         std::thread::spawn(move || {
-            let first: Vec<usize> =
-                (0..app.tuner.len().min(lanes::tune::server::PAGE_SIZE)).collect();
-            let _ = app
-                .tuner
-                .previews(&app.tuner.loaded, &first, app.scale, None);
-        });
-    }
+            for i in 0..app.tuner.len().min(lanes::tune::server::PAGE_SIZE) {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let _ = app.tuner.previews(&app.tuner.loaded, &[i], app.scale, None);
+            }
+        })
+    };
     server.run(&app, &stop, 4);
+    let _ = warm.join();
     eprintln!("lanes tune: stopped");
     Ok(0)
 }
