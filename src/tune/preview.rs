@@ -152,19 +152,29 @@ pub struct StillPreview {
     pub birdseye: Option<String>,
 }
 
-/// Everything computed for one still, at full size (the sweep draws from this).
+/// Everything computed for one still, at full size (the sweep draws from this). The frames
+/// are shared with the cache, not copied.
 pub struct StillResult {
-    pub undistorted: BgrFrame,
-    pub birdseye: BgrFrame,
     pub mask: BinaryMask,
     pub search: SearchResult,
     pub fit: LaneFit,
     pub measure: Option<LaneMeasure>,
     pipe: Arc<Pipeline>,
     data: Arc<StillData>,
+    warped: Arc<Warped>,
 }
 
 impl StillResult {
+    /// The undistorted frame.
+    pub fn undistorted(&self) -> &BgrFrame {
+        &self.data.undistorted
+    }
+
+    /// The bird's-eye view.
+    pub fn birdseye(&self) -> &BgrFrame {
+        &self.warped.birdseye
+    }
+
     /// The overlay drawn with `cfg.render`.
     pub fn overlay(&self, cfg: &Config) -> Result<BgrFrame> {
         let lane = match (&self.fit.left, &self.fit.right) {
@@ -172,7 +182,7 @@ impl StillResult {
             _ => None,
         };
         render::overlay(
-            &self.undistorted,
+            &self.data.undistorted,
             lane,
             &self.pipe.persp,
             self.measure.as_ref(),
@@ -448,14 +458,13 @@ impl Tuner {
             _ => None,
         };
         Ok(StillResult {
-            undistorted: data.undistorted.clone(),
-            birdseye: warped.birdseye.clone(),
             mask: th.mask,
             search,
             fit,
             measure,
             pipe,
             data,
+            warped,
         })
     }
 
@@ -477,8 +486,8 @@ impl Tuner {
         Ok(StillPreview {
             index: i,
             name: self.names[i].clone(),
-            width: r.undistorted.width(),
-            height: r.undistorted.height(),
+            width: r.undistorted().width(),
+            height: r.undistorted().height(),
             error: None,
             left_found: r.fit.left.is_some(),
             right_found: r.fit.right.is_some(),
@@ -492,7 +501,7 @@ impl Tuner {
             mask: data_url(&jpeg(small_mask.mat(), 80)?),
             search: data_url(&jpeg(search.mat(), 80)?),
             birdseye: if with_birdseye {
-                Some(preview_url(r.birdseye.mat(), scale)?)
+                Some(preview_url(r.birdseye().mat(), scale)?)
             } else {
                 None
             },
