@@ -73,6 +73,17 @@ impl TuneServer {
         r.json()
     }
 
+    /// CPU time (user + system) the server has used so far, ms; `None` off Linux.
+    pub fn cpu_ms(&self) -> Option<f64> {
+        let pid = self.child.as_ref()?.id();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the `(comm)`: state is field 3, utime 14, stime 15 (in clock ticks).
+        let rest = stat.rsplit_once(')')?.1;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+        Some(ticks * 10.0) // USER_HZ is 100 on Linux
+    }
+
     /// Ctrl-C (SIGINT): the server must exit 0 and say it stopped. Returns its stderr.
     pub fn stop(mut self) -> String {
         let mut child = self.child.take().unwrap();
@@ -554,16 +565,24 @@ fn tune_preview_latency_12_stills() {
         let r = srv.preview(params, &all);
         (t0.elapsed().as_secs_f64() * 1e3, num(&r, "ms"))
     };
+    let cpu0 = srv.cpu_ms();
     let mut thr = Vec::new();
     for v in [200, 205, 210, 215, 225, 230] {
         thr.push(time(
             json!({ "threshold.l_min": v, "search.margin": 60 + v / 5 }),
         ));
     }
+    let cpu1 = srv.cpu_ms();
     let mut persp = Vec::new();
     for dx in [1.0, 2.0, 3.0, 4.0] {
         persp.push(time(json!({ "perspective.src": [[575.0 - dx, 464.0], [707.0 + dx, 464.0], [258.0, 682.0], [1049.0, 682.0]] })));
     }
+    let cpu2 = srv.cpu_ms();
+    // Server CPU time per request: what the work costs, whatever else the machine is doing.
+    let per = |a: Option<f64>, b: Option<f64>, n: usize| match (a, b) {
+        (Some(a), Some(b)) => format!("{:.0} ms", (b - a) / n as f64),
+        _ => "n/a".to_string(),
+    };
     let med = |v: &[(f64, f64)]| {
         let mut x: Vec<f64> = v.iter().map(|p| p.0).collect();
         x.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -577,14 +596,16 @@ fn tune_preview_latency_12_stills() {
     };
     println!("tune latency, 12 stills 1280x720, previews at 1/3: first request (decode + warp) {cold:.0} ms");
     println!(
-        "  threshold/search change, round trip (server) ms: {}; median {:.0} ms",
+        "  threshold/search change, round trip (server) ms: {}; median {:.0} ms; server CPU {} per request",
         fmt(&thr),
-        med(&thr)
+        med(&thr),
+        per(cpu0, cpu1, thr.len())
     );
     println!(
-        "  perspective change,      round trip (server) ms: {}; median {:.0} ms",
+        "  perspective change,      round trip (server) ms: {}; median {:.0} ms; server CPU {} per request",
         fmt(&persp),
-        med(&persp)
+        med(&persp),
+        per(cpu1, cpu2, persp.len())
     );
     srv.stop();
 }

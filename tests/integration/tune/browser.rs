@@ -245,7 +245,10 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     let number_box = d.js("return document.querySelector(\".param[data-key='threshold.l_min'] input[type=number]\").value;");
     assert_eq!(number_box, "180");
     let status = d.js("return document.getElementById('status').textContent;");
-    println!("tune page after the slider moved: {}", status.as_str().unwrap());
+    println!(
+        "tune page after the slider moved: {}",
+        status.as_str().unwrap()
+    );
     let after_src = d.js("return document.querySelector('#card-0 img.mask').src;");
     assert_ne!(before_src, after_src, "the mask preview did not change");
     let after_nums = d.js("return document.querySelector('#card-0 .nums').textContent;");
