@@ -8,10 +8,10 @@
 use crate::camera::Camera;
 use crate::config::{Config, PerspectiveConfig};
 use crate::error::{Error, Result};
-use crate::fit::{self, LaneFit, LinePixels, Poly2, SearchResult, Window};
+use crate::fit::{self, LaneFit, LinePixels, SearchResult, Window};
 use crate::frame::{BgrFrame, BinaryMask, GrayImage};
 use crate::measure::LaneMeasure;
-use crate::pipeline::Pipeline;
+use crate::pipeline::{scaled_search, Pipeline};
 use crate::render;
 use crate::threshold;
 use base64::Engine;
@@ -30,10 +30,11 @@ pub const STILL_CACHE: usize = 36;
 /// Built pipelines kept at once (one per perspective quad and frame size).
 pub const PIPELINE_CACHE: usize = 4;
 
-/// Identity of a perspective (both quads, bit for bit) at a frame size.
+/// Identity of a perspective (both quads and the bird's-eye scale, bit for bit) at a frame size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct PipeKey {
     quads: [u64; 16],
+    birdseye_scale: u64,
     width: i32,
     height: i32,
 }
@@ -46,6 +47,7 @@ impl PipeKey {
         }
         Self {
             quads,
+            birdseye_scale: p.birdseye_scale.to_bits(),
             width,
             height,
         }
@@ -121,10 +123,6 @@ pub fn jpeg(img: &Mat, quality: i32) -> Result<Vec<u8>> {
     Ok(buf.to_vec())
 }
 
-fn preview_url(img: &Mat, scale: u32) -> Result<String> {
-    Ok(data_url(&jpeg(&reduce(img, scale)?, 80)?))
-}
-
 /// The numbers and pictures of one still under one parameter set.
 #[derive(Debug, Clone, Serialize)]
 pub struct StillPreview {
@@ -182,22 +180,22 @@ impl StillResult {
             _ => None,
         };
         render::overlay(
-            &self.data.undistorted,
+            self.data.undistorted.clone(),
             lane,
             &self.pipe.persp,
+            &|x, y| (x, y),
             self.measure.as_ref(),
             &cfg.render,
         )
     }
 
-    /// The search picture (mask, windows, line pixels, fits, histogram).
+    /// The search picture (mask, windows, line pixels, fits, histogram) in the analysed
+    /// bird's-eye view (`perspective.birdseye_scale` of the nominal size).
     pub fn search_picture(&self) -> Result<BgrFrame> {
-        render::search_picture(
-            &self.mask,
-            &self.search,
-            self.fit.left.as_ref(),
-            self.fit.right.as_ref(),
-        )
+        let bs = self.pipe.cfg.perspective.birdseye_scale;
+        let l = self.fit.left.map(|p| p.to_scaled(bs));
+        let r = self.fit.right.map(|p| p.to_scaled(bs));
+        render::search_picture(&self.mask, &self.search, l.as_ref(), r.as_ref())
     }
 
     /// The overlay drawn on the undistorted frame reduced by `scale` (as `overlay`, with the
@@ -233,22 +231,70 @@ impl StillResult {
         Ok(out)
     }
 
-    /// The search picture drawn on `small_mask` (the mask reduced by `scale`), with the
-    /// pixels, windows, histogram and fits scaled to it.
-    pub fn search_picture_reduced(&self, small_mask: &BinaryMask, scale: u32) -> Result<BgrFrame> {
-        let s = scale.max(1);
-        let px = |p: &LinePixels| LinePixels {
-            xs: p.xs.iter().map(|x| x / s).collect(),
-            ys: p.ys.iter().map(|y| y / s).collect(),
+    /// The analysed mask resized to the nominal bird's-eye size divided by `scale` (the size of
+    /// the other previews).
+    pub fn mask_reduced(&self, scale: u32) -> Result<BinaryMask> {
+        BinaryMask::new(self.to_preview_size(self.mask.mat(), scale)?)
+    }
+
+    /// The colour bird's-eye view at the size of `mask_reduced`.
+    pub fn birdseye_reduced(&self, scale: u32) -> Result<Mat> {
+        self.to_preview_size(self.warped.birdseye.mat(), scale)
+    }
+
+    /// Resize a bird's-eye image to the nominal bird's-eye size divided by `scale`.
+    fn to_preview_size(&self, img: &Mat, scale: u32) -> Result<Mat> {
+        let w = (self.pipe.persp.width / scale.max(1) as i32).max(1);
+        let h = (self.pipe.persp.height / scale.max(1) as i32).max(1);
+        let interp = if w <= img.cols() {
+            imgproc::INTER_AREA
+        } else {
+            imgproc::INTER_NEAREST
         };
-        let si = s as i32;
+        let mut out = Mat::default();
+        imgproc::resize(img, &mut out, Size::new(w, h), 0.0, 0.0, interp)?;
+        Ok(out)
+    }
+
+    /// The search picture drawn on `small_mask` (from `mask_reduced`), with the pixels,
+    /// windows, histogram and fits mapped to it.
+    pub fn search_picture_reduced(&self, small_mask: &BinaryMask) -> Result<BgrFrame> {
+        // Analysed-view pixels per preview pixel.
+        let f = self.mask.width() as f64 / small_mask.width().max(1) as f64;
+        let (mw, mh) = (small_mask.width().max(1), small_mask.height().max(1));
+        let px = |p: &LinePixels| LinePixels {
+            xs: p
+                .xs
+                .iter()
+                .map(|x| ((*x as f64 / f) as u32).min(mw as u32 - 1))
+                .collect(),
+            ys: p
+                .ys
+                .iter()
+                .map(|y| ((*y as f64 / f) as u32).min(mh as u32 - 1))
+                .collect(),
+        };
+        let d = |v: i32| (v as f64 / f).round() as i32;
         let win = |ws: &[Window]| -> Vec<Window> {
             ws.iter()
                 .map(|w| Window {
-                    x_low: w.x_low / si,
-                    x_high: w.x_high / si,
-                    y_low: w.y_low / si,
-                    y_high: w.y_high / si,
+                    x_low: d(w.x_low),
+                    x_high: d(w.x_high),
+                    y_low: d(w.y_low),
+                    y_high: d(w.y_high),
+                })
+                .collect()
+        };
+        // Each preview column sums the analysed columns it covers.
+        let hist = &self.search.histogram;
+        let histogram: Vec<u32> = if hist.is_empty() {
+            Vec::new()
+        } else {
+            (0..mw as usize)
+                .map(|c| {
+                    let a = ((c as f64 * f) as usize).min(hist.len() - 1);
+                    let b = (((c + 1) as f64 * f) as usize).clamp(a + 1, hist.len());
+                    hist[a..b].iter().sum()
                 })
                 .collect()
         };
@@ -258,23 +304,13 @@ impl StillResult {
             right: px(&self.search.right),
             left_windows: win(&self.search.left_windows),
             right_windows: win(&self.search.right_windows),
-            histogram: self
-                .search
-                .histogram
-                .chunks(s as usize)
-                .take(small_mask.width().max(0) as usize)
-                .map(|c| c.iter().sum())
-                .collect(),
+            histogram,
         };
-        // x = a y^2 + b y + c with x = s x', y = s y'  =>  x' = (a s) y'^2 + b y' + c / s.
-        let f = scale as f64;
-        let poly = |p: &Option<Poly2>| p.map(|p| Poly2::new(p.a * f, p.b, p.c / f));
-        render::search_picture(
-            small_mask,
-            &scaled,
-            poly(&self.fit.left).as_ref(),
-            poly(&self.fit.right).as_ref(),
-        )
+        // Fits are in nominal pixels; the preview is the nominal view scaled by mw / nominal.
+        let k = mw as f64 / self.pipe.persp.width.max(1) as f64;
+        let l = self.fit.left.map(|p| p.to_scaled(k));
+        let r = self.fit.right.map(|p| p.to_scaled(k));
+        render::search_picture(small_mask, &scaled, l.as_ref(), r.as_ref())
     }
 }
 
@@ -445,8 +481,13 @@ impl Tuner {
             warped.b.clone(),
             &cfg.threshold,
         )?;
-        let search = fit::sliding_window_search(&th.mask, &cfg.search)?;
-        let fit = fit::fit_lines(&search, &cfg.search);
+        // As Pipeline::analyze: search in the analysed (scaled) view, fits in nominal pixels.
+        let bs = cfg.perspective.birdseye_scale;
+        let search_cfg = scaled_search(&cfg.search, bs);
+        let search = fit::sliding_window_search(&th.mask, &search_cfg)?;
+        let mut fit = fit::fit_lines(&search, &search_cfg);
+        fit.left = fit.left.map(|p| p.from_scaled(bs));
+        fit.right = fit.right.map(|p| p.from_scaled(bs));
         let measure = match (&fit.left, &fit.right) {
             (Some(l), Some(r)) => Some(crate::measure::measure(
                 l,
@@ -479,9 +520,9 @@ impl Tuner {
         let r = self.analyze(i, cfg)?;
         // Draw at preview size: reduce first, then draw (drawing at full size and reducing
         // costs several times more and shows the same thing).
-        let small_mask = BinaryMask::new(reduce(r.mask.mat(), scale)?)?;
+        let small_mask = r.mask_reduced(scale)?;
         let overlay = r.overlay_reduced(cfg, scale)?;
-        let search = r.search_picture_reduced(&small_mask, scale)?;
+        let search = r.search_picture_reduced(&small_mask)?;
         let m = r.measure;
         Ok(StillPreview {
             index: i,
@@ -501,7 +542,7 @@ impl Tuner {
             mask: data_url(&jpeg(small_mask.mat(), 80)?),
             search: data_url(&jpeg(search.mat(), 80)?),
             birdseye: if with_birdseye {
-                Some(preview_url(r.birdseye().mat(), scale)?)
+                Some(data_url(&jpeg(&r.birdseye_reduced(scale)?, 80)?))
             } else {
                 None
             },
