@@ -37,7 +37,9 @@ struct Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        let _ = http::delete(&format!("{}/session/{}", self.base, self.session));
+        if !self.session.is_empty() {
+            http::delete_quietly(&format!("{}/session/{}", self.base, self.session));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -61,6 +63,12 @@ impl Driver {
             .spawn()
             .expect("start chromedriver");
         let base = format!("http://127.0.0.1:{port}");
+        // From here on, `Drop` ends chromedriver even if a check below fails.
+        let mut d = Driver {
+            child,
+            base: base.clone(),
+            session: String::new(),
+        };
         let t0 = Instant::now();
         loop {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -87,11 +95,6 @@ impl Driver {
                 ]
             }
         }}});
-        let mut d = Driver {
-            child,
-            base,
-            session: String::new(),
-        };
         let r = http::post_json(&format!("{}/session", d.base), &caps);
         assert_eq!(r.status, 200, "new session: {}", r.text());
         d.session = r.json()["value"]["sessionId"]

@@ -140,6 +140,16 @@ pub fn post_json(url: &str, v: &serde_json::Value) -> Response {
     )
 }
 
-pub fn delete(url: &str) -> Response {
-    request("DELETE", url, None, b"")
+/// A DELETE that never panics (for `Drop`): errors are ignored, the answer is not parsed.
+pub fn delete_quietly(url: &str) {
+    let (host, path) = split_url(url);
+    let Ok(mut s) = TcpStream::connect(&host) else {
+        return;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+    let req = format!("DELETE {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_ok() {
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf);
+    }
 }
