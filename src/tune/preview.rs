@@ -34,7 +34,7 @@ pub const PIPELINE_CACHE: usize = 4;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct PipeKey {
     quads: [u64; 16],
-    birdseye_scale: u64,
+    birdseye_scale: [u64; 2],
     width: i32,
     height: i32,
 }
@@ -47,7 +47,7 @@ impl PipeKey {
         }
         Self {
             quads,
-            birdseye_scale: p.birdseye_scale.to_bits(),
+            birdseye_scale: [p.birdseye_scale_x.to_bits(), p.birdseye_scale_y.to_bits()],
             width,
             height,
         }
@@ -190,9 +190,9 @@ impl StillResult {
     }
 
     /// The search picture (mask, windows, line pixels, fits, histogram) in the analysed
-    /// bird's-eye view (`perspective.birdseye_scale` of the nominal size).
+    /// bird's-eye view (`perspective.birdseye_scale_x`, `_y` of the nominal size).
     pub fn search_picture(&self) -> Result<BgrFrame> {
-        let bs = self.pipe.cfg.perspective.birdseye_scale;
+        let bs = self.pipe.cfg.perspective.scale();
         let l = self.fit.left.map(|p| p.to_scaled(bs));
         let r = self.fit.right.map(|p| p.to_scaled(bs));
         render::search_picture(&self.mask, &self.search, l.as_ref(), r.as_ref())
@@ -259,8 +259,9 @@ impl StillResult {
     /// The search picture drawn on `small_mask` (from `mask_reduced`), with the pixels,
     /// windows, histogram and fits mapped to it.
     pub fn search_picture_reduced(&self, small_mask: &BinaryMask) -> Result<BgrFrame> {
-        // Analysed-view pixels per preview pixel.
+        // Analysed-view pixels per preview pixel, per axis.
         let f = self.mask.width() as f64 / small_mask.width().max(1) as f64;
+        let fy = self.mask.height() as f64 / small_mask.height().max(1) as f64;
         let (mw, mh) = (small_mask.width().max(1), small_mask.height().max(1));
         let px = |p: &LinePixels| LinePixels {
             xs: p
@@ -271,17 +272,18 @@ impl StillResult {
             ys: p
                 .ys
                 .iter()
-                .map(|y| ((*y as f64 / f) as u32).min(mh as u32 - 1))
+                .map(|y| ((*y as f64 / fy) as u32).min(mh as u32 - 1))
                 .collect(),
         };
         let d = |v: i32| (v as f64 / f).round() as i32;
+        let dy = |v: i32| (v as f64 / fy).round() as i32;
         let win = |ws: &[Window]| -> Vec<Window> {
             ws.iter()
                 .map(|w| Window {
                     x_low: d(w.x_low),
                     x_high: d(w.x_high),
-                    y_low: d(w.y_low),
-                    y_high: d(w.y_high),
+                    y_low: dy(w.y_low),
+                    y_high: dy(w.y_high),
                 })
                 .collect()
         };
@@ -307,7 +309,10 @@ impl StillResult {
             histogram,
         };
         // Fits are in nominal pixels; the preview is the nominal view scaled by mw / nominal.
-        let k = mw as f64 / self.pipe.persp.width.max(1) as f64;
+        let k = crate::fit::Scale {
+            x: mw as f64 / self.pipe.persp.width.max(1) as f64,
+            y: mh as f64 / self.pipe.persp.height.max(1) as f64,
+        };
         let l = self.fit.left.map(|p| p.to_scaled(k));
         let r = self.fit.right.map(|p| p.to_scaled(k));
         render::search_picture(small_mask, &scaled, l.as_ref(), r.as_ref())
@@ -482,7 +487,7 @@ impl Tuner {
             &cfg.threshold,
         )?;
         // As Pipeline::analyze: search in the analysed (scaled) view, fits in nominal pixels.
-        let bs = cfg.perspective.birdseye_scale;
+        let bs = cfg.perspective.scale();
         let search_cfg = scaled_search(&cfg.search, bs);
         let search = fit::sliding_window_search(&th.mask, &search_cfg)?;
         let mut fit = fit::fit_lines(&search, &search_cfg);
