@@ -74,6 +74,10 @@ pub struct PerspectiveConfig {
     pub src: [[f64; 2]; 4],
     /// Destination rectangle. Default for 1280x720: (450,0) (830,0) (450,720) (830,720).
     pub dst: [[f64; 2]; 4],
+    /// The bird's-eye view is analysed at this fraction of its nominal size (0.25..=1). All
+    /// other parameters (search margins, fits, tracking limits) stay in nominal pixels; they
+    /// are scaled internally. Default 0.5: a quarter of the pixels, same lane geometry.
+    pub birdseye_scale: f64,
 }
 
 impl Default for PerspectiveConfig {
@@ -81,6 +85,7 @@ impl Default for PerspectiveConfig {
         Self {
             src: [[575.0, 464.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]],
             dst: [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]],
+            birdseye_scale: 0.5,
         }
     }
 }
@@ -150,6 +155,18 @@ pub struct RenderConfig {
     pub straight_above_m: f64,
     /// Number of polygon vertices per line side. Default 30.
     pub polygon_points: u32,
+    /// Output geometry of overlay videos and images: "undistorted" (the frame is undistorted
+    /// first, as the reference pipeline does) or "original" (the lane polygon is distorted to
+    /// fit the raw frame; faster, keeps the camera's own picture). Default "undistorted".
+    pub geometry: Geometry,
+}
+
+/// Output geometry of the overlay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Geometry {
+    Undistorted,
+    Original,
 }
 
 impl Default for RenderConfig {
@@ -159,6 +176,7 @@ impl Default for RenderConfig {
             alpha: 0.3,
             straight_above_m: 3000.0,
             polygon_points: 30,
+            geometry: Geometry::Undistorted,
         }
     }
 }
@@ -292,6 +310,10 @@ impl Config {
                     return Err(bad(&format!("{name}[{i}]"), format!("[{}, {}]", p[0], p[1]), "finite pixel coordinates"));
                 }
             }
+        }
+        let bs = self.perspective.birdseye_scale;
+        if !(bs.is_finite() && (0.25..=1.0).contains(&bs)) {
+            return Err(bad("perspective.birdseye_scale", bs, "0.25..=1"));
         }
         let d = &self.perspective.dst;
         if d[1][0] <= d[0][0] || d[3][0] <= d[2][0] {

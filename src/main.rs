@@ -3,6 +3,10 @@
 mod cli;
 
 fn main() {
+    // Keep FFmpeg's own log lines off stderr: errors are reported once, as `lanes: ...`.
+    if std::env::var_os("OPENCV_FFMPEG_LOGLEVEL").is_none() {
+        std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8");
+    }
     let code = match cli::run() {
         Ok(code) => code,
         Err(err) => {
@@ -10,5 +14,13 @@ fn main() {
             2
         }
     };
+    if std::env::var_os("LANES_PRINT_PEAK_RSS").is_some() {
+        // For `lanes bench`: the process's peak resident set size, from the kernel.
+        if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+            if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+                eprintln!("peak_rss_kb: {}", line.trim_start_matches("VmHWM:").trim().trim_end_matches(" kB"));
+            }
+        }
+    }
     std::process::exit(code);
 }

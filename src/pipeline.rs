@@ -25,7 +25,12 @@ pub struct StageTimes {
 }
 
 /// Everything the analysis of one frame produces.
+///
+/// `birdseye`, `thresholded` and `search` are in the analysed (scaled) bird's-eye view;
+/// `fit` and `measure` are in nominal bird's-eye pixels.
 pub struct Analysis {
+    /// Scale of the analysed bird's-eye view relative to the nominal one.
+    pub scale: f64,
     pub birdseye: BgrFrame,
     pub thresholded: Thresholded,
     pub search: SearchResult,
@@ -35,10 +40,32 @@ pub struct Analysis {
     pub times: StageTimes,
 }
 
+/// Search parameters for a bird's-eye view scaled by `s`: lengths scale by `s`, pixel counts
+/// by `s^2`; the number of windows and the minimum number of rows stay.
+pub fn scaled_search(cfg: &crate::config::SearchConfig, s: f64) -> crate::config::SearchConfig {
+    crate::config::SearchConfig {
+        windows: cfg.windows,
+        margin: ((cfg.margin as f64 * s).round() as u32).max(1),
+        min_pixels: (cfg.min_pixels as f64 * s * s).round() as u32,
+        prior_margin: ((cfg.prior_margin as f64 * s).round() as u32).max(1),
+        min_rows: cfg.min_rows,
+    }
+}
+
+impl Analysis {
+    /// The search picture (windows, line pixels, this frame's fits, histogram) in the analysed view.
+    pub fn search_picture(&self) -> Result<BgrFrame> {
+        let l = self.fit.left.map(|p| p.to_scaled(self.scale));
+        let r = self.fit.right.map(|p| p.to_scaled(self.scale));
+        render::search_picture(&self.thresholded.mask, &self.search, l.as_ref(), r.as_ref())
+    }
+}
+
 /// The built pipeline for one frame size: undistortion maps, perspective, composed remap.
 pub struct Pipeline {
     pub cfg: Config,
     undistorter: Option<Undistorter>,
+    camera: Option<Camera>,
     pub persp: Perspective,
     birdseye: BirdseyeRemap,
     pub width: i32,
@@ -61,9 +88,10 @@ impl Pipeline {
             }
         }
         let persp = Perspective::from_config(&cfg.perspective, width, height)?;
-        let birdseye = BirdseyeRemap::new(&persp, camera)?;
+        let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.birdseye_scale)?;
         let undistorter = camera.map(Undistorter::new).transpose()?;
-        Ok(Self { cfg, undistorter, persp, birdseye, width, height })
+        threshold::prepare()?;
+        Ok(Self { cfg, undistorter, camera: camera.cloned(), persp, birdseye, width, height })
     }
 
     /// Check a frame's size against the pipeline's; `path` names the source.
@@ -100,11 +128,15 @@ impl Pipeline {
         let t1 = Instant::now();
         let thresholded = threshold::threshold(&birdseye, &self.cfg.threshold)?;
         let t2 = Instant::now();
+        let s = self.cfg.perspective.birdseye_scale;
+        let search_cfg = scaled_search(&self.cfg.search, s);
         let search = match prior {
-            Some((l, r)) => fit::prior_search(&thresholded.mask, &l, &r, self.cfg.search.prior_margin)?,
-            None => fit::sliding_window_search(&thresholded.mask, &self.cfg.search)?,
+            Some((l, r)) => fit::prior_search(&thresholded.mask, &l.to_scaled(s), &r.to_scaled(s), search_cfg.prior_margin)?,
+            None => fit::sliding_window_search(&thresholded.mask, &search_cfg)?,
         };
-        let fit = fit::fit_lines(&search, &self.cfg.search);
+        let mut fit = fit::fit_lines(&search, &search_cfg);
+        fit.left = fit.left.map(|p| p.from_scaled(s));
+        fit.right = fit.right.map(|p| p.from_scaled(s));
         let measure = match (&fit.left, &fit.right) {
             (Some(l), Some(r)) => Some(measure::measure(l, r, self.persp.width, self.persp.height, &self.cfg.units)),
             _ => None,
@@ -112,6 +144,7 @@ impl Pipeline {
         let t3 = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
         Ok(Analysis {
+            scale: s,
             birdseye,
             thresholded,
             search,
@@ -126,8 +159,27 @@ impl Pipeline {
         measure::measure(left, right, self.persp.width, self.persp.height, &self.cfg.units)
     }
 
-    /// Draw the overlay on the undistorted frame.
-    pub fn overlay(&self, undistorted: &BgrFrame, lane: Option<(&Poly2, &Poly2)>, m: Option<&LaneMeasure>) -> Result<BgrFrame> {
-        render::overlay(undistorted, lane, &self.persp, m, &self.cfg.render)
+    /// Draw the overlay on the undistorted frame (consumed; drawn in place).
+    pub fn overlay(&self, undistorted: BgrFrame, lane: Option<(&Poly2, &Poly2)>, m: Option<&LaneMeasure>) -> Result<BgrFrame> {
+        render::overlay(undistorted, lane, &self.persp, &|x, y| (x, y), m, &self.cfg.render)
+    }
+
+    /// Draw the overlay on the raw frame, distorting the lane polygon to the raw geometry.
+    pub fn overlay_raw(&self, raw: BgrFrame, lane: Option<(&Poly2, &Poly2)>, m: Option<&LaneMeasure>) -> Result<BgrFrame> {
+        match &self.camera {
+            Some(cam) => render::overlay(raw, lane, &self.persp, &|x, y| cam.distort_pixel(x, y), m, &self.cfg.render),
+            None => self.overlay(raw, lane, m),
+        }
+    }
+
+    /// The overlay in the configured output geometry (`render.geometry`), from the raw frame.
+    pub fn render_overlay(&self, raw: BgrFrame, lane: Option<(&Poly2, &Poly2)>, m: Option<&LaneMeasure>) -> Result<BgrFrame> {
+        match self.cfg.render.geometry {
+            crate::config::Geometry::Original => self.overlay_raw(raw, lane, m),
+            crate::config::Geometry::Undistorted => {
+                let u = self.undistort(&raw)?;
+                self.overlay(u, lane, m)
+            }
+        }
     }
 }

@@ -56,15 +56,32 @@ pub fn fill_polygon_blended(img: &mut Mat, poly: &[(f64, f64)], color: [u8; 3], 
         return Ok(());
     }
     let roi_rect = Rect::new(x0, y0, x1 - x0, y1 - y0);
-    let mut layer = Mat::zeros(roi_rect.height, roi_rect.width, core::CV_8UC3)?.to_mat()?;
+    let mut mask = Mat::zeros(roi_rect.height, roi_rect.width, core::CV_8UC1)?.to_mat()?;
     let shifted: Vector<Point> = pts.iter().map(|p| Point::new(p.x - x0, p.y - y0)).collect();
     let polys: Vector<Vector<Point>> = std::iter::once(shifted).collect();
-    let c = Scalar::new(color[0] as f64, color[1] as f64, color[2] as f64, 0.0);
-    imgproc::fill_poly_def(&mut layer, &polys, c)?;
-    let mut roi = Mat::roi_mut(img, roi_rect)?;
-    let mut blended = Mat::default();
-    core::add_weighted_def(&roi, 1.0, &layer, alpha, 0.0, &mut blended)?;
-    blended.copy_to(&mut roi)?;
+    imgproc::fill_poly_def(&mut mask, &polys, Scalar::all(255.0))?;
+    // img += alpha * color inside the polygon (saturating), as addWeighted(img, 1, lane, alpha, 0).
+    let add: [u16; 3] = [
+        (color[0] as f64 * alpha).round() as u16,
+        (color[1] as f64 * alpha).round() as u16,
+        (color[2] as f64 * alpha).round() as u16,
+    ];
+    let step = img.cols() as usize * 3;
+    let md = mask.data_bytes()?;
+    let d = img.data_bytes_mut()?;
+    let rw = roi_rect.width as usize;
+    for r in 0..roi_rect.height as usize {
+        let row = &mut d[(y0 as usize + r) * step + x0 as usize * 3..(y0 as usize + r) * step + (x0 as usize + rw) * 3];
+        let mrow = &md[r * rw..(r + 1) * rw];
+        for (c, m) in mrow.iter().enumerate() {
+            if *m != 0 {
+                let px = &mut row[c * 3..c * 3 + 3];
+                for k in 0..3 {
+                    px[k] = (px[k] as u16 + add[k]).min(255) as u8;
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -83,32 +100,56 @@ pub fn offset_text(offset_m: f64) -> String {
     format!("{:.2} m {} of centre", offset_m.abs(), side)
 }
 
-/// Draw text lines with a dark outline so they read on any background.
+/// Draw text lines on a darkened box so they read on any background (cheaper than an
+/// anti-aliased outline, which costs milliseconds per line).
 pub fn draw_text_lines(img: &mut Mat, lines: &[String], origin: (i32, i32), scale: f64, color: Scalar) -> Result<()> {
     let step = (36.0 * scale).round() as i32;
+    let thick = (2.0 * scale).round().max(1.0) as i32;
+    let mut width = 0;
+    for line in lines {
+        let mut base = 0;
+        let sz = imgproc::get_text_size(line, imgproc::FONT_HERSHEY_DUPLEX, scale, thick, &mut base)?;
+        width = width.max(sz.width);
+    }
+    let pad = (10.0 * scale) as i32;
+    let top = origin.1 - step + pad / 2;
+    let rect = Rect::new(origin.0 - pad, top.max(0), width + 2 * pad, step * lines.len() as i32 + pad)
+        & Rect::new(0, 0, img.cols(), img.rows());
+    if rect.width > 0 && rect.height > 0 {
+        let mut roi = Mat::roi_mut(img, rect)?;
+        let mut dark = Mat::default();
+        roi.convert_to(&mut dark, -1, 0.45, 0.0)?;
+        dark.copy_to(&mut roi)?;
+    }
     for (i, line) in lines.iter().enumerate() {
         let p = Point::new(origin.0, origin.1 + i as i32 * step);
-        let thick = (2.0 * scale).round().max(1.0) as i32;
-        imgproc::put_text(img, line, p, imgproc::FONT_HERSHEY_DUPLEX, scale, Scalar::all(0.0), thick + 3, imgproc::LINE_AA, false)?;
         imgproc::put_text(img, line, p, imgproc::FONT_HERSHEY_DUPLEX, scale, color, thick, imgproc::LINE_AA, false)?;
     }
     Ok(())
 }
 
 /// The overlay: lane area filled between the fits (when both exist), text with radius and offset.
+///
+/// Draws in place on `frame` (which is consumed). `to_frame` maps undistorted-frame pixels to
+/// the pixels of `frame` (identity for an undistorted frame; the lens distortion for a raw one).
 pub fn overlay(
-    frame: &BgrFrame,
+    frame: BgrFrame,
     lane: Option<(&Poly2, &Poly2)>,
     persp: &Perspective,
+    to_frame: &dyn Fn(f64, f64) -> (f64, f64),
     measure: Option<&LaneMeasure>,
     cfg: &RenderConfig,
 ) -> Result<BgrFrame> {
-    let mut out = frame.mat().try_clone()?;
+    let width = frame.width();
+    let mut out = frame.into_mat();
     if let Some((l, r)) = lane {
-        let poly = lane_polygon_frame(l, r, persp, cfg.polygon_points);
+        let poly: Vec<(f64, f64)> = lane_polygon_frame(l, r, persp, cfg.polygon_points)
+            .into_iter()
+            .map(|(x, y)| to_frame(x, y))
+            .collect();
         fill_polygon_blended(&mut out, &poly, cfg.lane_color, cfg.alpha)?;
     }
-    let scale = (frame.width() as f64 / 1280.0).max(0.4);
+    let scale = (width as f64 / 1280.0).max(0.4);
     let lines = match measure {
         Some(m) => vec![radius_text(m.radius_m, cfg.straight_above_m), offset_text(m.offset_m)],
         None => vec!["Lane not found".to_string()],
@@ -176,4 +217,120 @@ pub fn search_picture(
         imgproc::polylines(&mut img, &polys, false, Scalar::new(255.0, 0.0, 255.0, 0.0), 2, imgproc::LINE_AA, 0)?;
     }
     BgrFrame::new(img)
+}
+
+fn resize_into(src: &Mat, dst: &mut Mat, rect: Rect) -> Result<()> {
+    let mut small = Mat::default();
+    imgproc::resize(src, &mut small, core::Size::new(rect.width, rect.height), 0.0, 0.0, imgproc::INTER_AREA)?;
+    let mut roi = Mat::roi_mut(dst, rect)?;
+    small.copy_to(&mut roi)?;
+    Ok(())
+}
+
+fn fmt_coeffs(p: Option<&Poly2>) -> [String; 3] {
+    match p {
+        Some(p) => [format!("{:+.2e}", p.a), format!("{:+.4}", p.b), format!("{:+.1}", p.c)],
+        None => ["-".into(), "-".into(), "-".into()],
+    }
+}
+
+/// The diagnostic composite, same size as the frame, as a 2x2 grid: overlay | bird's-eye
+/// binary with the search; bird's-eye view with this frame's fits (yellow), the kept fits
+/// (gray) and the smoothed fit (green) | a text panel of coefficients, differences (red when
+/// over the tracking limits), kept counts, search mode, radius and offset.
+pub fn diagnostic(
+    pipe: &crate::pipeline::Pipeline,
+    overlay: &BgrFrame,
+    d: &crate::video::DiagInfo,
+    lane: Option<&(Poly2, Poly2)>,
+    measure: Option<&LaneMeasure>,
+) -> Result<BgrFrame> {
+    let (w, h) = (overlay.width(), overlay.height());
+    let (cw, ch) = (w / 2, h / 2);
+    let mut out = Mat::zeros(h, w, core::CV_8UC3)?.to_mat()?;
+    let a = &d.analysis;
+    resize_into(overlay.mat(), &mut out, Rect::new(0, 0, cw, ch))?;
+    let pic = search_picture(&a.thresholded.mask, &a.search, None, None)?;
+    resize_into(pic.mat(), &mut out, Rect::new(cw, 0, w - cw, ch))?;
+    let mut fits = a.birdseye.mat().try_clone()?;
+    let thick = ((fits.cols() as f64 / 400.0).round() as i32).max(2);
+    let s = a.scale;
+    for k in d.kept_left.iter().chain(d.kept_right.iter()) {
+        draw_poly(&mut fits, &k.to_scaled(s), Scalar::new(160.0, 160.0, 160.0, 0.0), thick)?;
+    }
+    for f in [a.fit.left.as_ref(), a.fit.right.as_ref()].into_iter().flatten() {
+        draw_poly(&mut fits, &f.to_scaled(s), Scalar::new(0.0, 255.0, 255.0, 0.0), thick)?;
+    }
+    if let Some((l, r)) = lane {
+        draw_poly(&mut fits, &l.to_scaled(s), Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
+        draw_poly(&mut fits, &r.to_scaled(s), Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
+    }
+    resize_into(&fits, &mut out, Rect::new(0, ch, cw, h - ch))?;
+
+    // Text panel.
+    let limits = pipe.cfg.tracking.max_coeff_diff;
+    let scale = (cw as f64 / 640.0 * 0.55).max(0.3);
+    let step = (cw as f64 / 640.0 * 25.0).max(12.0) as i32;
+    let col = [cw + (cw as f64 * 0.03) as i32, cw + (cw as f64 * 0.30) as i32, cw + (cw as f64 * 0.55) as i32, cw + (cw as f64 * 0.78) as i32];
+    let white = Scalar::new(255.0, 255.0, 255.0, 0.0);
+    let red = Scalar::new(60.0, 60.0, 255.0, 0.0);
+    let gray = Scalar::new(170.0, 170.0, 170.0, 0.0);
+    let mut y = ch + step;
+    let put = |img: &mut Mat, text: &str, x: i32, y: i32, c: Scalar| -> Result<()> {
+        imgproc::put_text(img, text, Point::new(x, y), imgproc::FONT_HERSHEY_SIMPLEX, scale, c, 1, imgproc::LINE_AA, false)?;
+        Ok(())
+    };
+    let det = if d.track.detected { "accepted" } else { "rejected" };
+    put(&mut out, &format!("frame {}   search: {}   fits {}", d.frame, a.search.mode.as_str(), det), col[0], y, white)?;
+    y += step;
+    put(&mut out, "", col[0], y, white)?;
+    put(&mut out, "a", col[1], y, gray)?;
+    put(&mut out, "b", col[2], y, gray)?;
+    put(&mut out, "c", col[3], y, gray)?;
+    y += step;
+    let rows: [(&str, Option<&Poly2>, Option<[f64; 3]>, crate::track::Verdict); 2] = [
+        ("left", a.fit.left.as_ref(), d.track.left_diff, d.track.left_verdict),
+        ("right", a.fit.right.as_ref(), d.track.right_diff, d.track.right_verdict),
+    ];
+    for (i, (name, fit, diff, verdict)) in rows.iter().enumerate() {
+        let smooth = lane.map(|l| if i == 0 { l.0 } else { l.1 });
+        put(&mut out, &format!("{name} fit"), col[0], y, white)?;
+        for (k, s) in fmt_coeffs(*fit).iter().enumerate() {
+            put(&mut out, s, col[k + 1], y, white)?;
+        }
+        y += step;
+        put(&mut out, &format!("{name} smooth"), col[0], y, Scalar::new(0.0, 255.0, 0.0, 0.0))?;
+        for (k, s) in fmt_coeffs(smooth.as_ref()).iter().enumerate() {
+            put(&mut out, s, col[k + 1], y, white)?;
+        }
+        y += step;
+        put(&mut out, &format!("{name} diff"), col[0], y, white)?;
+        match diff {
+            Some(dv) => {
+                for k in 0..3 {
+                    let s = if k == 0 { format!("{:.2e}", dv[k]) } else { format!("{:.3}", dv[k]) };
+                    let c = if dv[k] > limits[k] { red } else { white };
+                    put(&mut out, &s, col[k + 1], y, c)?;
+                }
+            }
+            None => put(&mut out, "-", col[1], y, white)?,
+        }
+        y += step;
+        let kept = if i == 0 { d.kept_left.len() } else { d.kept_right.len() };
+        put(&mut out, &format!("{name}: {} kept, verdict {}", kept, crate::video::verdict_name(*verdict)), col[0], y, gray)?;
+        y += step;
+    }
+    let mtext = match measure {
+        Some(m) => format!("{}   {}", radius_text(m.radius_m, pipe.cfg.render.straight_above_m), offset_text(m.offset_m)),
+        None => "no lane".into(),
+    };
+    put(&mut out, &mtext, col[0], y, white)?;
+    y += step;
+    if let Some(m) = measure {
+        put(&mut out, &format!("lane width {:.2} m   pixels L {} R {}", m.lane_width_m, a.fit.left_pixels, a.fit.right_pixels), col[0], y, white)?;
+    }
+    // Cell borders.
+    imgproc::line(&mut out, Point::new(cw, 0), Point::new(cw, h), Scalar::all(80.0), 1, imgproc::LINE_8, 0)?;
+    imgproc::line(&mut out, Point::new(0, ch), Point::new(w, ch), Scalar::all(80.0), 1, imgproc::LINE_8, 0)?;
+    BgrFrame::new(out)
 }

@@ -43,21 +43,66 @@ fn saturation(b: u8, g: u8, r: u8) -> u8 {
     (s * 255.0).round().clamp(0.0, 255.0) as u8
 }
 
-/// Compute the L and B channels (raw, unscaled) of a BGR image.
+static B_LUT: std::sync::OnceLock<std::result::Result<Vec<u8>, String>> = std::sync::OnceLock::new();
+
+/// LAB B of every 8-bit BGR colour, indexed `(b << 16) | (g << 8) | r`, computed once by
+/// OpenCV's own `cvtColor(BGR2Lab)` (16 MiB), so per-pixel lookups give OpenCV's exact values.
+fn b_lut() -> Result<&'static [u8]> {
+    let r = B_LUT.get_or_init(|| {
+        let build = || -> Result<Vec<u8>> {
+            let mut lut = vec![0u8; 1 << 24];
+            // One 256x256 slab per blue value keeps the temporary images small.
+            let mut slab = Mat::new_rows_cols_with_default(256, 256, core::CV_8UC3, core::Scalar::all(0.0))?;
+            let mut lab = Mat::default();
+            for b in 0..256usize {
+                {
+                    let d = slab.data_bytes_mut()?;
+                    for g in 0..256usize {
+                        for r in 0..256usize {
+                            let i = (g * 256 + r) * 3;
+                            d[i] = b as u8;
+                            d[i + 1] = g as u8;
+                            d[i + 2] = r as u8;
+                        }
+                    }
+                }
+                imgproc::cvt_color_def(&slab, &mut lab, imgproc::COLOR_BGR2Lab)?;
+                let ld = lab.data_bytes()?;
+                let out = &mut lut[b << 16..(b + 1) << 16];
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = ld[k * 3 + 2];
+                }
+            }
+            Ok(lut)
+        };
+        build().map_err(|e| e.to_string())
+    });
+    match r {
+        Ok(v) => Ok(v.as_slice()),
+        Err(e) => Err(crate::error::Error::Invalid(format!("building the LAB lookup table: {e}"))),
+    }
+}
+
+/// Build the lookup tables now (about 0.1 s, once per process) rather than on the first frame.
+pub fn prepare() -> Result<()> {
+    b_lut().map(|_| ())
+}
+
+/// Compute the L and B channels (raw, unscaled) of a BGR image in one pass.
 pub fn channels(img: &BgrFrame) -> Result<(GrayImage, GrayImage)> {
     let (w, h) = (img.width(), img.height());
     let src = img.bytes()?;
+    let lut = b_lut()?;
     let mut l = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, core::Scalar::all(0.0))?;
+    let mut b = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, core::Scalar::all(0.0))?;
     {
         let ld = l.data_bytes_mut()?;
+        let bd = b.data_bytes_mut()?;
         for (i, px) in src.chunks_exact(3).enumerate() {
             ld[i] = lightness(px[0], px[1], px[2]);
+            bd[i] = lut[((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
         }
     }
-    let mut lab = Mat::default();
-    imgproc::cvt_color_def(img.mat(), &mut lab, imgproc::COLOR_BGR2Lab)?;
-    let mut b = Mat::default();
-    core::extract_channel(&lab, &mut b, 2)?;
     Ok((GrayImage::new(l)?, GrayImage::new(b)?))
 }
 
@@ -186,6 +231,26 @@ mod tests {
         let hd = hls.data_bytes().unwrap();
         for (i, v) in l.bytes().unwrap().iter().enumerate() {
             assert!((*v as i32 - hd[i * 3 + 1] as i32).abs() <= 1, "pixel {i}: {v} vs {}", hd[i * 3 + 1]);
+        }
+    }
+
+    #[test]
+    fn b_channel_equals_opencv_lab() {
+        let mut img = solid([0, 0, 0], 512, 64);
+        {
+            let d = img.mat_mut().data_bytes_mut().unwrap();
+            let mut state = 12345u32;
+            for v in d.iter_mut() {
+                state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+                *v = (state >> 24) as u8;
+            }
+        }
+        let mut lab = Mat::default();
+        imgproc::cvt_color_def(img.mat(), &mut lab, imgproc::COLOR_BGR2Lab).unwrap();
+        let (_, b) = channels(&img).unwrap();
+        let ld = lab.data_bytes().unwrap();
+        for (i, v) in b.bytes().unwrap().iter().enumerate() {
+            assert_eq!(*v, ld[i * 3 + 2], "pixel {i}");
         }
     }
 

@@ -1,1 +1,697 @@
-//! Video in and out (placeholder; filled in by the video work).
+//! Video in and out, and the per-frame loop over a dashcam video: decode, analyse, track,
+//! render, encode, telemetry. Decoding and rendering+encoding run on their own threads joined
+//! by bounded channels; analysis and the tracker stay on the calling thread, in frame order.
+
+use crate::camera::Camera;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::fit::Poly2;
+use crate::frame::BgrFrame;
+use crate::measure::LaneMeasure;
+use crate::pipeline::{Analysis, Pipeline};
+use crate::render;
+use crate::track::{LaneTracker, TrackOutput, Verdict};
+use opencv::core::{self, Mat};
+use opencv::prelude::*;
+use opencv::videoio::{self, VideoCapture, VideoWriter};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::time::Instant;
+
+/// An opened input video.
+pub struct VideoSource {
+    cap: VideoCapture,
+    path: PathBuf,
+    pub width: i32,
+    pub height: i32,
+    pub fps: f64,
+    /// Frame count the container announces (may be 0 when unknown).
+    pub announced_frames: i64,
+}
+
+impl VideoSource {
+    /// Open a video through OpenCV's FFmpeg backend.
+    pub fn open(path: &Path) -> Result<Self> {
+        if !path.exists() {
+            return Err(Error::NotFound { path: path.to_path_buf() });
+        }
+        if path.is_dir() {
+            return Err(Error::Video { path: path.to_path_buf(), message: "is a directory, not a video".into() });
+        }
+        let not_video = || Error::Video { path: path.to_path_buf(), message: "cannot open as a video".into() };
+        let cap = VideoCapture::from_file(path, videoio::CAP_FFMPEG).map_err(|_| not_video())?;
+        if !cap.is_opened().map_err(|_| not_video())? {
+            return Err(not_video());
+        }
+        let width = cap.get(videoio::CAP_PROP_FRAME_WIDTH)? as i32;
+        let height = cap.get(videoio::CAP_PROP_FRAME_HEIGHT)? as i32;
+        let fps = cap.get(videoio::CAP_PROP_FPS)?;
+        let announced_frames = cap.get(videoio::CAP_PROP_FRAME_COUNT)?.max(0.0) as i64;
+        if width <= 0 || height <= 0 {
+            return Err(not_video());
+        }
+        let fps = if fps.is_finite() && fps > 0.0 && fps < 1000.0 { fps } else { 25.0 };
+        Ok(Self { cap, path: path.to_path_buf(), width, height, fps, announced_frames })
+    }
+
+    /// The file this source reads.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Read the next frame; `Ok(None)` at the end (or where decoding stops).
+    pub fn read(&mut self) -> Result<Option<BgrFrame>> {
+        let mut m = Mat::default();
+        match self.cap.read(&mut m) {
+            Ok(true) if !m.empty() => {
+                if m.typ() != core::CV_8UC3 {
+                    return Err(Error::Video {
+                        path: self.path.clone(),
+                        message: format!("frame type {} is not 8-bit BGR", m.typ()),
+                    });
+                }
+                Ok(Some(BgrFrame::new(m)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Skip a frame without converting it; false at the end.
+    pub fn skip(&mut self) -> Result<bool> {
+        Ok(self.cap.grab().unwrap_or(false))
+    }
+}
+
+/// Which encoder a sink uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Codec {
+    /// H.264 (fourcc avc1).
+    H264,
+    /// MPEG-4 Part 2 (fourcc mp4v).
+    Mp4v,
+}
+
+impl Codec {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Codec::H264 => "H.264 (avc1)",
+            Codec::Mp4v => "MPEG-4 Part 2 (mp4v)",
+        }
+    }
+}
+
+/// An output MP4 written to `<out>.partial.mp4` and renamed on `finish`.
+pub struct VideoSink {
+    writer: VideoWriter,
+    partial: PathBuf,
+    path: PathBuf,
+    pub codec: Codec,
+    pub frames: usize,
+}
+
+/// Preferred codec from the environment (`LANES_CODEC=mp4v|h264`), default mp4v.
+pub fn preferred_codec() -> Codec {
+    match std::env::var("LANES_CODEC").ok().as_deref() {
+        Some("h264") | Some("avc1") => Codec::H264,
+        _ => Codec::Mp4v,
+    }
+}
+
+impl VideoSink {
+    /// Create the output (its directory must exist). Tries the preferred codec, then mp4v.
+    pub fn create(path: &Path, fps: f64, width: i32, height: i32, codec: Codec) -> Result<Self> {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(Error::Io { path: path.to_path_buf(), message: format!("output directory {} does not exist", parent.display()) });
+        }
+        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "out".into());
+        let partial = parent.join(format!(".{stem}.partial.mp4"));
+        let size = core::Size::new(width, height);
+        let order: &[Codec] = match codec {
+            Codec::H264 => &[Codec::H264, Codec::Mp4v],
+            Codec::Mp4v => &[Codec::Mp4v],
+        };
+        for c in order {
+            let fourcc = match c {
+                Codec::H264 => VideoWriter::fourcc('a', 'v', 'c', '1')?,
+                Codec::Mp4v => VideoWriter::fourcc('m', 'p', '4', 'v')?,
+            };
+            if let Ok(w) = VideoWriter::new_with_backend(&partial, videoio::CAP_FFMPEG, fourcc, fps, size, true) {
+                if w.is_opened().unwrap_or(false) {
+                    return Ok(Self { writer: w, partial, path: path.to_path_buf(), codec: *c, frames: 0 });
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&partial);
+        Err(Error::Io { path: path.to_path_buf(), message: "cannot open a video encoder (mp4v) for writing".into() })
+    }
+
+    /// Append one frame.
+    pub fn write(&mut self, frame: &BgrFrame) -> Result<()> {
+        self.writer.write(frame.mat()).map_err(|e| Error::Io { path: self.path.clone(), message: e.message })?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Finalise the file and move it to its name.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        self.writer.release()?;
+        std::fs::rename(&self.partial, &self.path).map_err(|e| Error::Io { path: self.path.clone(), message: e.to_string() })?;
+        Ok(self.path.clone())
+    }
+
+    /// Abandon the output: close and delete the partial file.
+    pub fn abandon(mut self) {
+        let _ = self.writer.release();
+        let _ = std::fs::remove_file(&self.partial);
+    }
+}
+
+/// One telemetry record per frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrameRecord {
+    pub frame: usize,
+    pub time_s: f64,
+    pub search: &'static str,
+    /// This frame's fits were both accepted by the tracker.
+    pub detected: bool,
+    /// The smoothed fits drawn (null when no lane is drawn).
+    pub left_fit: Option<Poly2>,
+    pub right_fit: Option<Poly2>,
+    pub radius_m: Option<f64>,
+    pub offset_m: Option<f64>,
+    pub lane_width_m: Option<f64>,
+    pub left_pixels: usize,
+    pub right_pixels: usize,
+}
+
+impl FrameRecord {
+    /// CSV header matching `to_csv`.
+    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels";
+
+    /// One CSV row (empty cells for nulls).
+    pub fn to_csv(&self) -> String {
+        let f = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
+        let p = |p: Option<Poly2>| match p {
+            Some(p) => format!("{},{},{}", p.a, p.b, p.c),
+            None => ",,".to_string(),
+        };
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            self.frame,
+            self.time_s,
+            self.search,
+            self.detected,
+            p(self.left_fit),
+            p(self.right_fit),
+            f(self.radius_m),
+            f(self.offset_m),
+            f(self.lane_width_m),
+            self.left_pixels,
+            self.right_pixels
+        )
+    }
+}
+
+/// Telemetry output format, by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TelemetryFormat {
+    JsonLines,
+    Csv,
+}
+
+/// Streams telemetry records to a file as they come (memory stays flat).
+pub struct TelemetryWriter {
+    out: std::io::BufWriter<std::fs::File>,
+    format: TelemetryFormat,
+    path: PathBuf,
+}
+
+impl TelemetryWriter {
+    pub fn create(path: &Path) -> Result<Self> {
+        let format = match path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()) {
+            Some(e) if e == "csv" => TelemetryFormat::Csv,
+            _ => TelemetryFormat::JsonLines,
+        };
+        let f = std::fs::File::create(path).map_err(|e| Error::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        let mut w = Self { out: std::io::BufWriter::new(f), format, path: path.to_path_buf() };
+        if format == TelemetryFormat::Csv {
+            w.line(FrameRecord::CSV_HEADER)?;
+        }
+        Ok(w)
+    }
+    fn line(&mut self, s: &str) -> Result<()> {
+        writeln!(self.out, "{s}").map_err(|e| Error::Io { path: self.path.clone(), message: e.to_string() })
+    }
+    pub fn write(&mut self, r: &FrameRecord) -> Result<()> {
+        let s = match self.format {
+            TelemetryFormat::Csv => r.to_csv(),
+            TelemetryFormat::JsonLines => serde_json::to_string(r).map_err(|e| Error::Invalid(e.to_string()))?,
+        };
+        self.line(&s)
+    }
+    pub fn finish(mut self) -> Result<()> {
+        self.out.flush().map_err(|e| Error::Io { path: self.path.clone(), message: e.to_string() })
+    }
+}
+
+/// What to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenderMode {
+    /// Analysis only.
+    None,
+    /// The overlay video.
+    Overlay,
+    /// The 2x2 diagnostic composite.
+    Diagnostic,
+}
+
+/// A resolved video job (built once from flags by the CLI).
+pub struct VideoJob {
+    pub input: PathBuf,
+    pub output: Option<PathBuf>,
+    pub render: RenderMode,
+    pub telemetry: Option<PathBuf>,
+    pub start: usize,
+    pub max_frames: Option<usize>,
+    pub codec: Codec,
+    /// Run decode and render on their own threads (results are identical either way).
+    pub threaded: bool,
+}
+
+/// Per-stage time series (ms per frame) collected during a run.
+#[derive(Debug, Clone, Default)]
+pub struct StageSeries {
+    /// Raw frame to bird's-eye view (undistortion and warp composed in one remap).
+    pub warp: Vec<f64>,
+    pub threshold: Vec<f64>,
+    pub search_fit: Vec<f64>,
+    pub track: Vec<f64>,
+    /// Full-frame undistortion for the overlay.
+    pub undistort: Vec<f64>,
+    /// Lane polygon and text drawn on the frame.
+    pub overlay: Vec<f64>,
+    /// The 2x2 diagnostic composite.
+    pub composite: Vec<f64>,
+    /// Handing the frame to the encoder.
+    pub encode: Vec<f64>,
+}
+
+/// Milliseconds of the render stages of one frame.
+#[derive(Debug, Clone, Copy, Default)]
+struct RenderTimes {
+    undistort: f64,
+    overlay: f64,
+    composite: f64,
+    encode: f64,
+}
+
+impl StageSeries {
+    fn push_render(&mut self, t: RenderTimes, mode: RenderMode) {
+        self.undistort.push(t.undistort);
+        self.overlay.push(t.overlay);
+        if mode == RenderMode::Diagnostic {
+            self.composite.push(t.composite);
+        }
+        self.encode.push(t.encode);
+    }
+}
+
+/// The run's summary.
+#[derive(Debug, Clone)]
+pub struct VideoSummary {
+    pub frames_read: usize,
+    pub frames_drawn: usize,
+    /// Frames where the search did not find both lines.
+    pub search_failed: usize,
+    /// Frames whose fits the tracker rejected (lane width or coefficient jump).
+    pub rejected: usize,
+    pub seconds: f64,
+    pub output: Option<PathBuf>,
+    pub codec: Option<Codec>,
+    /// Decoding stopped before the announced frame count (truncated or corrupt input).
+    pub truncated_at: Option<usize>,
+    pub announced_frames: i64,
+    pub stages: StageSeries,
+}
+
+impl VideoSummary {
+    pub fn fps(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.frames_read as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What the analysis thread hands to the renderer for one frame.
+struct RenderItem {
+    raw: BgrFrame,
+    lane: Option<(Poly2, Poly2)>,
+    measure: Option<LaneMeasure>,
+    diag: Option<Box<DiagInfo>>,
+}
+
+/// Extra per-frame data for the diagnostic composite.
+pub struct DiagInfo {
+    pub analysis: Analysis,
+    pub track: TrackOutput,
+    pub kept_left: Vec<Poly2>,
+    pub kept_right: Vec<Poly2>,
+    pub frame: usize,
+}
+
+/// Callback for progress: frames done so far.
+pub type Progress<'a> = &'a (dyn Fn(usize) + Sync);
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn render_item(pipe: &Pipeline, item: RenderItem, mode: RenderMode, sink: Option<&mut VideoSink>) -> Result<RenderTimes> {
+    let mut times = RenderTimes::default();
+    let t = Instant::now();
+    let lane = item.lane.as_ref().map(|(l, r)| (l, r));
+    let overlay = match pipe.cfg.render.geometry {
+        crate::config::Geometry::Undistorted => {
+            let undist = pipe.undistort(&item.raw)?;
+            times.undistort = ms_since(t);
+            let t = Instant::now();
+            let o = pipe.overlay(undist, lane, item.measure.as_ref())?;
+            times.overlay = ms_since(t);
+            o
+        }
+        crate::config::Geometry::Original => {
+            let o = pipe.overlay_raw(item.raw, lane, item.measure.as_ref())?;
+            times.overlay = ms_since(t);
+            o
+        }
+    };
+    let t = Instant::now();
+    let frame = match (mode, item.diag) {
+        (RenderMode::Diagnostic, Some(d)) => render::diagnostic(pipe, &overlay, &d, item.lane.as_ref(), item.measure.as_ref())?,
+        _ => overlay,
+    };
+    times.composite = ms_since(t);
+    let t = Instant::now();
+    if let Some(s) = sink {
+        s.write(&frame)?;
+    }
+    times.encode = ms_since(t);
+    Ok(times)
+}
+
+/// Run a whole video job. `progress` is called after each analysed frame.
+pub fn run(
+    job: &VideoJob,
+    cfg: &Config,
+    camera: Option<&Camera>,
+    on_record: &mut dyn FnMut(&FrameRecord),
+    progress: Progress,
+) -> Result<VideoSummary> {
+    let mut src = VideoSource::open(&job.input)?;
+    if let Some(cam) = camera {
+        if cam.width != src.width || cam.height != src.height {
+            return Err(Error::SizeMismatch {
+                path: job.input.clone(),
+                expected_w: cam.width,
+                expected_h: cam.height,
+                got_w: src.width,
+                got_h: src.height,
+            });
+        }
+    }
+    let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
+    let mut telemetry = job.telemetry.as_deref().map(TelemetryWriter::create).transpose()?;
+    let mut sink = match (job.render, &job.output) {
+        (RenderMode::None, _) | (_, None) => None,
+        (_, Some(out)) => Some(VideoSink::create(out, src.fps, src.width, src.height, job.codec)?),
+    };
+    let codec = sink.as_ref().map(|s| s.codec);
+    for i in 0..job.start {
+        if !src.skip()? {
+            if let Some(s) = sink {
+                s.abandon();
+            }
+            return Err(Error::Video { path: job.input.clone(), message: format!("--start {} is past the end ({} frames)", job.start, i) });
+        }
+    }
+    let fps = src.fps;
+    let announced = src.announced_frames;
+    let max_frames = job.max_frames.unwrap_or(usize::MAX);
+    let started = Instant::now();
+    let mut tracker = LaneTracker::new(cfg.tracking);
+    let mut summary = VideoSummary {
+        frames_read: 0,
+        frames_drawn: 0,
+        search_failed: 0,
+        rejected: 0,
+        seconds: 0.0,
+        output: None,
+        codec,
+        truncated_at: None,
+        announced_frames: announced,
+        stages: StageSeries::default(),
+    };
+    let mode = if sink.is_some() { job.render } else { RenderMode::None };
+
+    let result: Result<()> = std::thread::scope(|scope| {
+        // Decoder thread.
+        let (ftx, frx): (SyncSender<Result<Option<BgrFrame>>>, Receiver<_>) = sync_channel(4);
+        let decode = |src: &mut VideoSource, tx: &SyncSender<Result<Option<BgrFrame>>>| {
+            let mut n = 0usize;
+            loop {
+                if n >= max_frames {
+                    let _ = tx.send(Ok(None));
+                    break;
+                }
+                let r = src.read();
+                let end = !matches!(r, Ok(Some(_)));
+                if tx.send(r).is_err() || end {
+                    break;
+                }
+                n += 1;
+            }
+        };
+        let mut src_opt = Some(src);
+        let mut frx_opt = None;
+        if job.threaded {
+            let mut s = src_opt.take().ok_or_else(|| Error::Invalid("source".into()))?;
+            scope.spawn(move || decode(&mut s, &ftx));
+            frx_opt = Some(frx);
+        }
+        // Renderer + encoder thread.
+        let (rtx, rrx) = sync_channel::<RenderItem>(4);
+        let pipe_ref = &pipe;
+        let mut sink_opt = sink.take();
+        let render_handle = if job.threaded && mode != RenderMode::None {
+            let mut s = sink_opt.take();
+            Some(scope.spawn(move || -> (Result<()>, StageSeries, Option<VideoSink>) {
+                let mut series = StageSeries::default();
+                for item in rrx.iter() {
+                    match render_item(pipe_ref, item, mode, s.as_mut()) {
+                        Ok(t) => series.push_render(t, mode),
+                        Err(e) => return (Err(e), series, s),
+                    }
+                }
+                (Ok(()), series, s)
+            }))
+        } else {
+            drop(rrx);
+            None
+        };
+
+        let mut frame_idx = 0usize;
+        let mut loop_result: Result<()> = Ok(());
+        loop {
+            let next = match (&frx_opt, src_opt.as_mut()) {
+                (Some(rx), _) => rx.recv().unwrap_or(Ok(None)),
+                (None, Some(s)) => {
+                    if frame_idx >= max_frames {
+                        Ok(None)
+                    } else {
+                        s.read()
+                    }
+                }
+                (None, None) => Ok(None),
+            };
+            let raw = match next {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                Err(e) => {
+                    loop_result = Err(e);
+                    break;
+                }
+            };
+            if raw.width() != pipe.width || raw.height() != pipe.height {
+                loop_result = Err(Error::SizeMismatch {
+                    path: job.input.clone(),
+                    expected_w: pipe.width,
+                    expected_h: pipe.height,
+                    got_w: raw.width(),
+                    got_h: raw.height(),
+                });
+                break;
+            }
+            let (_, prior) = tracker.next_search();
+            let analysis = match pipe.analyze(&raw, prior) {
+                Ok(a) => a,
+                Err(e) => {
+                    loop_result = Err(e);
+                    break;
+                }
+            };
+            let t_track = Instant::now();
+            let out = tracker.update(&analysis.fit, pipe.persp.height);
+            let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
+            summary.stages.warp.push(analysis.times.warp_ms);
+            summary.stages.threshold.push(analysis.times.threshold_ms);
+            summary.stages.search_fit.push(analysis.times.search_fit_ms);
+            summary.stages.track.push(track_ms);
+            if analysis.fit.left.is_none() || analysis.fit.right.is_none() {
+                summary.search_failed += 1;
+            } else if !out.detected {
+                summary.rejected += 1;
+            }
+            let lane = match (out.left, out.right) {
+                (Some(l), Some(r)) => Some((l, r)),
+                _ => None,
+            };
+            let measure = lane.map(|(l, r)| pipe.measure(&l, &r));
+            if lane.is_some() {
+                summary.frames_drawn += 1;
+            }
+            let rec = FrameRecord {
+                frame: job.start + frame_idx,
+                time_s: (job.start + frame_idx) as f64 / fps,
+                search: analysis.search.mode.as_str(),
+                detected: out.detected,
+                left_fit: lane.map(|l| l.0),
+                right_fit: lane.map(|l| l.1),
+                radius_m: measure.map(|m| m.radius_m),
+                offset_m: measure.map(|m| m.offset_m),
+                lane_width_m: measure.map(|m| m.lane_width_m),
+                left_pixels: analysis.fit.left_pixels,
+                right_pixels: analysis.fit.right_pixels,
+            };
+            on_record(&rec);
+            if let Some(t) = telemetry.as_mut() {
+                if let Err(e) = t.write(&rec) {
+                    loop_result = Err(e);
+                    break;
+                }
+            }
+            frame_idx += 1;
+            summary.frames_read = frame_idx;
+            if mode != RenderMode::None {
+                let diag = if mode == RenderMode::Diagnostic {
+                    Some(Box::new(DiagInfo {
+                        kept_left: tracker.left.kept().copied().collect(),
+                        kept_right: tracker.right.kept().copied().collect(),
+                        analysis,
+                        track: out,
+                        frame: rec.frame,
+                    }))
+                } else {
+                    None
+                };
+                let item = RenderItem { raw, lane, measure, diag };
+                if render_handle.is_some() {
+                    if rtx.send(item).is_err() {
+                        break; // the renderer stopped with an error: reported below
+                    }
+                } else {
+                    match render_item(&pipe, item, mode, sink_opt.as_mut()) {
+                        Ok(t) => summary.stages.push_render(t, mode),
+                        Err(e) => {
+                            loop_result = Err(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            progress(frame_idx);
+        }
+        drop(rtx);
+        drop(frx_opt);
+        if let Some(h) = render_handle {
+            match h.join() {
+                Ok((r, series, s)) => {
+                    summary.stages.undistort = series.undistort;
+                    summary.stages.overlay = series.overlay;
+                    summary.stages.composite = series.composite;
+                    summary.stages.encode = series.encode;
+                    sink_opt = s;
+                    if loop_result.is_ok() {
+                        loop_result = r;
+                    }
+                }
+                Err(_) => {
+                    if loop_result.is_ok() {
+                        loop_result = Err(Error::Invalid("render thread panicked".into()));
+                    }
+                }
+            }
+        }
+        sink = sink_opt;
+        loop_result
+    });
+    summary.seconds = started.elapsed().as_secs_f64();
+    if let Err(e) = result {
+        if let Some(s) = sink {
+            s.abandon();
+        }
+        return Err(e);
+    }
+    if let Some(t) = telemetry {
+        t.finish()?;
+    }
+    if let Some(s) = sink {
+        summary.output = Some(s.finish()?);
+    }
+    if summary.frames_read == 0 {
+        if let Some(out) = &summary.output {
+            let _ = std::fs::remove_file(out);
+        }
+        return Err(Error::Video { path: job.input.clone(), message: "no frames could be decoded".into() });
+    }
+    let expected = (announced - job.start as i64).max(0) as usize;
+    let wanted = expected.min(max_frames);
+    // Containers often announce a frame count estimated from the duration (off by a frame or
+    // two); only a shortfall beyond that counts as truncation.
+    let slack = 3usize.max(wanted / 50);
+    if announced > 0 && summary.frames_read + slack < wanted {
+        summary.truncated_at = Some(job.start + summary.frames_read);
+    }
+    Ok(summary)
+}
+
+/// Analyse a video with no rendering and return its telemetry records (for scoring).
+pub fn analyze_video(path: &Path, cfg: &Config, camera: Option<&Camera>, start: usize, frames: Option<usize>) -> Result<Vec<FrameRecord>> {
+    let job = VideoJob {
+        input: path.to_path_buf(),
+        output: None,
+        render: RenderMode::None,
+        telemetry: None,
+        start,
+        max_frames: frames,
+        codec: Codec::Mp4v,
+        threaded: true,
+    };
+    let mut out = Vec::new();
+    run(&job, cfg, camera, &mut |r| out.push(r.clone()), &|_| {})?;
+    Ok(out)
+}
+
+/// A short name for a tracker verdict.
+pub fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Accepted => "accepted",
+        Verdict::NotFound => "not found",
+        Verdict::LaneWidth => "lane width",
+        Verdict::TooDifferent => "too different",
+    }
+}

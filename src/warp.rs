@@ -144,16 +144,21 @@ pub struct BirdseyeRemap {
 }
 
 impl BirdseyeRemap {
-    /// Compose `camera`'s distortion (none when `None`) with the perspective's inverse.
-    pub fn new(persp: &Perspective, camera: Option<&Camera>) -> Result<Self> {
-        let (w, h) = (persp.width, persp.height);
+    /// Compose `camera`'s distortion (none when `None`) with the perspective's inverse; the
+    /// output is the bird's-eye view scaled by `scale` (1 = the perspective's own size).
+    pub fn new(persp: &Perspective, camera: Option<&Camera>, scale: f64) -> Result<Self> {
+        let w = ((persp.width as f64 * scale).round() as i32).max(1);
+        let h = ((persp.height as f64 * scale).round() as i32).max(1);
         let mut map = Mat::new_rows_cols_with_default(h, w, core::CV_32FC2, core::Scalar::all(-1.0))?;
         {
             let data: &mut [core::Vec2f] = map.data_typed_mut()?;
             let minv = persp.inverse();
             for v in 0..h {
                 for u in 0..w {
-                    let (x, y) = Perspective::apply(minv, u as f64, v as f64);
+                    // Pixel centres: nominal coordinate of scaled pixel u is (u + 0.5) / scale - 0.5.
+                    let un = (u as f64 + 0.5) / scale - 0.5;
+                    let vn = (v as f64 + 0.5) / scale - 0.5;
+                    let (x, y) = Perspective::apply(minv, un, vn);
                     let (sx, sy) = match camera {
                         Some(cam) => cam.distort_pixel(x, y),
                         None => (x, y),

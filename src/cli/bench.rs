@@ -1,11 +1,221 @@
-//! `lanes bench` (placeholder).
+//! `lanes bench`: decode-only and decode+encode floors, the three `lanes video` modes, per-stage
+//! times (median, p99) and peak memory, measured in one run on the same clip; prints ratios.
 
-use anyhow::Result;
+use super::{load_camera, load_config};
+use anyhow::{Context, Result};
 use clap::Args;
+use lanes::video::{self, Codec, RenderMode, StageSeries, VideoJob, VideoSink, VideoSource};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
 
 #[derive(Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// Video to measure on.
+    input: PathBuf,
+    /// Camera file.
+    #[arg(long, value_name = "FILE")]
+    camera: Option<PathBuf>,
+    /// Configuration TOML.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Also check that peak memory stays flat on a 10x longer input (builds it first).
+    #[arg(long)]
+    rss_check: bool,
+    /// Repeat each timed run this many times and keep the best (less noise).
+    #[arg(long, default_value_t = 2)]
+    repeat: usize,
+}
 
-pub fn run(_a: BenchArgs) -> Result<i32> {
-    anyhow::bail!("bench: not implemented yet")
+fn decode_only(path: &Path) -> Result<(usize, f64)> {
+    let mut src = VideoSource::open(path)?;
+    let t = Instant::now();
+    let mut n = 0;
+    while src.read()?.is_some() {
+        n += 1;
+    }
+    Ok((n, t.elapsed().as_secs_f64()))
+}
+
+fn decode_encode(path: &Path, out: &Path) -> Result<(usize, f64, Codec)> {
+    let mut src = VideoSource::open(path)?;
+    let mut sink = VideoSink::create(out, src.fps, src.width, src.height, video::preferred_codec())?;
+    let codec = sink.codec;
+    let t = Instant::now();
+    let mut n = 0;
+    while let Some(f) = src.read()? {
+        sink.write(&f)?;
+        n += 1;
+    }
+    sink.finish()?;
+    Ok((n, t.elapsed().as_secs_f64(), codec))
+}
+
+/// Run `lanes video` in a child process; returns (fps from its summary, peak RSS in MB).
+fn child_video(args: &[String]) -> Result<(f64, f64)> {
+    let exe = std::env::current_exe()?;
+    let out = Command::new(exe).arg("video").args(args).env("LANES_PRINT_PEAK_RSS", "1").output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        anyhow::bail!("lanes video {} failed: {}", args.join(" "), err.trim());
+    }
+    let fps = err
+        .split(" fps")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|s| s.parse::<f64>().ok())
+        .context("no fps in summary")?;
+    let rss_kb = err
+        .lines()
+        .find_map(|l| l.strip_prefix("peak_rss_kb: "))
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .unwrap_or(0.0);
+    Ok((fps, rss_kb / 1024.0))
+}
+
+fn pct(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let i = ((s.len() - 1) as f64 * p).round() as usize;
+    s[i]
+}
+
+fn stage_rows(s: &StageSeries) -> Vec<(&'static str, &Vec<f64>)> {
+    vec![
+        ("remap (undistort+warp)", &s.warp),
+        ("threshold", &s.threshold),
+        ("search + fit", &s.search_fit),
+        ("tracking", &s.track),
+        ("undistort (render)", &s.undistort),
+        ("overlay", &s.overlay),
+        ("composite", &s.composite),
+        ("encode (write)", &s.encode),
+    ]
+}
+
+pub fn run(a: BenchArgs) -> Result<i32> {
+    let cfg = load_config(a.config.as_deref())?;
+    let camera = load_camera(a.camera.as_deref())?;
+    let tmp = std::env::temp_dir().join(format!("lanes-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let input = a.input.to_string_lossy().to_string();
+    let mut base: Vec<String> = Vec::new();
+    if let Some(c) = &a.camera {
+        base.extend(["--camera".into(), c.to_string_lossy().to_string()]);
+    }
+    if let Some(c) = &a.config {
+        base.extend(["--config".into(), c.to_string_lossy().to_string()]);
+    }
+    base.push(input.clone());
+    let repeat = a.repeat.max(1);
+
+    let mut dec = f64::MAX;
+    let mut frames = 0;
+    for _ in 0..repeat {
+        let (n, s) = decode_only(&a.input)?;
+        frames = n;
+        dec = dec.min(s);
+    }
+    let dec_fps = frames as f64 / dec;
+    let mut enc = f64::MAX;
+    let mut codec = Codec::Mp4v;
+    for _ in 0..repeat {
+        let (n, s, c) = decode_encode(&a.input, &tmp.join("copy.mp4"))?;
+        frames = n;
+        codec = c;
+        enc = enc.min(s);
+    }
+    let enc_fps = frames as f64 / enc;
+    let best = |extra: &[&str]| -> Result<(f64, f64)> {
+        let mut best = (0.0f64, 0.0f64);
+        for _ in 0..repeat {
+            let mut args = base.clone();
+            args.extend(extra.iter().map(|s| s.to_string()));
+            let (f, r) = child_video(&args)?;
+            if f > best.0 {
+                best = (f, r);
+            }
+        }
+        Ok(best)
+    };
+    let tel = tmp.join("t.jsonl").to_string_lossy().to_string();
+    let out = tmp.join("o.mp4").to_string_lossy().to_string();
+    let (ana_fps, ana_rss) = best(&["--no-render", "--telemetry", &tel])?;
+    let (ovl_fps, ovl_rss) = best(&["-o", &out, "--telemetry", &tel])?;
+    let (dia_fps, dia_rss) = best(&["-o", &out, "--diagnostic"])?;
+
+    println!("lanes bench: {} ({frames} frames), {} cores, codec {}", a.input.display(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), codec.name());
+    println!("{:<34} {:>8} {:>10} {:>8}  {}", "run", "fps", "ratio", "target", "peak RSS");
+    println!("{:<34} {:>8.1} {:>10} {:>8}", "1 decode only", dec_fps, "1.00", "");
+    println!("{:<34} {:>8.1} {:>10} {:>8}", "2 decode + encode", enc_fps, "1.00", "");
+    let row = |name: &str, fps: f64, floor: f64, floor_name: &str, target: f64, rss: f64| {
+        let ratio = fps / floor;
+        let mark = if ratio >= target { "ok" } else { "BELOW" };
+        println!("{:<34} {:>8.1} {:>6.2}x({}) {:>5.2}x {mark}  {:.0} MB", name, fps, ratio, floor_name, target, rss);
+    };
+    row("3 lanes video --no-render", ana_fps, dec_fps, "1", 0.8, ana_rss);
+    row("4 lanes video (overlay)", ovl_fps, enc_fps, "2", 0.7, ovl_rss);
+    row("5 lanes video --diagnostic", dia_fps, enc_fps, "2", 0.5, dia_rss);
+
+    // Per-stage times: one single-threaded run per render mode, so stages do not overlap.
+    let mut series = Vec::new();
+    for mode in [RenderMode::Overlay, RenderMode::Diagnostic] {
+        let job = VideoJob {
+            input: a.input.clone(),
+            output: Some(tmp.join("stage.mp4")),
+            render: mode,
+            telemetry: None,
+            start: 0,
+            max_frames: None,
+            codec: video::preferred_codec(),
+            threaded: false,
+        };
+        series.push(video::run(&job, &cfg, camera.as_ref(), &mut |_| {}, &|_| {})?.stages);
+    }
+    println!();
+    println!("per-stage ms per frame (single-threaded run)   median      p99");
+    for (name, v) in stage_rows(&series[0]) {
+        let v = if name == "composite" { &series[1].composite } else { v };
+        println!("  {:<42} {:>8.2} {:>8.2}", name, pct(v, 0.5), pct(v, 0.99));
+    }
+    let s = &series[0];
+    let analysis: Vec<f64> = (0..s.warp.len()).map(|i| s.warp[i] + s.threshold[i] + s.search_fit[i] + s.track[i]).collect();
+    let render: Vec<f64> = (0..s.overlay.len()).map(|i| s.undistort[i] + s.overlay[i]).collect();
+    println!("  {:<42} {:>8.2} {:>8.2}   (target < 4 ms median)", "analysis total (remap..tracking)", pct(&analysis, 0.5), pct(&analysis, 0.99));
+    println!("  {:<42} {:>8.2} {:>8.2}   (target < 4 ms median)", "overlay render total (undistort+overlay)", pct(&render, 0.5), pct(&render, 0.99));
+
+    if a.rss_check {
+        let long = tmp.join("long10x.mp4");
+        let mut src = VideoSource::open(&a.input)?;
+        let mut sink = VideoSink::create(&long, src.fps, src.width, src.height, Codec::Mp4v)?;
+        let mut frames_vec = Vec::new();
+        while let Some(f) = src.read()? {
+            frames_vec.push(f);
+        }
+        for _ in 0..10 {
+            for f in &frames_vec {
+                sink.write(f)?;
+            }
+        }
+        drop(frames_vec);
+        sink.finish()?;
+        let mut long_args = base.clone();
+        long_args.pop();
+        long_args.push(long.to_string_lossy().to_string());
+        let run_long = |extra: &[&str]| -> Result<(f64, f64)> {
+            let mut args = long_args.clone();
+            args.extend(extra.iter().map(|s| s.to_string()));
+            child_video(&args)
+        };
+        let (_, long_ana) = run_long(&["--no-render", "--telemetry", &tel])?;
+        let (_, long_ovl) = run_long(&["-o", &out])?;
+        println!();
+        println!("peak RSS, 1x vs 10x input: --no-render {ana_rss:.0} -> {long_ana:.0} MB ({:+.1}%), overlay {ovl_rss:.0} -> {long_ovl:.0} MB ({:+.1}%)   (target < 250 MB, < +10%)",
+            100.0 * (long_ana / ana_rss - 1.0), 100.0 * (long_ovl / ovl_rss - 1.0));
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(0)
 }

@@ -6,7 +6,6 @@ use clap::Args;
 use lanes::fit::Poly2;
 use lanes::frame::BgrFrame;
 use lanes::pipeline::Pipeline;
-use lanes::render;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -57,7 +56,10 @@ fn process(pipe: &Pipeline, raw: &BgrFrame, path: &Path, out: &Path, stages: boo
         (Some(l), Some(r)) => Some((l, r)),
         _ => None,
     };
-    let overlay = pipe.overlay(&undist, lane, a.measure.as_ref())?;
+    let overlay = match pipe.cfg.render.geometry {
+        lanes::config::Geometry::Undistorted => pipe.overlay(undist.clone(), lane, a.measure.as_ref())?,
+        lanes::config::Geometry::Original => pipe.overlay_raw(raw.clone(), lane, a.measure.as_ref())?,
+    };
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "image".into());
     overlay.write(&out.join(format!("{stem}_overlay.jpg")))?;
@@ -67,7 +69,7 @@ fn process(pipe: &Pipeline, raw: &BgrFrame, path: &Path, out: &Path, stages: boo
         a.thresholded.l.write(&out.join(format!("{stem}_l.png")))?;
         a.thresholded.b.write(&out.join(format!("{stem}_b.png")))?;
         a.thresholded.mask.write(&out.join(format!("{stem}_mask.png")))?;
-        let pic = render::search_picture(&a.thresholded.mask, &a.search, a.fit.left.as_ref(), a.fit.right.as_ref())?;
+        let pic = a.search_picture()?;
         pic.write(&out.join(format!("{stem}_search.png")))?;
     }
     let m = a.measure;

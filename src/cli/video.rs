@@ -1,11 +1,115 @@
-//! `lanes video` (placeholder).
+//! `lanes video`: overlay or diagnostic video, telemetry, progress and a one-line summary.
 
+use super::{load_camera, load_config};
 use anyhow::Result;
 use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use lanes::video::{self, RenderMode, VideoJob};
+use std::io::IsTerminal;
+use std::path::PathBuf;
 
 #[derive(Args)]
-pub struct VideoArgs {}
+pub struct VideoArgs {
+    /// Camera file (OpenCV YAML from `lanes calibrate`); without it frames are not undistorted.
+    #[arg(long, value_name = "FILE")]
+    pub camera: Option<PathBuf>,
+    /// Configuration TOML (see `lanes config --print-default`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Input video (anything OpenCV's FFmpeg backend reads).
+    pub input: PathBuf,
+    /// Output MP4 (same size, frame rate and frame count as the input).
+    #[arg(short, long, value_name = "OUT.mp4", required_unless_present = "no_render")]
+    pub output: Option<PathBuf>,
+    /// Write the 2x2 diagnostic composite instead of the overlay.
+    #[arg(long)]
+    pub diagnostic: bool,
+    /// Per-frame telemetry: JSON Lines, or CSV when the name ends in .csv.
+    #[arg(long, value_name = "FILE")]
+    pub telemetry: Option<PathBuf>,
+    /// Analysis only: no video is written.
+    #[arg(long)]
+    pub no_render: bool,
+    /// First frame to process (frames before it are skipped).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub start: usize,
+    /// Process at most N frames.
+    #[arg(long, value_name = "N")]
+    pub frames: Option<usize>,
+    /// Output codec: mp4v (default) or h264 (falls back to mp4v when the build has no encoder).
+    #[arg(long, default_value = "mp4v", value_parser = ["mp4v", "h264"])]
+    pub codec: String,
+    /// Run everything on one thread (same results, slower).
+    #[arg(long)]
+    pub single_thread: bool,
+}
 
-pub fn run(_a: VideoArgs) -> Result<i32> {
-    anyhow::bail!("video: not implemented yet")
+pub fn run(a: VideoArgs) -> Result<i32> {
+    let cfg = load_config(a.config.as_deref())?;
+    let camera = load_camera(a.camera.as_deref())?;
+    let render = if a.no_render {
+        RenderMode::None
+    } else if a.diagnostic {
+        RenderMode::Diagnostic
+    } else {
+        RenderMode::Overlay
+    };
+    let job = VideoJob {
+        input: a.input.clone(),
+        output: if a.no_render { None } else { a.output.clone() },
+        render,
+        telemetry: a.telemetry.clone(),
+        start: a.start,
+        max_frames: a.frames,
+        codec: if a.codec == "h264" { video::Codec::H264 } else { video::Codec::Mp4v },
+        threaded: !a.single_thread,
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        let total = lanes::video::VideoSource::open(&a.input).map(|s| s.announced_frames).unwrap_or(0).max(0) as u64;
+        let total = match a.frames {
+            Some(n) => (n as u64).min(total.saturating_sub(a.start as u64)),
+            None => total.saturating_sub(a.start as u64),
+        };
+        let pb = ProgressBar::new(total);
+        pb.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Some(pb)
+    } else {
+        None
+    };
+    let progress = |n: usize| {
+        if let Some(pb) = &bar {
+            pb.set_position(n as u64);
+        }
+    };
+    let summary = video::run(&job, &cfg, camera.as_ref(), &mut |_| {}, &progress);
+    if let Some(pb) = &bar {
+        pb.finish_and_clear();
+    }
+    let s = summary?;
+    let out = match (&s.output, &a.telemetry) {
+        (Some(o), _) => format!("output {}", o.display()),
+        (None, Some(t)) => format!("telemetry {}", t.display()),
+        (None, None) => "no output".to_string(),
+    };
+    let codec = s.codec.map(|c| format!(", codec {}", c.name())).unwrap_or_default();
+    let trunc = match s.truncated_at {
+        Some(n) => format!(", STOPPED at frame {n} of {} (truncated or corrupt input)", s.announced_frames),
+        None => String::new(),
+    };
+    eprintln!(
+        "lanes video: {} frames read, {} with a lane drawn, {} search failed, {} rejected by tracking, {:.1} fps{codec}, {out}{trunc}",
+        s.frames_read,
+        s.frames_drawn,
+        s.search_failed,
+        s.rejected,
+        s.fps()
+    );
+    if let Some(n) = s.truncated_at {
+        eprintln!("lanes: {}: decoding stopped at frame {n}; the {} frames read were written", a.input.display(), s.frames_read);
+        return Ok(1);
+    }
+    Ok(0)
 }

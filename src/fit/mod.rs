@@ -100,3 +100,81 @@ pub fn fit_lines(search: &SearchResult, cfg: &SearchConfig) -> LaneFit {
         right_pixels: search.right.len(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{SearchConfig, UnitsConfig};
+    use crate::frame::BinaryMask;
+    use crate::measure;
+    use opencv::core::{self, Mat};
+    use opencv::prelude::*;
+
+    /// A 1280x720 bird's-eye mask with two parabolas drawn 12 px wide.
+    fn two_parabolas(l: &Poly2, r: &Poly2) -> BinaryMask {
+        let mut m = Mat::zeros(720, 1280, core::CV_8UC1).unwrap().to_mat().unwrap();
+        {
+            let d = m.data_bytes_mut().unwrap();
+            for y in 0..720usize {
+                for p in [l, r] {
+                    let xc = p.eval(y as f64);
+                    for x in (xc - 6.0).ceil() as i64..=(xc + 6.0).floor() as i64 {
+                        if (0..1280).contains(&x) {
+                            d[y * 1280 + x as usize] = 255;
+                        }
+                    }
+                }
+            }
+        }
+        BinaryMask::new(m).unwrap()
+    }
+
+    #[test]
+    fn sliding_windows_and_fit_recover_drawn_parabolas() {
+        let lt = Poly2::new(2.0e-4, -0.25, 480.0);
+        let rt = Poly2::new(2.0e-4, -0.25, 860.0);
+        let mask = two_parabolas(&lt, &rt);
+        let cfg = SearchConfig::default();
+        let s = sliding_window_search(&mask, &cfg).unwrap();
+        assert_eq!(s.left_windows.len(), 10);
+        let f = fit_lines(&s, &cfg);
+        let (l, r) = (f.left.unwrap(), f.right.unwrap());
+        for (got, truth) in [(l, lt), (r, rt)] {
+            assert!((got.a - truth.a).abs() < 1e-5, "a {} vs {}", got.a, truth.a);
+            assert!((got.c - truth.c).abs() < 1.0, "c {} vs {}", got.c, truth.c);
+        }
+        // Radius of the drawn curve, analytically, vs the fitted one.
+        let u = UnitsConfig::default();
+        let analytic = measure::radius_m(&lt, 719.0, &u);
+        let fitted = measure::radius_m(&l, 719.0, &u);
+        assert!((fitted - analytic).abs() / analytic < 0.01, "{fitted} vs {analytic}");
+    }
+
+    #[test]
+    fn prior_search_keeps_only_the_band_around_the_previous_fit() {
+        let lt = Poly2::new(1.0e-4, -0.1, 450.0);
+        let rt = Poly2::new(1.0e-4, -0.1, 830.0);
+        let mask = two_parabolas(&lt, &rt);
+        // A previous fit 30 px off still catches the line (margin 80); pixels are all within 80 px.
+        let prev_l = Poly2::new(lt.a, lt.b, lt.c + 30.0);
+        let s = prior_search(&mask, &prev_l, &rt, 80).unwrap();
+        assert!(s.left.xs.iter().zip(&s.left.ys).all(|(x, y)| (*x as f64 - prev_l.eval(*y as f64)).abs() < 80.0));
+        assert!(s.left.len() >= 720 * 12, "every row of the line is caught: {}", s.left.len());
+        let f = fit_lines(&s, &SearchConfig::default());
+        assert!((f.left.unwrap().c - lt.c).abs() < 1.0);
+        // A previous fit far away finds nothing: the line is "not found".
+        let far = Poly2::new(0.0, 0.0, 100.0);
+        let s2 = prior_search(&mask, &far, &rt, 80).unwrap();
+        assert!(s2.left.is_empty());
+        assert!(fit_lines(&s2, &SearchConfig::default()).left.is_none());
+    }
+
+    #[test]
+    fn empty_mask_finds_no_lines() {
+        let m = BinaryMask::zeros(1280, 720).unwrap();
+        let s = sliding_window_search(&m, &SearchConfig::default()).unwrap();
+        let f = fit_lines(&s, &SearchConfig::default());
+        assert!(f.left.is_none() && f.right.is_none());
+        assert_eq!(f.left_pixels, 0);
+    }
+}

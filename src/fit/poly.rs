@@ -36,6 +36,14 @@ impl Poly2 {
     pub fn coeffs(&self) -> [f64; 3] {
         [self.a, self.b, self.c]
     }
+    /// This curve in an image scaled by `s` in both axes (x_s = s*x, y_s = s*y).
+    pub fn to_scaled(&self, s: f64) -> Poly2 {
+        Poly2::new(self.a / s, self.b, self.c * s)
+    }
+    /// The inverse of `to_scaled`: a curve fitted in an image scaled by `s`, in nominal pixels.
+    pub fn from_scaled(&self, s: f64) -> Poly2 {
+        Poly2::new(self.a * s, self.b, self.c / s)
+    }
     /// Element-wise mean of several polynomials.
     pub fn mean(polys: &[Poly2]) -> Option<Poly2> {
         if polys.is_empty() {
@@ -121,6 +129,18 @@ mod tests {
         let p = Poly2::fit(&xs, &ys).unwrap();
         assert!((p.a - truth.a).abs() < 1e-6, "{p:?}");
         assert!((p.c - truth.c).abs() < 0.5, "{p:?}");
+    }
+
+    #[test]
+    fn scaling_round_trip_keeps_the_curve() {
+        let p = Poly2::new(2e-4, -0.2, 500.0);
+        let s = p.to_scaled(0.5);
+        // The scaled curve passes through the scaled points.
+        for y in [0.0, 300.0, 719.0] {
+            assert!((s.eval(y * 0.5) - 0.5 * p.eval(y)).abs() < 1e-9);
+        }
+        let back = s.from_scaled(0.5);
+        assert!((back.a - p.a).abs() < 1e-15 && (back.c - p.c).abs() < 1e-9);
     }
 
     #[test]

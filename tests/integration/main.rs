@@ -3,6 +3,7 @@
 //! Real data is found through `LANES_DATA` or `../shared/data` beside the repo root. When it is
 //! missing a test prints why and returns, except under `CI=true`, where it fails.
 
+use opencv::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
