@@ -277,6 +277,7 @@ pub fn quad_on_lines(
             [right.x_at(yb), yb],
         ],
         dst: [[mx, 0.0], [w - mx, 0.0], [mx, h], [w - mx, h]],
+        ..PerspectiveConfig::default()
     }
 }
 

@@ -76,6 +76,20 @@ impl PerspectiveArgs {
     }
 }
 
+/// "2.10 deg down" / "1.56 deg up".
+fn pitch_text(deg: f64) -> String {
+    if deg >= 0.0 {
+        format!("{deg:.2} deg down")
+    } else {
+        format!("{:.2} deg up", -deg)
+    }
+}
+
+/// Round a quad to 0.01 px for a readable config file.
+fn round_quad(q: [[f64; 2]; 4]) -> [[f64; 2]; 4] {
+    q.map(|p| p.map(|v| (v * 100.0).round() / 100.0))
+}
+
 /// One input frame after detection.
 struct FrameResult {
     name: String,
@@ -278,6 +292,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         units: est.units,
         ..Config::default()
     };
+    cfg.perspective.src = round_quad(cfg.perspective.src);
     // The tracker's lane-width check is in bird's-eye pixels: follow the destination rectangle,
     // keeping the default tolerance's proportion (100 of 350 px).
     let defaults = Config::default().tracking;
@@ -302,10 +317,10 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     ];
     if let Some(g) = &est.ground {
         header.push(format!(
-            "# Geometry{}: camera {:.2} m above the road, pitch {:.2} deg down, yaw {:+.2} deg; the quad covers {:.1} m from {:.1} m ahead; ym_per_px {:.5}.",
+            "# Geometry{}: camera {:.2} m above the road, pitch {}, yaw {:+.2} deg; the quad covers {:.1} m from {:.1} m ahead; ym_per_px {:.5}.",
             if est.assumed_k { " (assumed 58-deg field of view)" } else { "" },
             g.camera_height_m,
-            g.pitch_deg,
+            pitch_text(g.pitch_deg),
             g.yaw_deg,
             g.quad_length_m,
             g.near_m,
@@ -329,10 +344,10 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     );
     match &est.ground {
         Some(g) => println!(
-            "geometry{}: camera height {:.2} m, pitch {:.2} deg down, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
+            "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
             if est.assumed_k { " (assumed 58-deg field of view)" } else { "" },
             g.camera_height_m,
-            g.pitch_deg,
+            pitch_text(g.pitch_deg),
             g.yaw_deg,
             g.quad_length_m,
             g.near_m,
