@@ -139,7 +139,10 @@ impl Rejection {
 ///
 /// Two passes: the first guesses the horizon at 45% of the height to size the ridge detector
 /// and finds a vanishing point; the second sizes it from that vanishing point's row.
-pub fn find_lane_lines(frame: &BgrFrame) -> Result<std::result::Result<LaneLines, Rejection>> {
+pub fn find_lane_lines(
+    frame: &BgrFrame,
+    l_contrast: u8,
+) -> Result<std::result::Result<LaneLines, Rejection>> {
     let (w, h) = (frame.width(), frame.height());
     let (wf, hf) = (w as f64, h as f64);
     let hough = HoughParams::for_size(h);
@@ -149,6 +152,7 @@ pub fn find_lane_lines(frame: &BgrFrame) -> Result<std::result::Result<LaneLines
     let p1 = RidgeParams {
         rows: ((0.4 * hf) as i32, h),
         horizon_y: guess,
+        l_contrast,
         ..Default::default()
     };
     let mask1 = candidates::ridge_mask(frame, &p1)?;
@@ -170,6 +174,7 @@ pub fn find_lane_lines(frame: &BgrFrame) -> Result<std::result::Result<LaneLines
     let p2 = RidgeParams {
         rows: (top, h),
         horizon_y: vp1.1,
+        l_contrast,
         ..Default::default()
     };
     let mask = candidates::ridge_mask(frame, &p2)?;
@@ -365,6 +370,85 @@ pub fn check_straight(
     }))
 }
 
+/// L contrasts tried in turn: the default, then a lower one for faint paint (a frame found
+/// straight at the first is kept as it is; textured concrete needs the first).
+pub const L_CONTRASTS: [u8; 2] = [18, 10];
+
+/// What one frame gave: its lines when found, the straightness check, and why it is not used.
+#[derive(Debug, Clone)]
+pub struct FrameOutcome {
+    pub lines: Option<LaneLines>,
+    pub check: Option<FrameCheck>,
+    /// `None` when the frame is usable.
+    pub problem: Option<String>,
+    /// When no lines were found: what was found, for the picture.
+    pub rejection: Option<Rejection>,
+    /// The L contrast of the ridge detector that gave this outcome.
+    pub l_contrast: u8,
+}
+
+impl FrameOutcome {
+    pub fn usable(&self) -> bool {
+        self.problem.is_none() && self.lines.is_some()
+    }
+}
+
+fn outcome_at(frame: &BgrFrame, l_contrast: u8, opts: &Options) -> Result<FrameOutcome> {
+    let (w, h) = (frame.width(), frame.height());
+    let mut o = FrameOutcome {
+        lines: None,
+        check: None,
+        problem: None,
+        rejection: None,
+        l_contrast,
+    };
+    match find_lane_lines(frame, l_contrast)? {
+        Err(rej) => {
+            o.problem = Some(rej.reason.clone());
+            o.rejection = Some(rej);
+        }
+        Ok(lines) => {
+            match check_straight(&lines, w, h, opts)? {
+                None => o.problem = Some("too few marking pixels inside the quad".into()),
+                Some(c) => {
+                    if c.max_angle > opts.max_angle_deg {
+                        o.problem = Some(format!(
+                            "not straight: in its bird's-eye view a line runs {:.1} deg from vertical (limit {:.1}; left {:+.1}/{:+.1}/{:+.1}, right {:+.1}/{:+.1}/{:+.1} deg top/middle/bottom)",
+                            c.max_angle,
+                            opts.max_angle_deg,
+                            c.angles[0][0],
+                            c.angles[0][1],
+                            c.angles[0][2],
+                            c.angles[1][0],
+                            c.angles[1][1],
+                            c.angles[1][2]
+                        ));
+                    }
+                    o.check = Some(c);
+                }
+            }
+            o.lines = Some(lines);
+        }
+    }
+    Ok(o)
+}
+
+/// Find a frame's lines and check them: at each of [`L_CONTRASTS`] in turn until the frame is
+/// usable; an unusable frame reports the first attempt's problem.
+pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
+    let first = outcome_at(frame, L_CONTRASTS[0], opts)?;
+    if first.usable() {
+        return Ok(first);
+    }
+    for &c in &L_CONTRASTS[1..] {
+        let o = outcome_at(frame, c, opts)?;
+        if o.usable() {
+            return Ok(o);
+        }
+    }
+    Ok(first)
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
@@ -408,10 +492,28 @@ pub fn combine(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
 pub struct DashStats {
     /// Every complete dash measured, in bird's-eye pixels.
     pub lengths_px: Vec<f64>,
-    /// Their median.
+    /// How many lie in the densest cluster (within 15% of its centre).
+    pub cluster_count: usize,
+    /// The median of that cluster: partly hidden or worn dashes (short) and dashes merged over
+    /// a missed gap (long) fall outside it.
     pub median_px: f64,
     /// `dash_length_m / median_px`.
     pub ym_per_px: f64,
+}
+
+/// The densest cluster of lengths: for each length, the lengths within 15% of it; the largest
+/// such set (ties: the longer lengths) and its median.
+pub fn dash_cluster(lengths: &[f64]) -> Option<(usize, f64)> {
+    let mut best: Option<Vec<f64>> = None;
+    for &l in lengths {
+        let members: Vec<f64> = lengths.iter().copied().filter(|&o| (o - l).abs() <= 0.15 * l).collect();
+        if best.as_ref().map(|b| members.len() >= b.len()).unwrap_or(true) {
+            best = Some(members);
+        }
+    }
+    let mut b = best?;
+    let n = b.len();
+    Some((n, median(&mut b)))
 }
 
 /// The result: config sections and how they were obtained.
@@ -441,8 +543,10 @@ pub fn frame_dashes(
 ) -> Result<Vec<Dash>> {
     let (yt, yb) = quad_rows(combined.vp.1, height, opts);
     let lane_px = |y: f64| combined.right.x_at(y) - combined.left.x_at(y);
-    // Gaps and dashes shorter than 1/4 of the lane width (about 0.9 m) are noise.
-    let min_gap = 0.25 * (1.0 - 2.0 * opts.dst_margin) * persp.width as f64;
+    // Gaps and dashes shorter than a tenth of the lane width in bird's-eye pixels are noise
+    // (worn paint, reflectors). The along-road scale is not known yet; on the Udacity camera
+    // that is 38 px, 1.4 m along the road.
+    let min_gap = 0.1 * (1.0 - 2.0 * opts.dst_margin) * persp.width as f64;
     let mut out = dashes::measure_dashes(
         &lines.mask,
         &lines.left.line,
@@ -509,14 +613,11 @@ pub fn estimate(
                 .map(|d| d.length_px),
         );
     }
-    let dash = (!lengths.is_empty()).then(|| {
-        let mut v = lengths.clone();
-        let m = median(&mut v);
-        DashStats {
-            lengths_px: lengths,
-            median_px: m,
-            ym_per_px: opts.dash_length_m / m,
-        }
+    let dash = dash_cluster(&lengths).map(|(n, m)| DashStats {
+        lengths_px: lengths.clone(),
+        cluster_count: n,
+        median_px: m,
+        ym_per_px: opts.dash_length_m / m,
     });
     let use_dashes = match opts.ym_source {
         YmSource::Dashes => true,
@@ -705,6 +806,14 @@ mod tests {
             assert!((line.x_at(q.src[i][1]) - q.src[i][0]).abs() < 1e-9);
         }
         assert_eq!(q.dst, reference.dst);
+    }
+
+    #[test]
+    fn dash_cluster_ignores_partial_and_merged_dashes() {
+        let (n, m) = dash_cluster(&[36.0, 44.0, 80.0, 82.0, 84.0, 88.0, 90.0, 348.0]).unwrap();
+        assert_eq!(n, 5);
+        assert_eq!(m, 84.0);
+        assert!(dash_cluster(&[]).is_none());
     }
 
     #[test]

@@ -166,54 +166,34 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             Some(u) => u.undistort(&raw)?,
             None => raw,
         };
-        let (w, h) = (undistorted.width(), undistorted.height());
+        let h = undistorted.height();
         let name = unique_name(path, &mut used);
-        let found = ap::find_lane_lines(&undistorted)
+        let o = ap::analyze_frame(&undistorted, &opts)
             .with_context(|| format!("{}: finding lane lines", path.display()))?;
-        let mut r = FrameResult {
+        if let (Some(l), Some(c), true) = (&o.lines, &o.check, o.usable()) {
+            println!(
+                "{}: ok: horizon at row {:.1}, vanishing point x {:.1}; lines at bottom row x = {:.1} and {:.1}; bird's-eye angles left {:+.2}/{:+.2}/{:+.2}, right {:+.2}/{:+.2}/{:+.2} deg (top/middle/bottom){}",
+                path.display(),
+                l.vp.1,
+                l.vp.0,
+                l.left.line.x_at(h as f64),
+                l.right.line.x_at(h as f64),
+                c.angles[0][0],
+                c.angles[0][1],
+                c.angles[0][2],
+                c.angles[1][0],
+                c.angles[1][1],
+                c.angles[1][2],
+                if o.l_contrast == ap::L_CONTRASTS[0] { String::new() } else { format!("; faint paint, contrast {}", o.l_contrast) }
+            );
+        }
+        let r = FrameResult {
             name,
             undistorted,
-            lines: None,
-            problem: None,
-            rejection: None,
+            lines: o.lines,
+            problem: o.problem,
+            rejection: o.rejection,
         };
-        match found {
-            Err(rej) => {
-                r.problem = Some(rej.reason.clone());
-                r.rejection = Some(rej);
-            }
-            Ok(lines) => match ap::check_straight(&lines, w, h, &opts)? {
-                None => {
-                    r.problem = Some("too few marking pixels inside the quad".into());
-                    r.lines = Some(lines);
-                }
-                Some(c) if c.max_angle > opts.max_angle_deg => {
-                    r.problem = Some(format!(
-                        "not straight: in its bird's-eye view a line runs {:.1} deg from vertical (limit {:.1}; left {:+.1}/{:+.1}/{:+.1}, right {:+.1}/{:+.1}/{:+.1} deg top/middle/bottom)",
-                        c.max_angle, opts.max_angle_deg, c.angles[0][0], c.angles[0][1], c.angles[0][2], c.angles[1][0], c.angles[1][1], c.angles[1][2]
-                    ));
-                    r.lines = Some(lines);
-                }
-                Some(c) => {
-                    let l = &lines;
-                    println!(
-                        "{}: ok: horizon at row {:.1}, vanishing point x {:.1}; lines at bottom row x = {:.1} and {:.1}; bird's-eye angles left {:+.2}/{:+.2}/{:+.2}, right {:+.2}/{:+.2}/{:+.2} deg (top/middle/bottom)",
-                        path.display(),
-                        l.vp.1,
-                        l.vp.0,
-                        l.left.line.x_at(h as f64),
-                        l.right.line.x_at(h as f64),
-                        c.angles[0][0],
-                        c.angles[0][1],
-                        c.angles[0][2],
-                        c.angles[1][0],
-                        c.angles[1][1],
-                        c.angles[1][2]
-                    );
-                    r.lines = Some(lines);
-                }
-            },
-        }
         if let Some(p) = &r.problem {
             println!("{}: not used: {p}", path.display());
         }
@@ -329,8 +309,9 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     }
     if let Some(ds) = &est.dashes {
         header.push(format!(
-            "# Dashes: {} measured, median {:.1} px; ym_per_px {:.5}.",
+            "# Dashes: {} measured, {} in the densest cluster, its median {:.1} px; ym_per_px {:.5}.",
             ds.lengths_px.len(),
+            ds.cluster_count,
             ds.median_px,
             ds.ym_per_px
         ));
@@ -361,9 +342,10 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             l.sort_by(|a, b| a.total_cmp(b));
             let list: Vec<String> = l.iter().map(|v| format!("{v:.0}")).collect();
             println!(
-                "dashes: {} measured ({} px), median {:.1} px -> ym_per_px {:.5}",
+                "dashes: {} measured ({} px), {} in the densest cluster, its median {:.1} px -> ym_per_px {:.5}",
                 ds.lengths_px.len(),
                 list.join(", "),
+                ds.cluster_count,
                 ds.median_px,
                 ds.ym_per_px
             );
