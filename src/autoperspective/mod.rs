@@ -219,7 +219,7 @@ pub fn find_lane_lines(
     };
     rej.left = Some(fl.line);
     rej.right = Some(fr.line);
-    let need_rows = (0.15 * (hf - vp2.1)) as usize;
+    let need_rows = (0.08 * (hf - vp2.1)) as usize;
     for (name, f) in [("left", &fl), ("right", &fr)] {
         if f.rows < need_rows {
             rej.reason = format!(
