@@ -506,8 +506,16 @@ pub struct DashStats {
 pub fn dash_cluster(lengths: &[f64]) -> Option<(usize, f64)> {
     let mut best: Option<Vec<f64>> = None;
     for &l in lengths {
-        let members: Vec<f64> = lengths.iter().copied().filter(|&o| (o - l).abs() <= 0.15 * l).collect();
-        if best.as_ref().map(|b| members.len() >= b.len()).unwrap_or(true) {
+        let members: Vec<f64> = lengths
+            .iter()
+            .copied()
+            .filter(|&o| (o - l).abs() <= 0.15 * l)
+            .collect();
+        if best
+            .as_ref()
+            .map(|b| members.len() >= b.len())
+            .unwrap_or(true)
+        {
             best = Some(members);
         }
     }
