@@ -95,6 +95,9 @@ impl Camera {
         if !fs.is_opened().map_err(io)? {
             return Err(Error::Io { path: path.to_path_buf(), message: "cannot open for writing".into() });
         }
+        if let Some(info) = info {
+            fs.write_i32("nframes", info.images.len() as i32).map_err(io)?;
+        }
         fs.write_i32("image_width", self.width).map_err(io)?;
         fs.write_i32("image_height", self.height).map_err(io)?;
         if let Some(info) = info {
@@ -103,11 +106,17 @@ impl Camera {
             fs.write_f64("square_size", info.square_size).map_err(io)?;
         }
         fs.write_mat("camera_matrix", &self.k_mat()?).map_err(io)?;
-        fs.write_mat("distortion_coefficients", &self.dist_mat()?).map_err(io)?;
+        // Column vectors, as OpenCV's sample writes them (5x1 distortion, Nx1 per-view errors).
+        let dist_col = self.dist_mat()?.reshape(1, self.dist.len() as i32)?.try_clone()?;
+        fs.write_mat("distortion_coefficients", &dist_col).map_err(io)?;
         if let Some(info) = info {
             fs.write_f64("avg_reprojection_error", info.avg_reprojection_error).map_err(io)?;
-            let errs = Mat::from_slice(&info.per_view_reprojection_errors)?.try_clone()?;
-            fs.write_mat("per_view_reprojection_errors", &errs).map_err(io)?;
+            if !info.per_view_reprojection_errors.is_empty() {
+                let errs = Mat::from_slice(&info.per_view_reprojection_errors)?
+                    .reshape(1, info.per_view_reprojection_errors.len() as i32)?
+                    .try_clone()?;
+                fs.write_mat("per_view_reprojection_errors", &errs).map_err(io)?;
+            }
             let names: Vector<String> = info.images.iter().map(|s| s.as_str()).collect();
             fs.write_str_vec("images", &names).map_err(io)?;
         }

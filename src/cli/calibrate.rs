@@ -1,18 +1,396 @@
-//! `lanes calibrate` and `lanes undistort` (placeholder).
+//! `lanes calibrate` (chessboard images -> OpenCV camera file) and `lanes undistort` (camera file +
+//! images -> undistorted images).
 
-use anyhow::Result;
+use super::{collect_images, ensure_out_dir};
+use anyhow::{bail, Context, Result};
 use clap::Args;
+use lanes::calibrate::{self, Board, CalibrationRun, DetectOptions, RunOptions, ViewOutcome};
+use lanes::camera::{CalibrationInfo, Camera};
+use lanes::frame::BgrFrame;
+use lanes::undistort::Undistorter;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 #[derive(Args)]
-pub struct CalibrateArgs {}
-
-#[derive(Args)]
-pub struct UndistortArgs {}
-
-pub fn run_calibrate(_a: CalibrateArgs) -> Result<i32> {
-    anyhow::bail!("calibrate: not implemented yet")
+pub struct CalibrateArgs {
+    /// Chessboard images, or directories of them (.jpg, .jpeg, .png, .bmp).
+    #[arg(required = true, value_name = "DIR|IMAGE")]
+    inputs: Vec<PathBuf>,
+    /// Inner corners per row x per column, e.g. 9x6. Where the whole board is not visible the
+    /// largest visible sub-grid (down to half the corners) is used.
+    #[arg(long, value_name = "COLSxROWS", value_parser = parse_board)]
+    board: (i32, i32),
+    /// Side of one square, in the unit you want translations in (does not change the intrinsics).
+    #[arg(long, value_name = "SIZE", default_value_t = 1.0)]
+    square_size: f64,
+    /// Camera file to write (OpenCV FileStorage YAML, field names of OpenCV's calibration sample).
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Write each image with its detected corners drawn into this directory.
+    #[arg(long, value_name = "DIR")]
+    corners_dir: Option<PathBuf>,
+    /// Print the summary as one JSON object on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Images whose size is off the most common size by at most this many pixels per axis are
+    /// used as they are (same top-left origin) and marked in the table; larger differences are an
+    /// error naming the image. 0 makes any difference an error.
+    #[arg(long, value_name = "PX", default_value_t = 2)]
+    size_tolerance: i32,
+    /// Use full boards only (no sub-grid search).
+    #[arg(long)]
+    no_sub_grids: bool,
 }
 
-pub fn run_undistort(_a: UndistortArgs) -> Result<i32> {
-    anyhow::bail!("undistort: not implemented yet")
+/// Parse `9x6` into (9, 6).
+fn parse_board(s: &str) -> std::result::Result<(i32, i32), String> {
+    let (a, b) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{s:?}: expected COLSxROWS inner corners, e.g. 9x6"))?;
+    let c: i32 = a.trim().parse().map_err(|_| format!("{s:?}: {a:?} is not a whole number"))?;
+    let r: i32 = b.trim().parse().map_err(|_| format!("{s:?}: {b:?} is not a whole number"))?;
+    if !(2..=100).contains(&c) || !(2..=100).contains(&r) {
+        return Err(format!("{s:?}: each side must be 2..=100 inner corners"));
+    }
+    Ok((c, r))
+}
+
+/// One view in the JSON summary.
+#[derive(Serialize)]
+struct ViewJson {
+    file: String,
+    width: i32,
+    height: i32,
+    /// `found`, `no_board` or `unreadable`.
+    status: &'static str,
+    detector: Option<&'static str>,
+    grid: Option<[i32; 2]>,
+    error_px: Option<f64>,
+    flagged: bool,
+}
+
+/// The JSON summary: the camera file's fields plus the per-view table and counts.
+#[derive(Serialize)]
+struct SummaryJson {
+    output: String,
+    image_width: i32,
+    image_height: i32,
+    board_width: i32,
+    board_height: i32,
+    square_size: f64,
+    camera_matrix: [[f64; 3]; 3],
+    distortion_coefficients: Vec<f64>,
+    avg_reprojection_error: f64,
+    per_view_reprojection_errors: Vec<f64>,
+    images: Vec<String>,
+    median_view_error: f64,
+    flagged: Vec<String>,
+    used: usize,
+    inputs: usize,
+    full_boards: usize,
+    sub_grids: usize,
+    no_board: usize,
+    unreadable: usize,
+    off_size: Vec<String>,
+    views: Vec<ViewJson>,
+    seconds: f64,
+}
+
+pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
+    let t0 = Instant::now();
+    let board = Board::new(a.board.0, a.board.1, a.square_size).context("--board/--square-size")?;
+    if a.size_tolerance < 0 {
+        bail!("--size-tolerance {}: must be 0 or more", a.size_tolerance);
+    }
+    let paths = collect_images(&a.inputs)?;
+    for p in &paths {
+        let ext = p.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()).unwrap_or_default();
+        if !matches!(ext.as_str(), "jpg" | "jpeg" | "png" | "bmp" | "tif" | "tiff" | "webp") {
+            bail!("{}: not an image file (expected .jpg, .jpeg, .png, .bmp, .tif or .webp)", p.display());
+        }
+    }
+    if let Some(parent) = a.output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            bail!("{}: output directory {} does not exist", a.output.display(), parent.display());
+        }
+    }
+    if let Some(d) = &a.corners_dir {
+        ensure_out_dir(d)?;
+    }
+    let opts = RunOptions {
+        detect: DetectOptions { sub_grids: !a.no_sub_grids, ..DetectOptions::default() },
+        size_tolerance: a.size_tolerance,
+        ..RunOptions::default()
+    };
+    let run = calibrate::calibrate_images(&paths, &board, &opts)?;
+    let calib_s = t0.elapsed().as_secs_f64();
+
+    for v in &run.views {
+        match &v.outcome {
+            ViewOutcome::Unreadable => eprintln!("warning: {}: cannot read as an image (skipped)", v.path.display()),
+            ViewOutcome::NoBoard { tried } => eprintln!(
+                "warning: {}: no chessboard found (tried {}) (skipped)",
+                v.path.display(),
+                tried.iter().map(|(c, r)| format!("{c}x{r}")).collect::<Vec<_>>().join(", ")
+            ),
+            ViewOutcome::Found(_) => {}
+        }
+    }
+
+    let used: Vec<_> = run.used().collect();
+    let info = CalibrationInfo {
+        board_width: board.cols,
+        board_height: board.rows,
+        square_size: board.square,
+        avg_reprojection_error: run.calibration.rms,
+        per_view_reprojection_errors: run.calibration.per_view.clone(),
+        images: used.iter().map(|v| v.file_name()).collect(),
+    };
+    run.calibration.camera.save(&a.output, Some(&info))?;
+
+    if let Some(dir) = &a.corners_dir {
+        write_corners(&run, dir)?;
+    }
+    let total_s = t0.elapsed().as_secs_f64();
+
+    if a.json {
+        let s = summary_json(&run, &info, &a.output, total_s);
+        println!("{}", serde_json::to_string(&s)?);
+    } else {
+        print_table(&run);
+        println!("wrote {}", a.output.display());
+        if let Some(dir) = &a.corners_dir {
+            println!("wrote corner pictures to {}", dir.display());
+        }
+        println!(
+            "time: {calib_s:.2} s to read, detect and calibrate ({} images: detect {:.2} s on {} threads, calibrate {:.2} s), {total_s:.2} s in all",
+            run.views.len(),
+            run.detect_seconds,
+            rayon::current_num_threads(),
+            run.calibrate_seconds
+        );
+    }
+    Ok(0)
+}
+
+fn grid_str(run: &CalibrationRun, o: &ViewOutcome) -> String {
+    match o {
+        ViewOutcome::Found(d) if d.is_partial(&run.board) => format!("{}x{} (part)", d.cols, d.rows),
+        ViewOutcome::Found(d) => format!("{}x{}", d.cols, d.rows),
+        ViewOutcome::NoBoard { .. } => "none".into(),
+        ViewOutcome::Unreadable => "-".into(),
+    }
+}
+
+fn print_table(run: &CalibrationRun) {
+    let name_w = run.views.iter().map(|v| v.file_name().len()).max().unwrap_or(4).max(4);
+    println!("{:<name_w$}  {:<8} {:<12} {:<10} {:>9}", "file", "detector", "grid", "size", "error px");
+    for v in &run.views {
+        let det = match &v.outcome {
+            ViewOutcome::Found(d) => d.detector.name(),
+            _ => "-",
+        };
+        let size = if v.width > 0 { format!("{}x{}", v.width, v.height) } else { "-".into() };
+        let err = v.error.map(|e| format!("{e:.3}")).unwrap_or_else(|| "-".into());
+        let mut note = String::new();
+        if v.flagged {
+            note.push_str("  FLAGGED: over 3x median");
+        }
+        if v.off_size(run.width, run.height) {
+            note.push_str(&format!("  size off {}x{}: used as is", run.width, run.height));
+        }
+        match &v.outcome {
+            ViewOutcome::Unreadable => note.push_str("  unreadable, skipped"),
+            ViewOutcome::NoBoard { .. } => note.push_str("  no board, skipped"),
+            ViewOutcome::Found(_) => {}
+        }
+        println!(
+            "{:<name_w$}  {:<8} {:<12} {:<10} {:>9}{}",
+            v.file_name(),
+            det,
+            grid_str(run, &v.outcome),
+            size,
+            err,
+            note
+        );
+    }
+    let used: Vec<_> = run.used().collect();
+    let partial = used
+        .iter()
+        .filter(|v| matches!(&v.outcome, ViewOutcome::Found(d) if d.is_partial(&run.board)))
+        .count();
+    println!(
+        "boards: {} of {} images used ({} full {}x{}, {} sub-grids); {} without a board, {} unreadable",
+        used.len(),
+        run.views.len(),
+        used.len() - partial,
+        run.board.cols,
+        run.board.rows,
+        partial,
+        run.no_board(),
+        run.unreadable()
+    );
+    let flagged: Vec<String> = run.views.iter().filter(|v| v.flagged).map(|v| v.file_name()).collect();
+    println!(
+        "RMS {:.3} px; median view error {:.3} px; flagged (over 3x median = {:.3} px): {}",
+        run.calibration.rms,
+        run.median_error,
+        3.0 * run.median_error,
+        if flagged.is_empty() { "none".to_string() } else { flagged.join(", ") }
+    );
+    let c = &run.calibration.camera;
+    println!(
+        "camera {}x{}: fx {:.1} fy {:.1} cx {:.1} cy {:.1}",
+        c.width,
+        c.height,
+        c.fx(),
+        c.fy(),
+        c.cx(),
+        c.cy()
+    );
+    let names = ["k1", "k2", "p1", "p2", "k3"];
+    let d: Vec<String> = c
+        .dist
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{} {:.5}", names.get(i).copied().unwrap_or("k"), v))
+        .collect();
+    println!("distortion: {}", d.join(" "));
+}
+
+fn summary_json(run: &CalibrationRun, info: &CalibrationInfo, out: &Path, seconds: f64) -> SummaryJson {
+    let c = &run.calibration.camera;
+    let used: Vec<_> = run.used().collect();
+    let partial = used
+        .iter()
+        .filter(|v| matches!(&v.outcome, ViewOutcome::Found(d) if d.is_partial(&run.board)))
+        .count();
+    let views = run
+        .views
+        .iter()
+        .map(|v| {
+            let (status, detector, grid) = match &v.outcome {
+                ViewOutcome::Found(d) => ("found", Some(d.detector.name()), Some([d.cols, d.rows])),
+                ViewOutcome::NoBoard { .. } => ("no_board", None, None),
+                ViewOutcome::Unreadable => ("unreadable", None, None),
+            };
+            ViewJson {
+                file: v.file_name(),
+                width: v.width,
+                height: v.height,
+                status,
+                detector,
+                grid,
+                error_px: v.error,
+                flagged: v.flagged,
+            }
+        })
+        .collect();
+    SummaryJson {
+        output: out.display().to_string(),
+        image_width: c.width,
+        image_height: c.height,
+        board_width: info.board_width,
+        board_height: info.board_height,
+        square_size: info.square_size,
+        camera_matrix: c.k,
+        distortion_coefficients: c.dist.clone(),
+        avg_reprojection_error: info.avg_reprojection_error,
+        per_view_reprojection_errors: info.per_view_reprojection_errors.clone(),
+        images: info.images.clone(),
+        median_view_error: run.median_error,
+        flagged: run.views.iter().filter(|v| v.flagged).map(|v| v.file_name()).collect(),
+        used: used.len(),
+        inputs: run.views.len(),
+        full_boards: used.len() - partial,
+        sub_grids: partial,
+        no_board: run.no_board(),
+        unreadable: run.unreadable(),
+        off_size: run.views.iter().filter(|v| v.off_size(run.width, run.height)).map(|v| v.file_name()).collect(),
+        views,
+        seconds,
+    }
+}
+
+/// Write `<stem>_corners.jpg` for every view with a board.
+fn write_corners(run: &CalibrationRun, dir: &Path) -> Result<()> {
+    run.views
+        .par_iter()
+        .filter_map(|v| match &v.outcome {
+            ViewOutcome::Found(d) => Some((v, d)),
+            _ => None,
+        })
+        .try_for_each(|(v, d)| -> Result<()> {
+            let frame = BgrFrame::read(&v.path)?;
+            let drawn = calibrate::draw_corners(&frame, d)?;
+            let stem = v.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "view".into());
+            drawn.write(&dir.join(format!("{stem}_corners.jpg")))?;
+            Ok(())
+        })
+}
+
+#[derive(Args)]
+pub struct UndistortArgs {
+    /// Camera file (OpenCV YAML, e.g. from `lanes calibrate`). Images must have the size it
+    /// names (image_width x image_height); other sizes are an error, not rescaled.
+    #[arg(long, value_name = "FILE")]
+    camera: PathBuf,
+    /// Images, or directories of images.
+    #[arg(required = true, value_name = "IMAGE")]
+    inputs: Vec<PathBuf>,
+    /// Output directory (created if missing); each image keeps its file name.
+    #[arg(short, long, value_name = "DIR")]
+    output: PathBuf,
+}
+
+pub fn run_undistort(a: UndistortArgs) -> Result<i32> {
+    let t0 = Instant::now();
+    let camera = Camera::load(&a.camera)?;
+    let paths = collect_images(&a.inputs)?;
+    ensure_out_dir(&a.output)?;
+    let und = Undistorter::new(&camera)?;
+    let out_dir = a.output.canonicalize().unwrap_or_else(|_| a.output.clone());
+    let mut failed = 0usize;
+    for p in &paths {
+        let res = (|| -> Result<()> {
+            let name = p.file_name().with_context(|| format!("{}: not a file", p.display()))?;
+            let out = out_dir.join(name);
+            if p.canonicalize().map(|c| c == out).unwrap_or(false) {
+                bail!("{}: output would overwrite the input (choose another -o directory)", p.display());
+            }
+            let frame = BgrFrame::read(p)?;
+            und.check_size(&frame, p)?;
+            und.undistort(&frame)?.write(&out)?;
+            Ok(())
+        })();
+        if let Err(e) = res {
+            eprintln!("lanes: {e:#}");
+            failed += 1;
+        }
+    }
+    println!(
+        "undistorted {} of {} images into {} ({:.2} s)",
+        paths.len() - failed,
+        paths.len(),
+        a.output.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(if failed > 0 { 2 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_board;
+
+    #[test]
+    fn parse_board_accepts_and_rejects() {
+        assert_eq!(parse_board("9x6"), Ok((9, 6)));
+        assert_eq!(parse_board("7X5"), Ok((7, 5)));
+        assert!(parse_board("9").is_err());
+        assert!(parse_board("9x").is_err());
+        assert!(parse_board("1x6").is_err());
+        assert!(parse_board("axb").is_err());
+    }
 }
