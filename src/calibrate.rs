@@ -28,10 +28,14 @@ impl Board {
     /// A board of `cols` x `rows` inner corners with squares of side `square`.
     pub fn new(cols: i32, rows: i32, square: f64) -> Result<Self> {
         if cols < 2 || rows < 2 {
-            return Err(Error::Invalid(format!("board {cols}x{rows}: need at least 2x2 inner corners")));
+            return Err(Error::Invalid(format!(
+                "board {cols}x{rows}: need at least 2x2 inner corners"
+            )));
         }
         if !(square.is_finite() && square > 0.0) {
-            return Err(Error::Invalid(format!("square size {square}: must be a positive number")));
+            return Err(Error::Invalid(format!(
+                "square size {square}: must be a positive number"
+            )));
         }
         Ok(Self { cols, rows, square })
     }
@@ -92,7 +96,12 @@ pub struct DetectOptions {
 
 impl Default for DetectOptions {
     fn default() -> Self {
-        Self { sub_grids: true, min_fraction: 0.5, min_side: 3, detect_long_side: 800 }
+        Self {
+            sub_grids: true,
+            min_fraction: 0.5,
+            min_side: 3,
+            detect_long_side: 800,
+        }
     }
 }
 
@@ -105,7 +114,8 @@ pub fn candidate_grids(board: &Board, opts: &DetectOptions) -> Vec<(i32, i32)> {
         let mut subs: Vec<(i32, i32)> = Vec::new();
         for c in opts.min_side..=board.cols {
             for r in opts.min_side..=board.rows {
-                if (c, r) != (board.cols, board.rows) && (c * r) as f64 >= opts.min_fraction * full {
+                if (c, r) != (board.cols, board.rows) && (c * r) as f64 >= opts.min_fraction * full
+                {
                     subs.push((c, r));
                 }
             }
@@ -144,20 +154,66 @@ fn min_spacing(corners: &Vector<Point2f>, cols: i32, rows: i32) -> f32 {
     best
 }
 
+/// How far a detected grid is from regular: the largest change between consecutive steps along
+/// any row or column, relative to the longer step (0 for a perfect lattice). Perspective and
+/// lens distortion change steps gradually (at most 0.15 on the Udacity and OpenCV sets, 0.23 on
+/// strongly tilted rendered views); a grid that skips a row or column jumps by 0.4 or more.
+pub fn grid_irregularity(corners: &Vector<Point2f>, cols: i32, rows: i32) -> f32 {
+    let p = |c: i32, r: i32| corners.get((r * cols + c) as usize).unwrap_or_default();
+    let step = |a: Point2f, b: Point2f| (b.x - a.x, b.y - a.y);
+    let mut worst = 0.0f32;
+    let mut check = |a: Point2f, b: Point2f, c: Point2f| {
+        let (u, v) = (step(a, b), step(b, c));
+        let len = (u.0.hypot(u.1)).max(v.0.hypot(v.1));
+        if len > 0.0 {
+            worst = worst.max((v.0 - u.0).hypot(v.1 - u.1) / len);
+        } else {
+            worst = f32::INFINITY;
+        }
+    };
+    for r in 0..rows {
+        for c in 1..cols - 1 {
+            check(p(c - 1, r), p(c, r), p(c + 1, r));
+        }
+    }
+    for c in 0..cols {
+        for r in 1..rows - 1 {
+            check(p(c, r - 1), p(c, r), p(c, r + 1));
+        }
+    }
+    worst
+}
+
+/// Largest [`grid_irregularity`] accepted from a detector. The sector-based detector asked for a
+/// grid smaller than the board in view can return one that skips columns (seen on Udacity
+/// `calibration4.jpg` at 640 px: steps of 190, 170, 100 px); such a grid is not a planar lattice
+/// and would wreck the calibration.
+pub const MAX_IRREGULARITY: f32 = 0.35;
+
 /// Run the sector-based, then the classic detector on `img` for exactly a `cols` x `rows` grid.
-/// Corners are in `img`'s pixels and not refined.
+/// Corners are in `img`'s pixels and not refined. Irregular grids are rejected.
 fn locate(img: &Mat, cols: i32, rows: i32) -> Result<Option<(Detector, Vector<Point2f>)>> {
     let n = (cols * rows) as usize;
     let size = Size::new(cols, rows);
+    let ok =
+        |c: &Vector<Point2f>| c.len() == n && grid_irregularity(c, cols, rows) <= MAX_IRREGULARITY;
     let mut corners = Vector::<Point2f>::new();
-    if calib3d::find_chessboard_corners_sb(img, size, &mut corners, calib3d::CALIB_CB_NORMALIZE_IMAGE)? && corners.len() == n {
+    if calib3d::find_chessboard_corners_sb(
+        img,
+        size,
+        &mut corners,
+        calib3d::CALIB_CB_NORMALIZE_IMAGE,
+    )? && ok(&corners)
+    {
         return Ok(Some((Detector::SectorBased, corners)));
     }
     let mut corners = Vector::<Point2f>::new();
     // FAST_CHECK: without it the quad grouping can run for minutes on some images (seen on a
     // small, strongly sheared synthetic board: over 2 min; with it, 24 ms).
-    let flags = calib3d::CALIB_CB_ADAPTIVE_THRESH | calib3d::CALIB_CB_NORMALIZE_IMAGE | calib3d::CALIB_CB_FAST_CHECK;
-    if calib3d::find_chessboard_corners(img, size, &mut corners, flags)? && corners.len() == n {
+    let flags = calib3d::CALIB_CB_ADAPTIVE_THRESH
+        | calib3d::CALIB_CB_NORMALIZE_IMAGE
+        | calib3d::CALIB_CB_FAST_CHECK;
+    if calib3d::find_chessboard_corners(img, size, &mut corners, flags)? && ok(&corners) {
         return Ok(Some((Detector::Classic, corners)));
     }
     Ok(None)
@@ -176,18 +232,36 @@ const MAX_REFINE_SHIFT: f32 = 0.25;
 /// for the sector-based detector alone, 0.07 px refined; calibration RMS on OpenCV's set drops
 /// from 0.26 to 0.18 px and on the Udacity set from 0.92 to 0.87 px.
 fn refine(gray: &Mat, corners: &mut Vector<Point2f>, cols: i32, rows: i32) -> Result<()> {
-    let half = (min_spacing(corners, cols, rows) * 0.4).floor().clamp(2.0, 11.0) as i32;
-    imgproc::corner_sub_pix(gray, corners, Size::new(half, half), Size::new(-1, -1), term(30, 0.001)?)?;
+    let half = (min_spacing(corners, cols, rows) * 0.4)
+        .floor()
+        .clamp(2.0, 11.0) as i32;
+    imgproc::corner_sub_pix(
+        gray,
+        corners,
+        Size::new(half, half),
+        Size::new(-1, -1),
+        term(30, 0.001)?,
+    )?;
     Ok(())
 }
 
 /// Map corners found on a copy scaled by `scale` back to full resolution (pixel centres), then
 /// refine them there. A sector-based corner that `corner_sub_pix` moves more than
 /// [`MAX_REFINE_SHIFT`] of the corner spacing keeps its first position.
-fn finish(gray: &GrayImage, detector: Detector, found: &Vector<Point2f>, scale: f64, cols: i32, rows: i32) -> Result<Detection> {
+fn finish(
+    gray: &GrayImage,
+    detector: Detector,
+    found: &Vector<Point2f>,
+    scale: f64,
+    cols: i32,
+    rows: i32,
+) -> Result<Detection> {
     let inv = (1.0 / scale) as f32;
     let off = 0.5 * inv - 0.5;
-    let first: Vector<Point2f> = found.iter().map(|p| Point2f::new(p.x * inv + off, p.y * inv + off)).collect();
+    let first: Vector<Point2f> = found
+        .iter()
+        .map(|p| Point2f::new(p.x * inv + off, p.y * inv + off))
+        .collect();
     let mut corners = first.clone();
     refine(gray.mat(), &mut corners, cols, rows)?;
     if detector == Detector::SectorBased {
@@ -195,10 +269,21 @@ fn finish(gray: &GrayImage, detector: Detector, found: &Vector<Point2f>, scale: 
         corners = first
             .iter()
             .zip(corners.iter())
-            .map(|(a, b)| if ((a.x - b.x).powi(2) + (a.y - b.y).powi(2)).sqrt() > max_shift { a } else { b })
+            .map(|(a, b)| {
+                if ((a.x - b.x).powi(2) + (a.y - b.y).powi(2)).sqrt() > max_shift {
+                    a
+                } else {
+                    b
+                }
+            })
             .collect();
     }
-    Ok(Detection { detector, cols, rows, corners })
+    Ok(Detection {
+        detector,
+        cols,
+        rows,
+        corners,
+    })
 }
 
 /// Does the sector-based detector see any chessboard of at least `min_side` x `min_side`
@@ -209,8 +294,13 @@ fn any_grid(img: &Mat, min_side: i32) -> Result<bool> {
     let mut meta = Mat::default();
     let flags = calib3d::CALIB_CB_NORMALIZE_IMAGE | calib3d::CALIB_CB_LARGER;
     let side = min_side.max(2);
-    Ok(calib3d::find_chessboard_corners_sb_with_meta(img, Size::new(side, side), &mut corners, flags, &mut meta)?
-        && !corners.is_empty())
+    Ok(calib3d::find_chessboard_corners_sb_with_meta(
+        img,
+        Size::new(side, side),
+        &mut corners,
+        flags,
+        &mut meta,
+    )? && !corners.is_empty())
 }
 
 /// Look for exactly a `cols` x `rows` grid at full resolution: sector-based detector first, then
@@ -222,8 +312,14 @@ pub fn detect_grid(gray: &GrayImage, cols: i32, rows: i32) -> Result<Option<Dete
     }
 }
 
-/// Find the full board, or else the largest visible sub-grid. Returns the detection (if any)
-/// and the grid sizes tried, in order.
+/// What [`find_board`] found, and the grid sizes it tried, in order.
+#[derive(Debug, Clone)]
+pub struct BoardSearch {
+    pub detection: Option<Detection>,
+    pub tried: Vec<(i32, i32)>,
+}
+
+/// Find the full board, or else the largest visible sub-grid.
 ///
 /// The detectors run on a copy scaled so its longer side is at most `opts.detect_long_side`
 /// (grid sizes in [`candidate_grids`] order, sector-based then classic for each); the corners
@@ -231,7 +327,7 @@ pub fn detect_grid(gray: &GrayImage, cols: i32, rows: i32) -> Result<Option<Dete
 /// sector-based detector sees some chessboard structure (see [`any_grid`]). When nothing at all
 /// is found on a scaled-down copy, the full board is tried once more at full resolution (a small
 /// board in a large image).
-pub fn find_board(gray: &GrayImage, board: &Board, opts: &DetectOptions) -> Result<(Option<Detection>, Vec<(i32, i32)>)> {
+pub fn find_board(gray: &GrayImage, board: &Board, opts: &DetectOptions) -> Result<BoardSearch> {
     let long = gray.width().max(gray.height());
     let scale = if opts.detect_long_side > 0 && long > opts.detect_long_side {
         opts.detect_long_side as f64 / long as f64
@@ -240,7 +336,14 @@ pub fn find_board(gray: &GrayImage, board: &Board, opts: &DetectOptions) -> Resu
     };
     let small = if scale < 1.0 {
         let mut m = Mat::default();
-        imgproc::resize(gray.mat(), &mut m, Size::new(0, 0), scale, scale, imgproc::INTER_AREA)?;
+        imgproc::resize(
+            gray.mat(),
+            &mut m,
+            Size::new(0, 0),
+            scale,
+            scale,
+            imgproc::INTER_AREA,
+        )?;
         m
     } else {
         gray.mat().clone()
@@ -253,15 +356,24 @@ pub fn find_board(gray: &GrayImage, board: &Board, opts: &DetectOptions) -> Resu
         }
         tried.push((c, r));
         if let Some((det, found)) = locate(&small, c, r)? {
-            return Ok((Some(finish(gray, det, &found, scale, c, r)?), tried));
+            return Ok(BoardSearch {
+                detection: Some(finish(gray, det, &found, scale, c, r)?),
+                tried,
+            });
         }
     }
     if scale < 1.0 {
         if let Some(d) = detect_grid(gray, board.cols, board.rows)? {
-            return Ok((Some(d), tried));
+            return Ok(BoardSearch {
+                detection: Some(d),
+                tried,
+            });
         }
     }
-    Ok((None, tried))
+    Ok(BoardSearch {
+        detection: None,
+        tried,
+    })
 }
 
 /// Object points of a `cols` x `rows` grid on the z = 0 plane, row-major like the detectors.
@@ -269,7 +381,11 @@ pub fn object_points(cols: i32, rows: i32, square: f64) -> Vector<Point3f> {
     let mut v = Vector::with_capacity((cols * rows) as usize);
     for r in 0..rows {
         for c in 0..cols {
-            v.push(Point3f::new((c as f64 * square) as f32, (r as f64 * square) as f32, 0.0));
+            v.push(Point3f::new(
+                (c as f64 * square) as f32,
+                (r as f64 * square) as f32,
+                0.0,
+            ));
         }
     }
     v
@@ -286,7 +402,12 @@ pub struct Calibration {
 }
 
 /// Calibrate once over all detections (OpenCV's default model: k1, k2, p1, p2, k3).
-pub fn calibrate(views: &[&Detection], square: f64, width: i32, height: i32) -> Result<Calibration> {
+pub fn calibrate(
+    views: &[&Detection],
+    square: f64,
+    width: i32,
+    height: i32,
+) -> Result<Calibration> {
     if views.is_empty() {
         return Err(Error::Invalid("calibrate: no views".into()));
     }
@@ -325,7 +446,11 @@ pub fn calibrate(views: &[&Detection], square: f64, width: i32, height: i32) -> 
         errs.push(*pv.at::<f64>(i as i32)?);
     }
     let camera = Camera::from_mats(width, height, &k, &dist)?;
-    Ok(Calibration { camera, rms, per_view: errs })
+    Ok(Calibration {
+        camera,
+        rms,
+        per_view: errs,
+    })
 }
 
 /// Median of a list (0 when empty).
@@ -352,7 +477,12 @@ pub fn flag_outliers(per_view: &[f64], factor: f64) -> Vec<bool> {
 /// A copy of the frame with the detected corners drawn (OpenCV's coloured rows).
 pub fn draw_corners(frame: &BgrFrame, det: &Detection) -> Result<BgrFrame> {
     let mut out = frame.clone();
-    calib3d::draw_chessboard_corners(out.mat_mut(), Size::new(det.cols, det.rows), &det.corners, true)?;
+    calib3d::draw_chessboard_corners(
+        out.mat_mut(),
+        Size::new(det.cols, det.rows),
+        &det.corners,
+        true,
+    )?;
     Ok(out)
 }
 
@@ -384,12 +514,17 @@ pub struct ViewReport {
 impl ViewReport {
     /// The file name (no directories), as stored in the camera file.
     pub fn file_name(&self) -> String {
-        self.path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        self.path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
     /// True when this image differs in size from the calibration size (within the tolerance).
     pub fn off_size(&self, width: i32, height: i32) -> bool {
-        matches!(self.outcome, ViewOutcome::Found(_) | ViewOutcome::NoBoard { .. })
-            && (self.width, self.height) != (width, height)
+        matches!(
+            self.outcome,
+            ViewOutcome::Found(_) | ViewOutcome::NoBoard { .. }
+        ) && (self.width, self.height) != (width, height)
     }
 }
 
@@ -407,7 +542,11 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { detect: DetectOptions::default(), size_tolerance: 2, flag_factor: 3.0 }
+        Self {
+            detect: DetectOptions::default(),
+            size_tolerance: 2,
+            flag_factor: 3.0,
+        }
     }
 }
 
@@ -431,15 +570,23 @@ pub struct CalibrationRun {
 impl CalibrationRun {
     /// Reports of the views used in the calibration, in input order.
     pub fn used(&self) -> impl Iterator<Item = &ViewReport> {
-        self.views.iter().filter(|v| matches!(v.outcome, ViewOutcome::Found(_)))
+        self.views
+            .iter()
+            .filter(|v| matches!(v.outcome, ViewOutcome::Found(_)))
     }
     /// Number of unreadable inputs.
     pub fn unreadable(&self) -> usize {
-        self.views.iter().filter(|v| matches!(v.outcome, ViewOutcome::Unreadable)).count()
+        self.views
+            .iter()
+            .filter(|v| matches!(v.outcome, ViewOutcome::Unreadable))
+            .count()
     }
     /// Number of readable inputs where no board was found.
     pub fn no_board(&self) -> usize {
-        self.views.iter().filter(|v| matches!(v.outcome, ViewOutcome::NoBoard { .. })).count()
+        self.views
+            .iter()
+            .filter(|v| matches!(v.outcome, ViewOutcome::NoBoard { .. }))
+            .count()
     }
 }
 
@@ -460,10 +607,12 @@ fn examine(path: &Path, board: &Board, opts: &DetectOptions) -> Result<ViewRepor
         Err(e) => return Err(e),
     };
     let gray = frame.to_gray()?;
-    let (det, tried) = find_board(&gray, board, opts)?;
-    let outcome = match det {
+    let search = find_board(&gray, board, opts)?;
+    let outcome = match search.detection {
         Some(d) => ViewOutcome::Found(d),
-        None => ViewOutcome::NoBoard { tried },
+        None => ViewOutcome::NoBoard {
+            tried: search.tried,
+        },
     };
     Ok(ViewReport {
         path: path.to_path_buf(),
@@ -478,7 +627,10 @@ fn examine(path: &Path, board: &Board, opts: &DetectOptions) -> Result<ViewRepor
 /// The most common size among readable images (ties: the first seen) and how many have it.
 fn majority_size(views: &[ViewReport]) -> Option<((i32, i32), usize)> {
     let mut counts: Vec<((i32, i32), usize)> = Vec::new();
-    for v in views.iter().filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable)) {
+    for v in views
+        .iter()
+        .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable))
+    {
         let s = (v.width, v.height);
         match counts.iter_mut().find(|(k, _)| *k == s) {
             Some((_, n)) => *n += 1,
@@ -499,20 +651,38 @@ fn majority_size(views: &[ViewReport]) -> Option<((i32, i32), usize)> {
 /// Unreadable images and images with no board are kept in the report (and skipped); it is an
 /// error when no image is readable, when no board is found anywhere (the error lists the grids
 /// tried), or when an image's size is off the majority by more than the tolerance (named).
-pub fn calibrate_images(paths: &[PathBuf], board: &Board, opts: &RunOptions) -> Result<CalibrationRun> {
+pub fn calibrate_images(
+    paths: &[PathBuf],
+    board: &Board,
+    opts: &RunOptions,
+) -> Result<CalibrationRun> {
     if paths.is_empty() {
         return Err(Error::Invalid("no input images".into()));
     }
     let t0 = std::time::Instant::now();
-    let mut views: Vec<ViewReport> =
-        paths.par_iter().map(|p| examine(p, board, &opts.detect)).collect::<Result<Vec<_>>>()?;
+    let mut views: Vec<ViewReport> = paths
+        .par_iter()
+        .map(|p| examine(p, board, &opts.detect))
+        .collect::<Result<Vec<_>>>()?;
     let Some(((width, height), n_major)) = majority_size(&views) else {
         let names: Vec<String> = views.iter().map(|v| v.file_name()).collect();
-        return Err(Error::Invalid(format!("none of the {} inputs is a readable image: {}", views.len(), names.join(", "))));
+        return Err(Error::Invalid(format!(
+            "none of the {} inputs is a readable image: {}",
+            views.len(),
+            names.join(", ")
+        )));
     };
-    let readable = views.iter().filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable)).count();
-    for v in views.iter().filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable)) {
-        if (v.width - width).abs() > opts.size_tolerance || (v.height - height).abs() > opts.size_tolerance {
+    let readable = views
+        .iter()
+        .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable))
+        .count();
+    for v in views
+        .iter()
+        .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable))
+    {
+        if (v.width - width).abs() > opts.size_tolerance
+            || (v.height - height).abs() > opts.size_tolerance
+        {
             return Err(Error::Invalid(format!(
                 "{}: image is {}x{}, the other images are {}x{} ({} of {} readable images); all must have one size",
                 v.path.display(),
@@ -535,8 +705,11 @@ pub fn calibrate_images(paths: &[PathBuf], board: &Board, opts: &RunOptions) -> 
     if found.is_empty() {
         let grids = candidate_grids(board, &opts.detect);
         let grid_list: Vec<String> = grids.iter().map(|(c, r)| format!("{c}x{r}")).collect();
-        let names: Vec<String> =
-            views.iter().filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable)).map(|v| v.file_name()).collect();
+        let names: Vec<String> = views
+            .iter()
+            .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable))
+            .map(|v| v.file_name())
+            .collect();
         return Err(Error::NoBoards {
             count: readable,
             tried: format!(
@@ -583,10 +756,19 @@ mod tests {
         assert_eq!(g[0], (9, 6));
         assert_eq!(g[1], (8, 6));
         assert_eq!(g[2], (9, 5));
-        assert!(g.windows(2).skip(1).all(|w| w[0].0 * w[0].1 >= w[1].0 * w[1].1));
+        assert!(g
+            .windows(2)
+            .skip(1)
+            .all(|w| w[0].0 * w[0].1 >= w[1].0 * w[1].1));
         assert!(g.iter().all(|&(c, r)| c * r >= 27 && c >= 3 && r >= 3));
         assert_eq!(g.last(), Some(&(9, 3)));
-        let none = candidate_grids(&b, &DetectOptions { sub_grids: false, ..Default::default() });
+        let none = candidate_grids(
+            &b,
+            &DetectOptions {
+                sub_grids: false,
+                ..Default::default()
+            },
+        );
         assert_eq!(none, vec![(9, 6)]);
     }
 
@@ -605,6 +787,27 @@ mod tests {
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         let f = flag_outliers(&[0.5, 0.6, 0.4, 2.0, 0.5], 3.0);
         assert_eq!(f, vec![false, false, false, true, false]);
+    }
+
+    #[test]
+    fn grid_irregularity_flags_a_skipped_column() {
+        let lattice = |xs: &[f32]| -> Vector<Point2f> {
+            let mut v = Vector::new();
+            for r in 0..3 {
+                for &x in xs {
+                    v.push(Point2f::new(x, 10.0 + 50.0 * r as f32));
+                }
+            }
+            v
+        };
+        let regular = lattice(&[0.0, 50.0, 100.0, 150.0]);
+        assert!(grid_irregularity(&regular, 4, 3) < 1e-6);
+        // Perspective: steps shrinking by 10 % each are fine.
+        let perspective = lattice(&[0.0, 50.0, 95.0, 135.5]);
+        assert!(grid_irregularity(&perspective, 4, 3) < 0.15);
+        // The shape seen from the sector-based detector on calibration4.jpg: steps 190, 170, 100.
+        let skipped = lattice(&[270.0, 460.0, 630.0, 730.0]);
+        assert!(grid_irregularity(&skipped, 4, 3) > MAX_IRREGULARITY);
     }
 
     #[test]

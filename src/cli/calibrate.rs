@@ -49,8 +49,14 @@ fn parse_board(s: &str) -> std::result::Result<(i32, i32), String> {
     let (a, b) = s
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("{s:?}: expected COLSxROWS inner corners, e.g. 9x6"))?;
-    let c: i32 = a.trim().parse().map_err(|_| format!("{s:?}: {a:?} is not a whole number"))?;
-    let r: i32 = b.trim().parse().map_err(|_| format!("{s:?}: {b:?} is not a whole number"))?;
+    let c: i32 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: {a:?} is not a whole number"))?;
+    let r: i32 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: {b:?} is not a whole number"))?;
     if !(2..=100).contains(&c) || !(2..=100).contains(&r) {
         return Err(format!("{s:?}: each side must be 2..=100 inner corners"));
     }
@@ -106,21 +112,38 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     }
     let paths = collect_images(&a.inputs)?;
     for p in &paths {
-        let ext = p.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()).unwrap_or_default();
-        if !matches!(ext.as_str(), "jpg" | "jpeg" | "png" | "bmp" | "tif" | "tiff" | "webp") {
-            bail!("{}: not an image file (expected .jpg, .jpeg, .png, .bmp, .tif or .webp)", p.display());
+        let ext = p
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        if !matches!(
+            ext.as_str(),
+            "jpg" | "jpeg" | "png" | "bmp" | "tif" | "tiff" | "webp"
+        ) {
+            bail!(
+                "{}: not an image file (expected .jpg, .jpeg, .png, .bmp, .tif or .webp)",
+                p.display()
+            );
         }
     }
     if let Some(parent) = a.output.parent().filter(|p| !p.as_os_str().is_empty()) {
         if !parent.is_dir() {
-            bail!("{}: output directory {} does not exist", a.output.display(), parent.display());
+            bail!(
+                "{}: output directory {} does not exist",
+                a.output.display(),
+                parent.display()
+            );
         }
     }
     if let Some(d) = &a.corners_dir {
         ensure_out_dir(d)?;
     }
     let opts = RunOptions {
-        detect: DetectOptions { sub_grids: !a.no_sub_grids, ..DetectOptions::default() },
+        detect: DetectOptions {
+            sub_grids: !a.no_sub_grids,
+            ..DetectOptions::default()
+        },
         size_tolerance: a.size_tolerance,
         ..RunOptions::default()
     };
@@ -129,11 +152,18 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
 
     for v in &run.views {
         match &v.outcome {
-            ViewOutcome::Unreadable => eprintln!("warning: {}: cannot read as an image (skipped)", v.path.display()),
+            ViewOutcome::Unreadable => eprintln!(
+                "warning: {}: cannot read as an image (skipped)",
+                v.path.display()
+            ),
             ViewOutcome::NoBoard { tried } => eprintln!(
                 "warning: {}: no chessboard found (tried {}) (skipped)",
                 v.path.display(),
-                tried.iter().map(|(c, r)| format!("{c}x{r}")).collect::<Vec<_>>().join(", ")
+                tried
+                    .iter()
+                    .map(|(c, r)| format!("{c}x{r}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             ViewOutcome::Found(_) => {}
         }
@@ -177,7 +207,9 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
 
 fn grid_str(run: &CalibrationRun, o: &ViewOutcome) -> String {
     match o {
-        ViewOutcome::Found(d) if d.is_partial(&run.board) => format!("{}x{} (part)", d.cols, d.rows),
+        ViewOutcome::Found(d) if d.is_partial(&run.board) => {
+            format!("{}x{} (part)", d.cols, d.rows)
+        }
         ViewOutcome::Found(d) => format!("{}x{}", d.cols, d.rows),
         ViewOutcome::NoBoard { .. } => "none".into(),
         ViewOutcome::Unreadable => "-".into(),
@@ -185,21 +217,40 @@ fn grid_str(run: &CalibrationRun, o: &ViewOutcome) -> String {
 }
 
 fn print_table(run: &CalibrationRun) {
-    let name_w = run.views.iter().map(|v| v.file_name().len()).max().unwrap_or(4).max(4);
-    println!("{:<name_w$}  {:<8} {:<12} {:<10} {:>9}", "file", "detector", "grid", "size", "error px");
+    let name_w = run
+        .views
+        .iter()
+        .map(|v| v.file_name().len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!(
+        "{:<name_w$}  {:<8} {:<12} {:<10} {:>9}",
+        "file", "detector", "grid", "size", "error px"
+    );
     for v in &run.views {
         let det = match &v.outcome {
             ViewOutcome::Found(d) => d.detector.name(),
             _ => "-",
         };
-        let size = if v.width > 0 { format!("{}x{}", v.width, v.height) } else { "-".into() };
-        let err = v.error.map(|e| format!("{e:.3}")).unwrap_or_else(|| "-".into());
+        let size = if v.width > 0 {
+            format!("{}x{}", v.width, v.height)
+        } else {
+            "-".into()
+        };
+        let err = v
+            .error
+            .map(|e| format!("{e:.3}"))
+            .unwrap_or_else(|| "-".into());
         let mut note = String::new();
         if v.flagged {
             note.push_str("  FLAGGED: over 3x median");
         }
         if v.off_size(run.width, run.height) {
-            note.push_str(&format!("  size off {}x{}: used as is", run.width, run.height));
+            note.push_str(&format!(
+                "  size off {}x{}: used as is",
+                run.width, run.height
+            ));
         }
         match &v.outcome {
             ViewOutcome::Unreadable => note.push_str("  unreadable, skipped"),
@@ -232,13 +283,22 @@ fn print_table(run: &CalibrationRun) {
         run.no_board(),
         run.unreadable()
     );
-    let flagged: Vec<String> = run.views.iter().filter(|v| v.flagged).map(|v| v.file_name()).collect();
+    let flagged: Vec<String> = run
+        .views
+        .iter()
+        .filter(|v| v.flagged)
+        .map(|v| v.file_name())
+        .collect();
     println!(
         "RMS {:.3} px; median view error {:.3} px; flagged (over 3x median = {:.3} px): {}",
         run.calibration.rms,
         run.median_error,
         3.0 * run.median_error,
-        if flagged.is_empty() { "none".to_string() } else { flagged.join(", ") }
+        if flagged.is_empty() {
+            "none".to_string()
+        } else {
+            flagged.join(", ")
+        }
     );
     let c = &run.calibration.camera;
     println!(
@@ -260,7 +320,12 @@ fn print_table(run: &CalibrationRun) {
     println!("distortion: {}", d.join(" "));
 }
 
-fn summary_json(run: &CalibrationRun, info: &CalibrationInfo, out: &Path, seconds: f64) -> SummaryJson {
+fn summary_json(
+    run: &CalibrationRun,
+    info: &CalibrationInfo,
+    out: &Path,
+    seconds: f64,
+) -> SummaryJson {
     let c = &run.calibration.camera;
     let used: Vec<_> = run.used().collect();
     let partial = used
@@ -301,14 +366,24 @@ fn summary_json(run: &CalibrationRun, info: &CalibrationInfo, out: &Path, second
         per_view_reprojection_errors: info.per_view_reprojection_errors.clone(),
         images: info.images.clone(),
         median_view_error: run.median_error,
-        flagged: run.views.iter().filter(|v| v.flagged).map(|v| v.file_name()).collect(),
+        flagged: run
+            .views
+            .iter()
+            .filter(|v| v.flagged)
+            .map(|v| v.file_name())
+            .collect(),
         used: used.len(),
         inputs: run.views.len(),
         full_boards: used.len() - partial,
         sub_grids: partial,
         no_board: run.no_board(),
         unreadable: run.unreadable(),
-        off_size: run.views.iter().filter(|v| v.off_size(run.width, run.height)).map(|v| v.file_name()).collect(),
+        off_size: run
+            .views
+            .iter()
+            .filter(|v| v.off_size(run.width, run.height))
+            .map(|v| v.file_name())
+            .collect(),
         views,
         seconds,
     }
@@ -325,7 +400,11 @@ fn write_corners(run: &CalibrationRun, dir: &Path) -> Result<()> {
         .try_for_each(|(v, d)| -> Result<()> {
             let frame = BgrFrame::read(&v.path)?;
             let drawn = calibrate::draw_corners(&frame, d)?;
-            let stem = v.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "view".into());
+            let stem = v
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "view".into());
             drawn.write(&dir.join(format!("{stem}_corners.jpg")))?;
             Ok(())
         })
@@ -355,10 +434,15 @@ pub fn run_undistort(a: UndistortArgs) -> Result<i32> {
     let mut failed = 0usize;
     for p in &paths {
         let res = (|| -> Result<()> {
-            let name = p.file_name().with_context(|| format!("{}: not a file", p.display()))?;
+            let name = p
+                .file_name()
+                .with_context(|| format!("{}: not a file", p.display()))?;
             let out = out_dir.join(name);
             if p.canonicalize().map(|c| c == out).unwrap_or(false) {
-                bail!("{}: output would overwrite the input (choose another -o directory)", p.display());
+                bail!(
+                    "{}: output would overwrite the input (choose another -o directory)",
+                    p.display()
+                );
             }
             let frame = BgrFrame::read(p)?;
             und.check_size(&frame, p)?;

@@ -108,7 +108,14 @@ pub fn project(camera: &Camera, pose: &BoardPose, pts: &[[f64; 3]]) -> Result<Ve
     let rvec = Mat::from_slice(&pose.rvec)?.try_clone()?;
     let tvec = Mat::from_slice(&pose.tvec)?.try_clone()?;
     let mut out = Vector::<Point2d>::new();
-    calib3d::project_points_def(&obj, &rvec, &tvec, &camera.k_mat()?, &camera.dist_mat()?, &mut out)?;
+    calib3d::project_points_def(
+        &obj,
+        &rvec,
+        &tvec,
+        &camera.k_mat()?,
+        &camera.dist_mat()?,
+        &mut out,
+    )?;
     Ok(out.iter().map(|p| [p.x, p.y]).collect())
 }
 
@@ -149,13 +156,29 @@ fn outline(x0: f64, y0: f64, x1: f64, y1: f64, per_side: usize) -> Vec<[f64; 3]>
 /// Random poses that keep the whole sheet (squares and margin) inside the image, in front of the
 /// camera, tilted up to 35 degrees about x and y and turned up to 20 degrees about the optical
 /// axis, spread over the frame, with the sheet as wide as 40-85 % of the image (before tilt).
-pub fn random_poses(camera: &Camera, board: (i32, i32), square: f64, n: usize, seed: u64) -> Result<Vec<BoardPose>> {
+pub fn random_poses(
+    camera: &Camera,
+    board: (i32, i32),
+    square: f64,
+    n: usize,
+    seed: u64,
+) -> Result<Vec<BoardPose>> {
     let opts = RenderOptions::default();
     let mut rng = SplitMix64::new(seed ^ 0xC0FF_EE00_D15E_A5E5);
     let m = opts.margin * square;
     let bw = (board.0 + 1) as f64 * square + 2.0 * m;
-    let sheet = outline(-square - m, -square - m, board.0 as f64 * square + m, board.1 as f64 * square + m, 8);
-    let centre = [(board.0 - 1) as f64 * square / 2.0, (board.1 - 1) as f64 * square / 2.0, 0.0];
+    let sheet = outline(
+        -square - m,
+        -square - m,
+        board.0 as f64 * square + m,
+        board.1 as f64 * square + m,
+        8,
+    );
+    let centre = [
+        (board.0 - 1) as f64 * square / 2.0,
+        (board.1 - 1) as f64 * square / 2.0,
+        0.0,
+    ];
     let (w, h) = (camera.width as f64, camera.height as f64);
     let mut poses = Vec::with_capacity(n);
     let mut attempts = 0usize;
@@ -174,11 +197,18 @@ pub fn random_poses(camera: &Camera, board: (i32, i32), square: f64, n: usize, s
         let frac = rng.range(0.40, 0.85);
         let z = camera.fx() * bw / (frac * w);
         let (u, v) = (rng.range(0.0, w), rng.range(0.0, h));
-        let c_cam = Vector3::new((u - camera.cx()) / camera.fx() * z, (v - camera.cy()) / camera.fy() * z, z);
+        let c_cam = Vector3::new(
+            (u - camera.cx()) / camera.fx() * z,
+            (v - camera.cy()) / camera.fy() * z,
+            z,
+        );
         let rot = Rotation3::from_euler_angles(rx, ry, rz);
         let t = c_cam - rot * Vector3::from(centre);
         let sa = rot.scaled_axis();
-        let pose = BoardPose { rvec: [sa.x, sa.y, sa.z], tvec: [t.x, t.y, t.z] };
+        let pose = BoardPose {
+            rvec: [sa.x, sa.y, sa.z],
+            tvec: [t.x, t.y, t.z],
+        };
         if depths(&pose, &sheet).iter().any(|&d| d < 0.2 * z) {
             continue;
         }
@@ -186,9 +216,17 @@ pub fn random_poses(camera: &Camera, board: (i32, i32), square: f64, n: usize, s
         // image's own field of view (beyond it the polynomial can fold back).
         let r = Rotation3::from_scaled_axis(Vector3::from(pose.rvec));
         let max_r2 = {
-            let xs = [(0.0 - camera.cx()) / camera.fx(), (w - camera.cx()) / camera.fx()];
-            let ys = [(0.0 - camera.cy()) / camera.fy(), (h - camera.cy()) / camera.fy()];
-            xs.iter().flat_map(|x| ys.iter().map(move |y| x * x + y * y)).fold(0.0, f64::max)
+            let xs = [
+                (0.0 - camera.cx()) / camera.fx(),
+                (w - camera.cx()) / camera.fx(),
+            ];
+            let ys = [
+                (0.0 - camera.cy()) / camera.fy(),
+                (h - camera.cy()) / camera.fy(),
+            ];
+            xs.iter()
+                .flat_map(|x| ys.iter().map(move |y| x * x + y * y))
+                .fold(0.0, f64::max)
         };
         let inside_fov = sheet.iter().all(|p| {
             let q = r * Vector3::from(*p) + t;
@@ -200,7 +238,10 @@ pub fn random_poses(camera: &Camera, board: (i32, i32), square: f64, n: usize, s
         }
         let px = project(camera, &pose, &sheet)?;
         let pad = 4.0;
-        if px.iter().all(|p| p[0] >= pad && p[0] <= w - 1.0 - pad && p[1] >= pad && p[1] <= h - 1.0 - pad) {
+        if px
+            .iter()
+            .all(|p| p[0] >= pad && p[0] <= w - 1.0 - pad && p[1] >= pad && p[1] <= h - 1.0 - pad)
+        {
             poses.push(pose);
         }
     }
@@ -219,7 +260,12 @@ pub fn render_view(
     let s = opts.supersample.max(1);
     let shift = 4;
     let (w, h) = (camera.width, camera.height);
-    let mut canvas = Mat::new_rows_cols_with_default(h * s, w * s, core::CV_8UC1, Scalar::all(opts.background as f64))?;
+    let mut canvas = Mat::new_rows_cols_with_default(
+        h * s,
+        w * s,
+        core::CV_8UC1,
+        Scalar::all(opts.background as f64),
+    )?;
     let scale = (1 << shift) as f64;
     // Output pixel centre u sits at supersampled coordinate s*u + (s-1)/2.
     let to_pt = |p: &[f64; 2]| {
@@ -240,7 +286,14 @@ pub fn render_view(
     let sheet_px: Vector<Point> = project(camera, pose, &sheet)?.iter().map(to_pt).collect();
     let mut polys = Vector::<Vector<Point>>::new();
     polys.push(sheet_px);
-    imgproc::fill_poly(&mut canvas, &polys, Scalar::all(opts.white as f64), imgproc::LINE_8, shift, Point::new(0, 0))?;
+    imgproc::fill_poly(
+        &mut canvas,
+        &polys,
+        Scalar::all(opts.white as f64),
+        imgproc::LINE_8,
+        shift,
+        Point::new(0, 0),
+    )?;
     let mut squares = Vector::<Vector<Point>>::new();
     for b in -1..board.1 {
         for a in -1..board.0 {
@@ -255,14 +308,35 @@ pub fn render_view(
     for sq in squares.iter() {
         let mut one = Vector::<Vector<Point>>::new();
         one.push(sq);
-        imgproc::fill_poly(&mut canvas, &one, Scalar::all(opts.black as f64), imgproc::LINE_8, shift, Point::new(0, 0))?;
+        imgproc::fill_poly(
+            &mut canvas,
+            &one,
+            Scalar::all(opts.black as f64),
+            imgproc::LINE_8,
+            shift,
+            Point::new(0, 0),
+        )?;
     }
     let mut small = Mat::default();
-    imgproc::resize(&canvas, &mut small, Size::new(w, h), 0.0, 0.0, imgproc::INTER_AREA)?;
+    imgproc::resize(
+        &canvas,
+        &mut small,
+        Size::new(w, h),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
     drop(canvas);
     if opts.blur_sigma > 0.0 {
         let mut b = Mat::default();
-        imgproc::gaussian_blur(&small, &mut b, Size::new(0, 0), opts.blur_sigma, opts.blur_sigma, core::BORDER_REPLICATE)?;
+        imgproc::gaussian_blur(
+            &small,
+            &mut b,
+            Size::new(0, 0),
+            opts.blur_sigma,
+            opts.blur_sigma,
+            core::BORDER_REPLICATE,
+        )?;
         small = b;
     }
     if opts.noise > 0.0 {
@@ -279,9 +353,18 @@ pub fn render_view(
 
 /// Render `n_views` views of a `cols` x `rows` board (squares of side `square`) through the
 /// camera at the camera's image size, with random poses from `seed`. Same seed, same views.
-pub fn render_views(camera: &Camera, board: (i32, i32), square: f64, n_views: usize, seed: u64) -> Result<Vec<ChessboardView>> {
-    if board.0 < 2 || board.1 < 2 || !(square > 0.0) {
-        return Err(Error::Invalid(format!("board {}x{} with square {square}: need 2x2 or more and square > 0", board.0, board.1)));
+pub fn render_views(
+    camera: &Camera,
+    board: (i32, i32),
+    square: f64,
+    n_views: usize,
+    seed: u64,
+) -> Result<Vec<ChessboardView>> {
+    if board.0 < 2 || board.1 < 2 || !square.is_finite() || square <= 0.0 {
+        return Err(Error::Invalid(format!(
+            "board {}x{} with square {square}: need 2x2 or more and square > 0",
+            board.0, board.1
+        )));
     }
     let opts = RenderOptions::default();
     let poses = random_poses(camera, board, square, n_views, seed)?;
@@ -290,9 +373,20 @@ pub fn render_views(camera: &Camera, board: (i32, i32), square: f64, n_views: us
         .iter()
         .enumerate()
         .map(|(i, pose)| {
-            let frame = render_view(camera, board, square, pose, &opts, seed.wrapping_add(i as u64 + 1))?;
+            let frame = render_view(
+                camera,
+                board,
+                square,
+                pose,
+                &opts,
+                seed.wrapping_add(i as u64 + 1),
+            )?;
             let corners = project(camera, pose, &corners3)?;
-            Ok(ChessboardView { frame, pose: *pose, corners })
+            Ok(ChessboardView {
+                frame,
+                pose: *pose,
+                corners,
+            })
         })
         .collect()
 }
@@ -320,7 +414,9 @@ mod tests {
         assert_eq!(a, b);
         for p in &a {
             let px = project(&cam, p, &inner_corners((9, 6), 1.0)).unwrap();
-            assert!(px.iter().all(|q| q[0] > 0.0 && q[0] < 1279.0 && q[1] > 0.0 && q[1] < 719.0));
+            assert!(px
+                .iter()
+                .all(|q| q[0] > 0.0 && q[0] < 1279.0 && q[1] > 0.0 && q[1] < 719.0));
         }
     }
 

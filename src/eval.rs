@@ -1,1 +1,0 @@
-//! Accuracy scoring against synthetic truth, TuSimple, CULane and mask labels (placeholder).
