@@ -19,20 +19,9 @@ const REFERENCE_SRC: [[f64; 2]; 4] = [
     [1049.0, 682.0],
 ];
 
-/// The Udacity camera file: `calibration/udacity.yml` when the repo has it, else one written
-/// from the calibration's approximate values (K and the five distortion coefficients).
-fn udacity_camera(dir: &Path) -> PathBuf {
-    let shipped = crate::repo_root().join("calibration").join("udacity.yml");
-    if shipped.exists() {
-        return shipped;
-    }
-    let p = dir.join("udacity.yml");
-    std::fs::write(
-        &p,
-        "%YAML:1.0\n---\nimage_width: 1280\nimage_height: 720\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ 1156.9, 0., 665.8, 0., 1152.3, 388.1, 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ -0.2376, -0.0854, -0.00079, -0.00012, 0.1057 ]\n",
-    )
-    .expect("write camera");
-    p
+/// The Udacity camera file committed by `lanes calibrate` (`calibration/udacity.yml`).
+fn udacity_camera(_dir: &Path) -> PathBuf {
+    crate::repo_root().join("calibration").join("udacity.yml")
 }
 
 /// x of the line through quad corners `a` (top) and `b` (bottom) at row `y`.
@@ -260,5 +249,184 @@ fn bad_inputs_are_one_line_errors() {
             out.to_str().unwrap(),
         ]);
         assert_one_line_error(&o, "image is 1280x720, expected 640x480");
+    }
+}
+
+/// Forward ground distance of undistorted image row `y` for a camera `height_m` above a flat
+/// road, pitched down `pitch_deg`, with focal length `fy` and principal row `cy` (no yaw, no roll).
+fn ground_distance(y: f64, fy: f64, cy: f64, height_m: f64, pitch_deg: f64) -> f64 {
+    let (s, c) = pitch_deg.to_radians().sin_cos();
+    let v = (y - cy) / fy;
+    height_m * (c - s * v) / (c * v + s)
+}
+
+/// Synthetic roads (`lanes synth road`) for several camera heights and pitches:
+/// - on the straight scene, with the truth quad's rows (`--bottom`, `--depth` from the truth
+///   config), the estimated quad matches the truth quad within 1 px and both metres-per-pixel
+///   values are within 5% of the truth config's;
+/// - with the default rows, `ym_per_px` is within 5% of the exact value for the rows chosen
+///   (from the rig's height, pitch and K);
+/// - `lanes eval` with the estimated config on the curved `clean` suite from the same camera
+///   stays within the synthetic bounds: radius error median < 5%, offset error median < 5 cm,
+///   radius error p90 < 10% or, where the exact config itself misses that, within 3 points of it.
+#[test]
+fn synthetic_cameras_give_metres_per_pixel_within_5_percent_and_eval_within_bounds() {
+    for (height, pitch) in [(1.2, 1.0), (1.45, 2.0), (1.8, 4.0)] {
+        let dir = tmp();
+        let d = dir.path();
+        let (hs, ps) = (format!("{height}"), format!("{pitch}"));
+        let straight = d.join("straight");
+        let o = lanes(&[
+            "synth",
+            "road",
+            "-o",
+            straight.to_str().unwrap(),
+            "--name",
+            "straight",
+            "--camera-height",
+            &hs,
+            "--pitch",
+            &ps,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+        let truth = Config::load(&straight.join("lanes.toml")).unwrap();
+        let cam = straight.join("camera.yml");
+        let camera = lanes::camera::Camera::load(&cam).unwrap();
+        let frame = straight.join("straight.jpg");
+
+        // The truth quad's rows as --bottom / --depth.
+        let t = truth.perspective.src;
+        let vp_y = {
+            let ml = (t[2][0] - t[0][0]) / (t[2][1] - t[0][1]);
+            let mr = (t[3][0] - t[1][0]) / (t[3][1] - t[1][1]);
+            // x_l(y) = x_r(y)
+            t[0][1] + (t[1][0] - t[0][0]) / (ml - mr)
+        };
+        let bottom = t[2][1] / camera.height as f64;
+        let depth = (t[2][1] - t[0][1]) / (t[2][1] - vp_y);
+        let est_path = d.join("est.toml");
+        let o = lanes(&[
+            "perspective",
+            "--camera",
+            cam.to_str().unwrap(),
+            frame.to_str().unwrap(),
+            "--bottom",
+            &format!("{bottom}"),
+            "--depth",
+            &format!("{depth}"),
+            "-o",
+            est_path.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "perspective: {}", stderr(&o));
+        let est = Config::load(&est_path).unwrap();
+        for i in 0..4 {
+            for k in 0..2 {
+                let (e, r) = (est.perspective.src[i][k], t[i][k]);
+                assert!(
+                    (e - r).abs() < 1.0,
+                    "height {height} pitch {pitch}: src[{i}][{k}] {e:.2} vs truth {r:.2}"
+                );
+            }
+        }
+        let xm_err = est.units.xm_per_px / truth.units.xm_per_px - 1.0;
+        let ym_err = est.units.ym_per_px / truth.units.ym_per_px - 1.0;
+        println!(
+            "height {height} m, pitch {pitch} deg: xm_per_px {:.6} (truth {:.6}, {:+.2}%), ym_per_px {:.6} (truth {:.6}, {:+.2}%)",
+            est.units.xm_per_px,
+            truth.units.xm_per_px,
+            100.0 * xm_err,
+            est.units.ym_per_px,
+            truth.units.ym_per_px,
+            100.0 * ym_err
+        );
+        assert!(xm_err.abs() < 0.05 && ym_err.abs() < 0.05);
+
+        // Default rows: ym_per_px against the exact value for the rows the estimate chose.
+        let def_path = d.join("default_rows.toml");
+        let o = lanes(&[
+            "perspective",
+            "--camera",
+            cam.to_str().unwrap(),
+            frame.to_str().unwrap(),
+            "-o",
+            def_path.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "perspective: {}", stderr(&o));
+        let def = Config::load(&def_path).unwrap();
+        let (yt, yb) = (def.perspective.src[0][1], def.perspective.src[2][1]);
+        let exact = (ground_distance(yt, camera.fy(), camera.cy(), height, pitch)
+            - ground_distance(yb, camera.fy(), camera.cy(), height, pitch))
+            / (def.perspective.dst[2][1] - def.perspective.dst[0][1]);
+        let err = def.units.ym_per_px / exact - 1.0;
+        println!(
+            "  default rows {yt:.1}..{yb:.1}: ym_per_px {:.6} (exact {exact:.6}, {:+.2}%)",
+            def.units.ym_per_px,
+            100.0 * err
+        );
+        assert!(
+            err.abs() < 0.05,
+            "default rows: ym_per_px {} vs {exact}",
+            def.units.ym_per_px
+        );
+
+        // Curved scenes from the same camera, scored with the estimated config.
+        let curves = d.join("curves");
+        let o = lanes(&[
+            "synth",
+            "road",
+            "-o",
+            curves.to_str().unwrap(),
+            "--suite",
+            "clean",
+            "--camera-height",
+            &hs,
+            "--pitch",
+            &ps,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+        let score = |config: &Path| -> (f64, f64, f64, String) {
+            let o = lanes(&[
+                "eval",
+                curves.to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--json",
+            ]);
+            assert_eq!(o.status.code(), Some(0), "eval: {}", stderr(&o));
+            let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("eval JSON");
+            let s = &v["synthetic"]["summary"];
+            (
+                s["radius_rel_error_median"].as_f64().unwrap(),
+                s["radius_rel_error_p90"].as_f64().unwrap(),
+                s["offset_error_cm_median"].as_f64().unwrap(),
+                s.to_string(),
+            )
+        };
+        // Score at the exact config's bird's-eye resolution (synthetic configs analyse it at full
+        // resolution), so that only the estimated quad and scale differ.
+        let mut scored = est.clone();
+        scored.perspective.birdseye_scale = truth.perspective.birdseye_scale;
+        let scored_path = d.join("est_scored.toml");
+        std::fs::write(&scored_path, scored.to_toml()).unwrap();
+        let (med, p90, off, summary) = score(&scored_path);
+        let (t_med, t_p90, t_off, _) = score(&straight.join("lanes.toml"));
+        println!(
+            "  eval, 14 curved frames: radius error median {:.1}%, p90 {:.1}%, offset error median {off:.2} cm (exact config: {:.1}%, {:.1}%, {t_off:.2} cm)",
+            100.0 * med,
+            100.0 * p90,
+            100.0 * t_med,
+            100.0 * t_p90
+        );
+        assert!(
+            med < 0.05 && off < 5.0,
+            "height {height} pitch {pitch}: {summary}"
+        );
+        // The p90 bound (10%) is not met by the pipeline even with the exact config on the lowest,
+        // flattest rig (1.2 m, 1 degree: p90 11.9%, two bends of 800 m and 2 km fitted 12-17% off);
+        // there the estimated config must be no worse than the exact one by more than 3 points.
+        assert!(
+            p90 < 0.10f64.max(t_p90 + 0.03),
+            "height {height} pitch {pitch}: p90 {p90} (exact config {t_p90})"
+        );
     }
 }
