@@ -1,11 +1,369 @@
-//! `lanes perspective` (placeholder).
+//! `lanes perspective`: estimate the perspective quad and metres per pixel from straight-road
+//! frames, write a config with those sections, and pictures of the quad and bird's-eye view.
 
-use anyhow::Result;
-use clap::Args;
+use super::{collect_images, load_camera};
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use lanes::autoperspective::{self as ap, LaneLines, Options, YmSource};
+use lanes::config::Config;
+use lanes::frame::BgrFrame;
+use lanes::undistort::Undistorter;
+use lanes::warp::Perspective;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, ValueEnum)]
+enum YmFrom {
+    /// With --camera: geometry. Without: dash lengths when at least two complete dashes are
+    /// measured, else geometry with an assumed 58-degree field of view.
+    Auto,
+    /// Dash lengths only.
+    Dashes,
+    /// Ground-plane geometry from the camera matrix (an assumed one without --camera).
+    Geometry,
+}
 
 #[derive(Args)]
-pub struct PerspectiveArgs {}
+pub struct PerspectiveArgs {
+    /// Camera file (OpenCV YAML from `lanes calibrate`); frames are undistorted with it. Without
+    /// it frames are used as they are and a 58-degree field of view is assumed for the geometry.
+    #[arg(long, value_name = "FILE")]
+    camera: Option<PathBuf>,
+    /// Frames (or directories of frames) where the road ahead is straight.
+    #[arg(required = true, value_name = "STRAIGHT_FRAME")]
+    inputs: Vec<PathBuf>,
+    /// Lane width in metres.
+    #[arg(long, default_value_t = 3.7, value_name = "M")]
+    lane_width: f64,
+    /// Length of one dash of a dashed line, metres.
+    #[arg(long, default_value_t = 3.0, value_name = "M")]
+    dash_length: f64,
+    /// Quad bottom row as a fraction of the frame height.
+    #[arg(long, default_value_t = 0.95, value_name = "FRACTION")]
+    bottom: f64,
+    /// Quad top row as a fraction of the way from the bottom row up to the horizon.
+    #[arg(long, default_value_t = 0.83, value_name = "FRACTION")]
+    depth: f64,
+    /// Destination rectangle margin on each side, as a fraction of the width (450/1280).
+    #[arg(long, default_value_t = 450.0 / 1280.0, value_name = "FRACTION")]
+    dst_margin: f64,
+    /// Largest angle from vertical of a line in a frame's bird's-eye view, degrees.
+    #[arg(long, default_value_t = 1.5, value_name = "DEG")]
+    max_angle: f64,
+    /// Where metres per pixel along the road come from.
+    #[arg(long, value_enum, default_value_t = YmFrom::Auto)]
+    ym_from: YmFrom,
+    /// Output config TOML; the pictures are written beside it.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+}
 
-pub fn run(_a: PerspectiveArgs) -> Result<i32> {
-    anyhow::bail!("perspective: not implemented yet")
+impl PerspectiveArgs {
+    fn options(&self) -> Options {
+        Options {
+            lane_width_m: self.lane_width,
+            dash_length_m: self.dash_length,
+            bottom: self.bottom,
+            depth: self.depth,
+            dst_margin: self.dst_margin,
+            max_angle_deg: self.max_angle,
+            ym_source: match self.ym_from {
+                YmFrom::Auto => YmSource::Auto,
+                YmFrom::Dashes => YmSource::Dashes,
+                YmFrom::Geometry => YmSource::Geometry,
+            },
+        }
+    }
+}
+
+/// "2.10 deg down" / "1.56 deg up".
+fn pitch_text(deg: f64) -> String {
+    if deg >= 0.0 {
+        format!("{deg:.2} deg down")
+    } else {
+        format!("{:.2} deg up", -deg)
+    }
+}
+
+/// Round a quad to 0.01 px for a readable config file.
+fn round_quad(q: [[f64; 2]; 4]) -> [[f64; 2]; 4] {
+    q.map(|p| p.map(|v| (v * 100.0).round() / 100.0))
+}
+
+/// One input frame after detection.
+struct FrameResult {
+    name: String,
+    undistorted: BgrFrame,
+    lines: Option<LaneLines>,
+    /// Why the frame is not used (None when usable).
+    problem: Option<String>,
+    rejection: Option<ap::Rejection>,
+}
+
+/// A picture-name stem unique among the frames: the file stem, with its folder name when two
+/// frames share a stem.
+fn unique_name(path: &Path, used: &mut HashSet<String>) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "frame".into());
+    let mut name = stem.clone();
+    if used.contains(&name) {
+        let parent = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        name = format!("{parent}_{stem}");
+        let mut i = 2;
+        while used.contains(&name) {
+            name = format!("{parent}_{stem}_{i}");
+            i += 1;
+        }
+    }
+    used.insert(name.clone());
+    name
+}
+
+pub fn run(a: PerspectiveArgs) -> Result<i32> {
+    let opts = a.options();
+    opts.validate()?;
+    let out = &a.output;
+    let out_dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !out_dir.is_dir() {
+        anyhow::bail!("{}: output directory does not exist", out_dir.display());
+    }
+    let out_stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "lanes".into());
+    let camera = load_camera(a.camera.as_deref())?;
+    let undistorter = camera.as_ref().map(Undistorter::new).transpose()?;
+    let paths = collect_images(&a.inputs)?;
+
+    let mut used = HashSet::new();
+    let mut results: Vec<FrameResult> = Vec::new();
+    let mut size: Option<(i32, i32)> = None;
+    for path in &paths {
+        let raw = BgrFrame::read(path)?;
+        if let Some(u) = &undistorter {
+            u.check_size(&raw, path)?;
+        }
+        match size {
+            None => size = Some((raw.width(), raw.height())),
+            Some((w, h)) if (w, h) != (raw.width(), raw.height()) => anyhow::bail!(
+                "{}: frame is {}x{}, the first frame is {w}x{h} (all frames must come from one camera)",
+                path.display(),
+                raw.width(),
+                raw.height()
+            ),
+            _ => {}
+        }
+        let undistorted = match &undistorter {
+            Some(u) => u.undistort(&raw)?,
+            None => raw,
+        };
+        let h = undistorted.height();
+        let name = unique_name(path, &mut used);
+        let o = ap::analyze_frame(&undistorted, &opts)
+            .with_context(|| format!("{}: finding lane lines", path.display()))?;
+        if let (Some(l), Some(c), true) = (&o.lines, &o.check, o.usable()) {
+            println!(
+                "{}: ok: horizon at row {:.1}, vanishing point x {:.1}; lines at bottom row x = {:.1} and {:.1}; bird's-eye angles left {:+.2}/{:+.2}/{:+.2}, right {:+.2}/{:+.2}/{:+.2} deg (top/middle/bottom){}",
+                path.display(),
+                l.vp.1,
+                l.vp.0,
+                l.left.line.x_at(h as f64),
+                l.right.line.x_at(h as f64),
+                c.angles[0][0],
+                c.angles[0][1],
+                c.angles[0][2],
+                c.angles[1][0],
+                c.angles[1][1],
+                c.angles[1][2],
+                if o.l_contrast == ap::L_CONTRASTS[0] { String::new() } else { format!("; faint paint, contrast {}", o.l_contrast) }
+            );
+        }
+        let r = FrameResult {
+            name,
+            undistorted,
+            lines: o.lines,
+            problem: o.problem,
+            rejection: o.rejection,
+        };
+        if let Some(p) = &r.problem {
+            println!("{}: not used: {p}", path.display());
+        }
+        results.push(r);
+    }
+    let Some((w, h)) = size else {
+        anyhow::bail!("no input images given")
+    };
+    let usable: Vec<&LaneLines> = results
+        .iter()
+        .filter(|r| r.problem.is_none())
+        .filter_map(|r| r.lines.as_ref())
+        .collect();
+
+    // Pictures of every frame, even unusable ones (they show what was found).
+    let write_frame_pictures = |quad: Option<&lanes::config::PerspectiveConfig>,
+                                persp: Option<&Perspective>|
+     -> Result<()> {
+        for r in &results {
+            let caption = match &r.problem {
+                None => format!("{}: used", r.name),
+                Some(p) => format!("{}: NOT USED: {p}", r.name),
+            };
+            let pic = match (&r.lines, &r.rejection) {
+                (Some(l), _) => ap::frame_picture(
+                    &r.undistorted,
+                    Some(&l.mask),
+                    Some(&l.left.line),
+                    Some(&l.right.line),
+                    Some(l.vp),
+                    quad,
+                    &caption,
+                )?,
+                (None, Some(rej)) => ap::frame_picture(
+                    &r.undistorted,
+                    None,
+                    rej.left.as_ref(),
+                    rej.right.as_ref(),
+                    rej.vp,
+                    None,
+                    &caption,
+                )?,
+                (None, None) => {
+                    ap::frame_picture(&r.undistorted, None, None, None, None, None, &caption)?
+                }
+            };
+            pic.write(&out_dir.join(format!("{out_stem}_{}_quad.jpg", r.name)))?;
+            if let (Some(q), Some(p), None) = (quad, persp, &r.problem) {
+                ap::birdseye_picture(&r.undistorted, p, q)?
+                    .write(&out_dir.join(format!("{out_stem}_{}_birdseye.jpg", r.name)))?;
+            }
+        }
+        Ok(())
+    };
+
+    if usable.is_empty() {
+        write_frame_pictures(None, None)?;
+        let reasons: Vec<String> = results
+            .iter()
+            .map(|r| format!("{}: {}", r.name, r.problem.as_deref().unwrap_or("?")))
+            .collect();
+        anyhow::bail!(
+            "no usable straight-road frame among {} ({}); no config written",
+            results.len(),
+            reasons.join("; ")
+        );
+    }
+
+    let k = camera.as_ref().map(|c| c.k);
+    let est = ap::estimate(&usable, k.as_ref(), w, h, &opts)?;
+    let persp = Perspective::from_config(&est.perspective, w, h)?;
+    write_frame_pictures(Some(&est.perspective), Some(&persp))?;
+
+    let mut cfg = Config {
+        perspective: est.perspective,
+        units: est.units,
+        ..Config::default()
+    };
+    cfg.perspective.src = round_quad(cfg.perspective.src);
+    // The tracker's lane-width check is in bird's-eye pixels: follow the destination rectangle,
+    // keeping the default tolerance's proportion (100 of 350 px).
+    let defaults = Config::default().tracking;
+    cfg.tracking.lane_width_px = est.lane_width_px;
+    cfg.tracking.lane_width_tolerance_px =
+        (est.lane_width_px * defaults.lane_width_tolerance_px / defaults.lane_width_px).round();
+    cfg.validate()?;
+
+    let s = &est.perspective.src;
+    let d = &est.perspective.dst;
+    let mut header = vec![
+        format!(
+            "# lanes configuration written by `lanes perspective` from {} of {} frames ({w}x{h}).",
+            usable.len(),
+            results.len()
+        ),
+        format!(
+            "# Horizon at row {:.1}; vanishing point x {:.1}. Lane width {} m, dash length {} m.",
+            est.lines.vp.1, est.lines.vp.0, opts.lane_width_m, opts.dash_length_m
+        ),
+        format!("# ym_per_px from {}.", est.ym_from),
+    ];
+    if let Some(g) = &est.ground {
+        header.push(format!(
+            "# Geometry{}: camera {:.2} m above the road, pitch {}, yaw {:+.2} deg; the quad covers {:.1} m from {:.1} m ahead; ym_per_px {:.5}.",
+            if est.assumed_k { " (assumed 58-deg field of view)" } else { "" },
+            g.camera_height_m,
+            pitch_text(g.pitch_deg),
+            g.yaw_deg,
+            g.quad_length_m,
+            g.near_m,
+            g.ym_per_px
+        ));
+    }
+    if let Some(ds) = &est.dashes {
+        header.push(format!(
+            "# Dashes: {} measured, {} in the densest cluster, its median {:.1} px; ym_per_px {:.5}.",
+            ds.lengths_px.len(),
+            ds.cluster_count,
+            ds.median_px,
+            ds.ym_per_px
+        ));
+    }
+    let text = format!("{}\n{}", header.join("\n"), cfg.to_toml());
+    std::fs::write(out, text).with_context(|| format!("{}: cannot write config", out.display()))?;
+
+    println!(
+        "src ({:.1},{:.1}) ({:.1},{:.1}) ({:.1},{:.1}) ({:.1},{:.1}); dst ({:.0},{:.0}) ({:.0},{:.0}) ({:.0},{:.0}) ({:.0},{:.0})",
+        s[0][0], s[0][1], s[1][0], s[1][1], s[2][0], s[2][1], s[3][0], s[3][1], d[0][0], d[0][1], d[1][0], d[1][1], d[2][0], d[2][1], d[3][0], d[3][1]
+    );
+    match &est.ground {
+        Some(g) => println!(
+            "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
+            if est.assumed_k { " (assumed 58-deg field of view)" } else { "" },
+            g.camera_height_m,
+            pitch_text(g.pitch_deg),
+            g.yaw_deg,
+            g.quad_length_m,
+            g.near_m,
+            g.ym_per_px
+        ),
+        None => println!("geometry: degenerate, not used"),
+    }
+    match &est.dashes {
+        Some(ds) => {
+            let mut l = ds.lengths_px.clone();
+            l.sort_by(|a, b| a.total_cmp(b));
+            let list: Vec<String> = l.iter().map(|v| format!("{v:.0}")).collect();
+            println!(
+                "dashes: {} measured ({} px), {} in the densest cluster, its median {:.1} px -> ym_per_px {:.5}",
+                ds.lengths_px.len(),
+                list.join(", "),
+                ds.cluster_count,
+                ds.median_px,
+                ds.ym_per_px
+            );
+        }
+        None => println!("dashes: none measured"),
+    }
+    println!(
+        "xm_per_px {:.6} ({} m over {:.0} px), ym_per_px {:.6} (from {})",
+        est.units.xm_per_px, opts.lane_width_m, est.lane_width_px, est.units.ym_per_px, est.ym_from
+    );
+    println!(
+        "wrote {} and pictures {}_*_quad.jpg, {}_*_birdseye.jpg in {} ({} of {} frames used)",
+        out.display(),
+        out_stem,
+        out_stem,
+        out_dir.display(),
+        usable.len(),
+        results.len()
+    );
+    Ok(0)
 }

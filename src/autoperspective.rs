@@ -1,1 +1,0 @@
-//! Perspective quad and scale estimated from straight-road frames (placeholder).
