@@ -401,10 +401,11 @@ fn synthetic_cameras_give_metres_per_pixel_within_5_percent_and_eval_within_boun
                 s.to_string(),
             )
         };
-        // Score at the exact config's bird's-eye resolution (synthetic configs analyse it at full
-        // resolution), so that only the estimated quad and scale differ.
+        // Score at the exact config's bird's-eye resolution, so that only the estimated quad and
+        // scale differ.
         let mut scored = est.clone();
-        scored.perspective.birdseye_scale = truth.perspective.birdseye_scale;
+        scored.perspective.birdseye_scale_x = truth.perspective.birdseye_scale_x;
+        scored.perspective.birdseye_scale_y = truth.perspective.birdseye_scale_y;
         let scored_path = d.join("est_scored.toml");
         std::fs::write(&scored_path, scored.to_toml()).unwrap();
         let (med, p90, off, summary) = score(&scored_path);
