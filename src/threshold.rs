@@ -12,10 +12,33 @@ use opencv::prelude::*;
 pub struct Thresholded {
     /// Union of the enabled thresholds, 0 or 255.
     pub mask: BinaryMask,
-    /// HLS L scaled so its maximum is 255.
+    /// HLS L as computed (unscaled).
     pub l: GrayImage,
-    /// LAB B, scaled so its maximum is 255 when that maximum exceeds the gate.
+    /// LAB B as computed (unscaled).
     pub b: GrayImage,
+    /// Maximum of L over the image.
+    pub l_max: u8,
+    /// Maximum of B over the image.
+    pub b_max: u8,
+    /// Whether B was scaled (its maximum exceeded the gate).
+    pub b_was_scaled: bool,
+}
+
+impl Thresholded {
+    /// L scaled so its maximum is 255 (what the white threshold compares), for display.
+    pub fn l_scaled(&self) -> Result<GrayImage> {
+        let mut m = self.l.mat().try_clone()?;
+        scale_to_max(m.data_bytes_mut()?, self.l_max);
+        GrayImage::new(m)
+    }
+    /// B as the yellow threshold compares it (scaled only above the gate), for display.
+    pub fn b_scaled(&self) -> Result<GrayImage> {
+        let mut m = self.b.mat().try_clone()?;
+        if self.b_was_scaled {
+            scale_to_max(m.data_bytes_mut()?, self.b_max);
+        }
+        GrayImage::new(m)
+    }
 }
 
 /// HLS lightness of an 8-bit BGR pixel as OpenCV computes it: round((max + min) / 2).
@@ -98,9 +121,9 @@ pub fn channels(img: &BgrFrame) -> Result<(GrayImage, GrayImage)> {
     {
         let ld = l.data_bytes_mut()?;
         let bd = b.data_bytes_mut()?;
-        for (i, px) in src.chunks_exact(3).enumerate() {
-            ld[i] = lightness(px[0], px[1], px[2]);
-            bd[i] = lut[((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
+        for ((px, lo), bo) in src.chunks_exact(3).zip(ld.iter_mut()).zip(bd.iter_mut()) {
+            *lo = lightness(px[0], px[1], px[2]);
+            *bo = lut[((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
         }
     }
     Ok((GrayImage::new(l)?, GrayImage::new(b)?))
@@ -137,8 +160,8 @@ pub fn threshold_channels(
     cfg: &ThresholdConfig,
 ) -> Result<Thresholded> {
     let (w, h) = (l.width(), l.height());
-    let mut lm = l.into_mat();
-    let mut bm = b.into_mat();
+    let lm = l.into_mat();
+    let bm = b.into_mat();
     let lmax = lm.data_bytes()?.iter().copied().max().unwrap_or(0) as u32;
     let bmax = bm.data_bytes()?.iter().copied().max().unwrap_or(0) as u32;
     let b_scaled = bmax > cfg.b_scale_gate as u32;
@@ -149,18 +172,21 @@ pub fn threshold_channels(
         let ld = lm.data_bytes()?;
         let bd = bm.data_bytes()?;
         let (l_lo, l_hi) = (cfg.l_min as u32 * lmax, cfg.l_max as u32 * lmax);
-        let (b_div, b_lo, b_hi) = if b_scaled {
-            (bmax, cfg.b_min as u32 * bmax, cfg.b_max as u32 * bmax)
+        let (b_lo, b_hi) = if b_scaled {
+            (cfg.b_min as u32 * bmax, cfg.b_max as u32 * bmax)
         } else {
-            (255, cfg.b_min as u32 * 255, cfg.b_max as u32 * 255)
+            (cfg.b_min as u32 * 255, cfg.b_max as u32 * 255)
         };
-        let _ = b_div;
-        for i in 0..md.len() {
-            let lv = ld[i] as u32 * 255;
-            let bv = bd[i] as u32 * 255;
-            let white = lmax > 0 && lv > l_lo && lv <= l_hi;
-            let yellow = bv > b_lo && bv <= b_hi;
-            md[i] = if white || yellow { 255 } else { 0 };
+        // Per-value decisions as two 256-entry tables: the loop is then two loads and an or.
+        let mut white = [0u8; 256];
+        let mut yellow = [0u8; 256];
+        for v in 0..256u32 {
+            let x = v * 255;
+            white[v as usize] = if lmax > 0 && x > l_lo && x <= l_hi { 255 } else { 0 };
+            yellow[v as usize] = if x > b_lo && x <= b_hi { 255 } else { 0 };
+        }
+        for ((m, l), b) in md.iter_mut().zip(ld.iter()).zip(bd.iter()) {
+            *m = white[*l as usize] | yellow[*b as usize];
         }
     }
     if cfg.s_enabled {
@@ -191,11 +217,14 @@ pub fn threshold_channels(
             }
         }
     }
-    scale_to_max(lm.data_bytes_mut()?, lmax as u8);
-    if b_scaled {
-        scale_to_max(bm.data_bytes_mut()?, bmax as u8);
-    }
-    Ok(Thresholded { mask: BinaryMask::new(mask)?, l: GrayImage::new(lm)?, b: GrayImage::new(bm)? })
+    Ok(Thresholded {
+        mask: BinaryMask::new(mask)?,
+        l: GrayImage::new(lm)?,
+        b: GrayImage::new(bm)?,
+        l_max: lmax as u8,
+        b_max: bmax as u8,
+        b_was_scaled: b_scaled,
+    })
 }
 
 #[cfg(test)]
@@ -283,6 +312,8 @@ mod tests {
         // Gray image: B = 128 everywhere, below the 175 gate: nothing yellow.
         let img = solid([90, 90, 90], 20, 20);
         let t = threshold(&img, &ThresholdConfig { l_min: 254, ..Default::default() }).unwrap();
-        assert_eq!(t.b.bytes().unwrap()[0], 128);
+        assert!(!t.b_was_scaled);
+        assert_eq!(t.b_scaled().unwrap().bytes().unwrap()[0], 128);
+        assert_eq!(t.l_scaled().unwrap().bytes().unwrap()[0], 255);
     }
 }

@@ -66,8 +66,8 @@ fn process(pipe: &Pipeline, raw: &BgrFrame, path: &Path, out: &Path, stages: boo
     if stages {
         undist.write(&out.join(format!("{stem}_undistorted.jpg")))?;
         a.birdseye.write(&out.join(format!("{stem}_birdseye.jpg")))?;
-        a.thresholded.l.write(&out.join(format!("{stem}_l.png")))?;
-        a.thresholded.b.write(&out.join(format!("{stem}_b.png")))?;
+        a.thresholded.l_scaled()?.write(&out.join(format!("{stem}_l.png")))?;
+        a.thresholded.b_scaled()?.write(&out.join(format!("{stem}_b.png")))?;
         a.thresholded.mask.write(&out.join(format!("{stem}_mask.png")))?;
         let pic = a.search_picture()?;
         pic.write(&out.join(format!("{stem}_search.png")))?;
