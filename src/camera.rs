@@ -66,7 +66,12 @@ impl Camera {
         for i in 0..n {
             d.push(*dist.at::<f64>(i as i32)?);
         }
-        Ok(Self { width, height, k: km, dist: d })
+        Ok(Self {
+            width,
+            height,
+            k: km,
+            dist: d,
+        })
     }
 
     /// Apply the lens distortion to ideal (undistorted) pixel coordinates.
@@ -90,32 +95,47 @@ impl Camera {
 
     /// Write the camera (and calibration info) as OpenCV FileStorage YAML.
     pub fn save(&self, path: &Path, info: Option<&CalibrationInfo>) -> Result<()> {
-        let io = |e: opencv::Error| Error::Io { path: path.to_path_buf(), message: e.message };
-        let mut fs = FileStorage::new_def(path, core::FileStorage_Mode::WRITE as i32).map_err(io)?;
+        let io = |e: opencv::Error| Error::Io {
+            path: path.to_path_buf(),
+            message: e.message,
+        };
+        let mut fs =
+            FileStorage::new_def(path, core::FileStorage_Mode::WRITE as i32).map_err(io)?;
         if !fs.is_opened().map_err(io)? {
-            return Err(Error::Io { path: path.to_path_buf(), message: "cannot open for writing".into() });
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                message: "cannot open for writing".into(),
+            });
         }
         if let Some(info) = info {
-            fs.write_i32("nframes", info.images.len() as i32).map_err(io)?;
+            fs.write_i32("nframes", info.images.len() as i32)
+                .map_err(io)?;
         }
         fs.write_i32("image_width", self.width).map_err(io)?;
         fs.write_i32("image_height", self.height).map_err(io)?;
         if let Some(info) = info {
             fs.write_i32("board_width", info.board_width).map_err(io)?;
-            fs.write_i32("board_height", info.board_height).map_err(io)?;
+            fs.write_i32("board_height", info.board_height)
+                .map_err(io)?;
             fs.write_f64("square_size", info.square_size).map_err(io)?;
         }
         fs.write_mat("camera_matrix", &self.k_mat()?).map_err(io)?;
         // Column vectors, as OpenCV's sample writes them (5x1 distortion, Nx1 per-view errors).
-        let dist_col = self.dist_mat()?.reshape(1, self.dist.len() as i32)?.try_clone()?;
-        fs.write_mat("distortion_coefficients", &dist_col).map_err(io)?;
+        let dist_col = self
+            .dist_mat()?
+            .reshape(1, self.dist.len() as i32)?
+            .try_clone()?;
+        fs.write_mat("distortion_coefficients", &dist_col)
+            .map_err(io)?;
         if let Some(info) = info {
-            fs.write_f64("avg_reprojection_error", info.avg_reprojection_error).map_err(io)?;
+            fs.write_f64("avg_reprojection_error", info.avg_reprojection_error)
+                .map_err(io)?;
             if !info.per_view_reprojection_errors.is_empty() {
                 let errs = Mat::from_slice(&info.per_view_reprojection_errors)?
                     .reshape(1, info.per_view_reprojection_errors.len() as i32)?
                     .try_clone()?;
-                fs.write_mat("per_view_reprojection_errors", &errs).map_err(io)?;
+                fs.write_mat("per_view_reprojection_errors", &errs)
+                    .map_err(io)?;
             }
             let names: Vector<String> = info.images.iter().map(|s| s.as_str()).collect();
             fs.write_str_vec("images", &names).map_err(io)?;
@@ -132,7 +152,9 @@ impl Camera {
     /// Read a camera file and whatever calibration info it holds.
     pub fn load_with_info(path: &Path) -> Result<(Self, CalibrationInfo)> {
         if !path.exists() {
-            return Err(Error::NotFound { path: path.to_path_buf() });
+            return Err(Error::NotFound {
+                path: path.to_path_buf(),
+            });
         }
         let pb: PathBuf = path.to_path_buf();
         let field_err = |field: &str, problem: &str| Error::CameraField {
@@ -140,10 +162,17 @@ impl Camera {
             field: field.to_string(),
             problem: problem.to_string(),
         };
-        let fs = FileStorage::new_def(path, core::FileStorage_Mode::READ as i32)
-            .map_err(|e| Error::Io { path: pb.clone(), message: format!("not an OpenCV FileStorage file ({})", e.message) })?;
+        let fs = FileStorage::new_def(path, core::FileStorage_Mode::READ as i32).map_err(|e| {
+            Error::Io {
+                path: pb.clone(),
+                message: format!("not an OpenCV FileStorage file ({})", e.message),
+            }
+        })?;
         if !fs.is_opened()? {
-            return Err(Error::Io { path: pb.clone(), message: "not an OpenCV FileStorage file".into() });
+            return Err(Error::Io {
+                path: pb.clone(),
+                message: "not an OpenCV FileStorage file".into(),
+            });
         }
         let int_field = |name: &str| -> Result<i32> {
             let node = fs.get(name)?;
@@ -158,7 +187,10 @@ impl Camera {
         let width = int_field("image_width")?;
         let height = int_field("image_height")?;
         if width <= 0 || height <= 0 {
-            return Err(field_err("image_width", &format!("{width}x{height}, not a positive size")));
+            return Err(field_err(
+                "image_width",
+                &format!("{width}x{height}, not a positive size"),
+            ));
         }
         let mat_field = |name: &str| -> Result<Mat> {
             let node = fs.get(name)?;
@@ -175,25 +207,38 @@ impl Camera {
         };
         let k = mat_field("camera_matrix")?;
         if k.rows() != 3 || k.cols() != 3 {
-            return Err(field_err("camera_matrix", &format!("{}x{}, expected 3x3", k.rows(), k.cols())));
+            return Err(field_err(
+                "camera_matrix",
+                &format!("{}x{}, expected 3x3", k.rows(), k.cols()),
+            ));
         }
         let dist = mat_field("distortion_coefficients")?;
         let n = dist.total();
         if !(n == 4 || n == 5 || n == 8 || n == 12 || n == 14) {
-            return Err(field_err("distortion_coefficients", &format!("{n} values, expected 4, 5, 8, 12 or 14")));
+            return Err(field_err(
+                "distortion_coefficients",
+                &format!("{n} values, expected 4, 5, 8, 12 or 14"),
+            ));
         }
         let cam = Camera::from_mats(width, height, &k, &dist)?;
         if !(cam.fx() > 0.0 && cam.fy() > 0.0) || cam.k.iter().flatten().any(|v| !v.is_finite()) {
-            return Err(field_err("camera_matrix", "not a valid camera matrix (fx, fy must be > 0)"));
+            return Err(field_err(
+                "camera_matrix",
+                "not a valid camera matrix (fx, fy must be > 0)",
+            ));
         }
         let mut info = CalibrationInfo::default();
-        let opt_int = |name: &str| -> i32 {
-            fs.get(name).and_then(|n| n.to_i32()).unwrap_or(0)
-        };
+        let opt_int = |name: &str| -> i32 { fs.get(name).and_then(|n| n.to_i32()).unwrap_or(0) };
         info.board_width = opt_int("board_width");
         info.board_height = opt_int("board_height");
-        info.square_size = fs.get("square_size").and_then(|n| n.to_f64()).unwrap_or(0.0);
-        info.avg_reprojection_error = fs.get("avg_reprojection_error").and_then(|n| n.to_f64()).unwrap_or(0.0);
+        info.square_size = fs
+            .get("square_size")
+            .and_then(|n| n.to_f64())
+            .unwrap_or(0.0);
+        info.avg_reprojection_error = fs
+            .get("avg_reprojection_error")
+            .and_then(|n| n.to_f64())
+            .unwrap_or(0.0);
         if let Ok(node) = fs.get("per_view_reprojection_errors") {
             if let Ok(m) = node.mat() {
                 let mut d = Mat::default();
@@ -227,6 +272,11 @@ impl Camera {
         k[0][2] *= sx;
         k[1][1] *= sy;
         k[1][2] *= sy;
-        Camera { width, height, k, dist: self.dist.clone() }
+        Camera {
+            width,
+            height,
+            k,
+            dist: self.dist.clone(),
+        }
     }
 }

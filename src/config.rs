@@ -86,7 +86,12 @@ pub struct PerspectiveConfig {
 impl Default for PerspectiveConfig {
     fn default() -> Self {
         Self {
-            src: [[575.0, 464.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]],
+            src: [
+                [575.0, 464.0],
+                [707.0, 464.0],
+                [258.0, 682.0],
+                [1049.0, 682.0],
+            ],
             dst: [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]],
             birdseye_scale_x: 1.0,
             birdseye_scale_y: 0.5,
@@ -215,7 +220,10 @@ fn bad(key: &str, value: impl std::fmt::Display, expected: &str) -> Error {
 impl PerspectiveConfig {
     /// The analysis scale of the bird's-eye view.
     pub fn scale(&self) -> crate::fit::Scale {
-        crate::fit::Scale { x: self.birdseye_scale_x, y: self.birdseye_scale_y }
+        crate::fit::Scale {
+            x: self.birdseye_scale_x,
+            y: self.birdseye_scale_y,
+        }
     }
 }
 
@@ -256,13 +264,25 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         let t = &self.threshold;
         if t.l_min >= t.l_max {
-            return Err(bad("threshold.l_min", t.l_min, &format!("less than threshold.l_max = {}", t.l_max)));
+            return Err(bad(
+                "threshold.l_min",
+                t.l_min,
+                &format!("less than threshold.l_max = {}", t.l_max),
+            ));
         }
         if t.b_min >= t.b_max {
-            return Err(bad("threshold.b_min", t.b_min, &format!("less than threshold.b_max = {}", t.b_max)));
+            return Err(bad(
+                "threshold.b_min",
+                t.b_min,
+                &format!("less than threshold.b_max = {}", t.b_max),
+            ));
         }
         if t.sobel_min >= t.sobel_max {
-            return Err(bad("threshold.sobel_min", t.sobel_min, "less than threshold.sobel_max"));
+            return Err(bad(
+                "threshold.sobel_min",
+                t.sobel_min,
+                "less than threshold.sobel_max",
+            ));
         }
         if t.s_min >= t.s_max {
             return Err(bad("threshold.s_min", t.s_min, "less than threshold.s_max"));
@@ -291,7 +311,11 @@ impl Config {
             return Err(bad("tracking.lane_width_px", k.lane_width_px, "> 0"));
         }
         if !(k.lane_width_tolerance_px.is_finite() && k.lane_width_tolerance_px >= 0.0) {
-            return Err(bad("tracking.lane_width_tolerance_px", k.lane_width_tolerance_px, ">= 0"));
+            return Err(bad(
+                "tracking.lane_width_tolerance_px",
+                k.lane_width_tolerance_px,
+                ">= 0",
+            ));
         }
         for (i, d) in k.max_coeff_diff.iter().enumerate() {
             if !(d.is_finite() && *d > 0.0) {
@@ -315,24 +339,54 @@ impl Config {
         if !(u.ym_per_px.is_finite() && u.ym_per_px > 0.0 && u.ym_per_px < 10.0) {
             return Err(bad("units.ym_per_px", u.ym_per_px, "0 < value < 10"));
         }
-        for (name, quad) in [("perspective.src", &self.perspective.src), ("perspective.dst", &self.perspective.dst)] {
+        for (name, quad) in [
+            ("perspective.src", &self.perspective.src),
+            ("perspective.dst", &self.perspective.dst),
+        ] {
             for (i, p) in quad.iter().enumerate() {
-                if !(p[0].is_finite() && p[1].is_finite() && p[0] >= -100_000.0 && p[0] <= 100_000.0 && p[1] >= -100_000.0 && p[1] <= 100_000.0) {
-                    return Err(bad(&format!("{name}[{i}]"), format!("[{}, {}]", p[0], p[1]), "finite pixel coordinates"));
+                if !(p[0].is_finite()
+                    && p[1].is_finite()
+                    && p[0] >= -100_000.0
+                    && p[0] <= 100_000.0
+                    && p[1] >= -100_000.0
+                    && p[1] <= 100_000.0)
+                {
+                    return Err(bad(
+                        &format!("{name}[{i}]"),
+                        format!("[{}, {}]", p[0], p[1]),
+                        "finite pixel coordinates",
+                    ));
                 }
             }
         }
-        for (key, bs) in [("perspective.birdseye_scale_x", self.perspective.birdseye_scale_x), ("perspective.birdseye_scale_y", self.perspective.birdseye_scale_y)] {
+        for (key, bs) in [
+            (
+                "perspective.birdseye_scale_x",
+                self.perspective.birdseye_scale_x,
+            ),
+            (
+                "perspective.birdseye_scale_y",
+                self.perspective.birdseye_scale_y,
+            ),
+        ] {
             if !(bs.is_finite() && (0.25..=1.0).contains(&bs)) {
                 return Err(bad(key, bs, "0.25..=1"));
             }
         }
         let d = &self.perspective.dst;
         if d[1][0] <= d[0][0] || d[3][0] <= d[2][0] {
-            return Err(bad("perspective.dst", format!("{d:?}"), "right points right of left points"));
+            return Err(bad(
+                "perspective.dst",
+                format!("{d:?}"),
+                "right points right of left points",
+            ));
         }
         if d[2][1] <= d[0][1] {
-            return Err(bad("perspective.dst", format!("{d:?}"), "bottom points below top points"));
+            return Err(bad(
+                "perspective.dst",
+                format!("{d:?}"),
+                "bottom points below top points",
+            ));
         }
         Ok(())
     }
@@ -358,14 +412,19 @@ mod tests {
 
     #[test]
     fn unknown_key_is_rejected_with_its_name() {
-        let err = Config::from_toml_str("[search]\nwindowz = 3\n", Path::new("c.toml")).unwrap_err();
+        let err =
+            Config::from_toml_str("[search]\nwindowz = 3\n", Path::new("c.toml")).unwrap_err();
         assert!(err.to_string().contains("windowz"), "{err}");
     }
 
     #[test]
     fn out_of_range_names_key_and_value() {
-        let err = Config::from_toml_str("[search]\nwindows = 0\n", Path::new("c.toml")).unwrap_err();
-        assert_eq!(err.to_string(), "config search.windows = 0 (expected 1..=50)");
+        let err =
+            Config::from_toml_str("[search]\nwindows = 0\n", Path::new("c.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config search.windows = 0 (expected 1..=50)"
+        );
     }
 
     #[test]

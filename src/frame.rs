@@ -23,7 +23,11 @@ macro_rules! mat_newtype {
                     return Err(Error::BadMat {
                         what: $what,
                         expected: type_name($cv_type),
-                        got: if mat.empty() { "empty".into() } else { type_name(mat.typ()) },
+                        got: if mat.empty() {
+                            "empty".into()
+                        } else {
+                            type_name(mat.typ())
+                        },
                     });
                 }
                 Ok(Self(mat))
@@ -72,10 +76,13 @@ mat_newtype!(GrayImage, core::CV_8UC1, "gray 8-bit");
 
 /// Write any `Mat` to an image file, mapping OpenCV's `false` to a typed error.
 pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
-    let ok = imgcodecs::imwrite(path, mat, &Vector::new())
-        .map_err(|_| Error::WriteImage { path: path.to_path_buf() })?;
+    let ok = imgcodecs::imwrite(path, mat, &Vector::new()).map_err(|_| Error::WriteImage {
+        path: path.to_path_buf(),
+    })?;
     if !ok {
-        return Err(Error::WriteImage { path: path.to_path_buf() });
+        return Err(Error::WriteImage {
+            path: path.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -84,12 +91,19 @@ impl BgrFrame {
     /// Read a colour image from a file. Gray images are converted to BGR.
     pub fn read(path: &Path) -> Result<Self> {
         if !path.exists() {
-            return Err(Error::NotFound { path: path.to_path_buf() });
+            return Err(Error::NotFound {
+                path: path.to_path_buf(),
+            });
         }
-        let m = imgcodecs::imread(path, imgcodecs::IMREAD_COLOR)
-            .map_err(|_| Error::UnreadableImage { path: path.to_path_buf() })?;
+        let m = imgcodecs::imread(path, imgcodecs::IMREAD_COLOR).map_err(|_| {
+            Error::UnreadableImage {
+                path: path.to_path_buf(),
+            }
+        })?;
         if m.empty() {
-            return Err(Error::UnreadableImage { path: path.to_path_buf() });
+            return Err(Error::UnreadableImage {
+                path: path.to_path_buf(),
+            });
         }
         Self::new(m)
     }

@@ -18,7 +18,12 @@ fn main() {
         // For `lanes bench`: the process's peak resident set size, from the kernel.
         if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
             if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
-                eprintln!("peak_rss_kb: {}", line.trim_start_matches("VmHWM:").trim().trim_end_matches(" kB"));
+                eprintln!(
+                    "peak_rss_kb: {}",
+                    line.trim_start_matches("VmHWM:")
+                        .trim()
+                        .trim_end_matches(" kB")
+                );
             }
         }
     }

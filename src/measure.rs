@@ -38,7 +38,13 @@ pub fn radius_m(fit: &Poly2, y_px: f64, units: &UnitsConfig) -> f64 {
 }
 
 /// Measure a lane at the bottom row (`height - 1`) of a bird's-eye view `width` px wide.
-pub fn measure(left: &Poly2, right: &Poly2, width: i32, height: i32, units: &UnitsConfig) -> LaneMeasure {
+pub fn measure(
+    left: &Poly2,
+    right: &Poly2,
+    width: i32,
+    height: i32,
+    units: &UnitsConfig,
+) -> LaneMeasure {
     let y = (height - 1) as f64;
     let lr = radius_m(left, y, units);
     let rr = radius_m(right, y, units);
@@ -85,7 +91,13 @@ mod tests {
     fn offset_sign_convention() {
         let u = UnitsConfig::default();
         // Lane centred at x = 600 in a 1280-wide view: the camera (x = 640) is right of centre.
-        let m = measure(&Poly2::new(0.0, 0.0, 411.0), &Poly2::new(0.0, 0.0, 789.0), 1280, 720, &u);
+        let m = measure(
+            &Poly2::new(0.0, 0.0, 411.0),
+            &Poly2::new(0.0, 0.0, 789.0),
+            1280,
+            720,
+            &u,
+        );
         assert!((m.offset_m - 40.0 * u.xm_per_px).abs() < 1e-9);
         assert!((m.lane_width_m - 3.7).abs() < 1e-9);
         assert_eq!(m.radius_m, RADIUS_CAP_M);

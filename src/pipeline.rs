@@ -91,7 +91,15 @@ impl Pipeline {
         let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.scale())?;
         let undistorter = camera.map(Undistorter::new).transpose()?;
         threshold::prepare()?;
-        Ok(Self { cfg, undistorter, camera: camera.cloned(), persp, birdseye, width, height })
+        Ok(Self {
+            cfg,
+            undistorter,
+            camera: camera.cloned(),
+            persp,
+            birdseye,
+            width,
+            height,
+        })
     }
 
     /// Check a frame's size against the pipeline's; `path` names the source.
@@ -131,14 +139,25 @@ impl Pipeline {
         let s = self.cfg.perspective.scale();
         let search_cfg = scaled_search(&self.cfg.search, s);
         let search = match prior {
-            Some((l, r)) => fit::prior_search(&thresholded.mask, &l.to_scaled(s), &r.to_scaled(s), search_cfg.prior_margin)?,
+            Some((l, r)) => fit::prior_search(
+                &thresholded.mask,
+                &l.to_scaled(s),
+                &r.to_scaled(s),
+                search_cfg.prior_margin,
+            )?,
             None => fit::sliding_window_search(&thresholded.mask, &search_cfg)?,
         };
         let mut fit = fit::fit_lines(&search, &search_cfg);
         fit.left = fit.left.map(|p| p.from_scaled(s));
         fit.right = fit.right.map(|p| p.from_scaled(s));
         let measure = match (&fit.left, &fit.right) {
-            (Some(l), Some(r)) => Some(measure::measure(l, r, self.persp.width, self.persp.height, &self.cfg.units)),
+            (Some(l), Some(r)) => Some(measure::measure(
+                l,
+                r,
+                self.persp.width,
+                self.persp.height,
+                &self.cfg.units,
+            )),
             _ => None,
         };
         let t3 = Instant::now();
@@ -150,30 +169,69 @@ impl Pipeline {
             search,
             fit,
             measure,
-            times: StageTimes { warp_ms: ms(t0, t1), threshold_ms: ms(t1, t2), search_fit_ms: ms(t2, t3) },
+            times: StageTimes {
+                warp_ms: ms(t0, t1),
+                threshold_ms: ms(t1, t2),
+                search_fit_ms: ms(t2, t3),
+            },
         })
     }
 
     /// Measure a lane given its two fits.
     pub fn measure(&self, left: &Poly2, right: &Poly2) -> LaneMeasure {
-        measure::measure(left, right, self.persp.width, self.persp.height, &self.cfg.units)
+        measure::measure(
+            left,
+            right,
+            self.persp.width,
+            self.persp.height,
+            &self.cfg.units,
+        )
     }
 
     /// Draw the overlay on the undistorted frame (consumed; drawn in place).
-    pub fn overlay(&self, undistorted: BgrFrame, lane: Option<(&Poly2, &Poly2)>, m: Option<&LaneMeasure>) -> Result<BgrFrame> {
-        render::overlay(undistorted, lane, &self.persp, &|x, y| (x, y), m, &self.cfg.render)
+    pub fn overlay(
+        &self,
+        undistorted: BgrFrame,
+        lane: Option<(&Poly2, &Poly2)>,
+        m: Option<&LaneMeasure>,
+    ) -> Result<BgrFrame> {
+        render::overlay(
+            undistorted,
+            lane,
+            &self.persp,
+            &|x, y| (x, y),
+            m,
+            &self.cfg.render,
+        )
     }
 
     /// Draw the overlay on the raw frame, distorting the lane polygon to the raw geometry.
-    pub fn overlay_raw(&self, raw: BgrFrame, lane: Option<(&Poly2, &Poly2)>, m: Option<&LaneMeasure>) -> Result<BgrFrame> {
+    pub fn overlay_raw(
+        &self,
+        raw: BgrFrame,
+        lane: Option<(&Poly2, &Poly2)>,
+        m: Option<&LaneMeasure>,
+    ) -> Result<BgrFrame> {
         match &self.camera {
-            Some(cam) => render::overlay(raw, lane, &self.persp, &|x, y| cam.distort_pixel(x, y), m, &self.cfg.render),
+            Some(cam) => render::overlay(
+                raw,
+                lane,
+                &self.persp,
+                &|x, y| cam.distort_pixel(x, y),
+                m,
+                &self.cfg.render,
+            ),
             None => self.overlay(raw, lane, m),
         }
     }
 
     /// The overlay in the configured output geometry (`render.geometry`), from the raw frame.
-    pub fn render_overlay(&self, raw: BgrFrame, lane: Option<(&Poly2, &Poly2)>, m: Option<&LaneMeasure>) -> Result<BgrFrame> {
+    pub fn render_overlay(
+        &self,
+        raw: BgrFrame,
+        lane: Option<(&Poly2, &Poly2)>,
+        m: Option<&LaneMeasure>,
+    ) -> Result<BgrFrame> {
         match self.cfg.render.geometry {
             crate::config::Geometry::Original => self.overlay_raw(raw, lane, m),
             crate::config::Geometry::Undistorted => {

@@ -12,9 +12,16 @@ use opencv::imgproc;
 use opencv::prelude::*;
 
 /// The lane polygon in bird's-eye coordinates: down the left line, up the right line.
-pub fn lane_polygon_birdseye(left: &Poly2, right: &Poly2, height: i32, points: u32) -> Vec<(f64, f64)> {
+pub fn lane_polygon_birdseye(
+    left: &Poly2,
+    right: &Poly2,
+    height: i32,
+    points: u32,
+) -> Vec<(f64, f64)> {
     let n = points.max(2) as usize;
-    let ys: Vec<f64> = (0..n).map(|i| (height - 1) as f64 * i as f64 / (n - 1) as f64).collect();
+    let ys: Vec<f64> = (0..n)
+        .map(|i| (height - 1) as f64 * i as f64 / (n - 1) as f64)
+        .collect();
     let mut poly = Vec::with_capacity(2 * n);
     for &y in &ys {
         poly.push((left.eval(y), y));
@@ -26,24 +33,43 @@ pub fn lane_polygon_birdseye(left: &Poly2, right: &Poly2, height: i32, points: u
 }
 
 /// The lane polygon in undistorted-frame pixels (vertices mapped by the inverse perspective).
-pub fn lane_polygon_frame(left: &Poly2, right: &Poly2, persp: &Perspective, points: u32) -> Vec<(f64, f64)> {
+pub fn lane_polygon_frame(
+    left: &Poly2,
+    right: &Poly2,
+    persp: &Perspective,
+    points: u32,
+) -> Vec<(f64, f64)> {
     lane_polygon_birdseye(left, right, persp.height, points)
         .into_iter()
         .map(|(x, y)| persp.from_birdseye(x, y))
         .collect()
 }
 
+/// Finite sub-pixel vertices as integer points (clamped far outside any image).
+pub fn points_from_f64(poly: &[(f64, f64)]) -> Vec<Point> {
+    poly.iter()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .map(|(x, y)| {
+            Point::new(
+                x.clamp(-1e5, 1e5).round() as i32,
+                y.clamp(-1e5, 1e5).round() as i32,
+            )
+        })
+        .collect()
+}
+
 /// Fill a polygon with `color` blended at `alpha` (added, as the reference's
 /// `addWeighted(img, 1, lane, alpha, 0)`), touching only the polygon's bounding box.
-pub fn fill_polygon_blended(img: &mut Mat, poly: &[(f64, f64)], color: [u8; 3], alpha: f64) -> Result<()> {
+pub fn fill_polygon_blended(
+    img: &mut Mat,
+    poly: &[(f64, f64)],
+    color: [u8; 3],
+    alpha: f64,
+) -> Result<()> {
     if poly.len() < 3 {
         return Ok(());
     }
-    let pts: Vec<Point> = poly
-        .iter()
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .map(|(x, y)| Point::new(x.clamp(-1e5, 1e5).round() as i32, y.clamp(-1e5, 1e5).round() as i32))
-        .collect();
+    let pts = points_from_f64(poly);
     if pts.len() < 3 {
         return Ok(());
     }
@@ -71,7 +97,8 @@ pub fn fill_polygon_blended(img: &mut Mat, poly: &[(f64, f64)], color: [u8; 3], 
     let d = img.data_bytes_mut()?;
     let rw = roi_rect.width as usize;
     for r in 0..roi_rect.height as usize {
-        let row = &mut d[(y0 as usize + r) * step + x0 as usize * 3..(y0 as usize + r) * step + (x0 as usize + rw) * 3];
+        let row = &mut d[(y0 as usize + r) * step + x0 as usize * 3
+            ..(y0 as usize + r) * step + (x0 as usize + rw) * 3];
         let mrow = &md[r * rw..(r + 1) * rw];
         for (c, m) in mrow.iter().enumerate() {
             if *m != 0 {
@@ -102,19 +129,30 @@ pub fn offset_text(offset_m: f64) -> String {
 
 /// Draw text lines on a darkened box so they read on any background (cheaper than an
 /// anti-aliased outline, which costs milliseconds per line).
-pub fn draw_text_lines(img: &mut Mat, lines: &[String], origin: (i32, i32), scale: f64, color: Scalar) -> Result<()> {
+pub fn draw_text_lines(
+    img: &mut Mat,
+    lines: &[String],
+    origin: (i32, i32),
+    scale: f64,
+    color: Scalar,
+) -> Result<()> {
     let step = (36.0 * scale).round() as i32;
     let thick = (2.0 * scale).round().max(1.0) as i32;
     let mut width = 0;
     for line in lines {
         let mut base = 0;
-        let sz = imgproc::get_text_size(line, imgproc::FONT_HERSHEY_DUPLEX, scale, thick, &mut base)?;
+        let sz =
+            imgproc::get_text_size(line, imgproc::FONT_HERSHEY_DUPLEX, scale, thick, &mut base)?;
         width = width.max(sz.width);
     }
     let pad = (10.0 * scale) as i32;
     let top = origin.1 - step + pad / 2;
-    let rect = Rect::new(origin.0 - pad, top.max(0), width + 2 * pad, step * lines.len() as i32 + pad)
-        & Rect::new(0, 0, img.cols(), img.rows());
+    let rect = Rect::new(
+        origin.0 - pad,
+        top.max(0),
+        width + 2 * pad,
+        step * lines.len() as i32 + pad,
+    ) & Rect::new(0, 0, img.cols(), img.rows());
     if rect.width > 0 && rect.height > 0 {
         let mut roi = Mat::roi_mut(img, rect)?;
         let mut dark = Mat::default();
@@ -123,7 +161,17 @@ pub fn draw_text_lines(img: &mut Mat, lines: &[String], origin: (i32, i32), scal
     }
     for (i, line) in lines.iter().enumerate() {
         let p = Point::new(origin.0, origin.1 + i as i32 * step);
-        imgproc::put_text(img, line, p, imgproc::FONT_HERSHEY_DUPLEX, scale, color, thick, imgproc::LINE_AA, false)?;
+        imgproc::put_text(
+            img,
+            line,
+            p,
+            imgproc::FONT_HERSHEY_DUPLEX,
+            scale,
+            color,
+            thick,
+            imgproc::LINE_AA,
+            false,
+        )?;
     }
     Ok(())
 }
@@ -151,11 +199,20 @@ pub fn overlay(
     }
     let scale = (width as f64 / 1280.0).max(0.4);
     let lines = match measure {
-        Some(m) => vec![radius_text(m.radius_m, cfg.straight_above_m), offset_text(m.offset_m)],
+        Some(m) => vec![
+            radius_text(m.radius_m, cfg.straight_above_m),
+            offset_text(m.offset_m),
+        ],
         None => vec!["Lane not found".to_string()],
     };
     let origin = ((40.0 * scale) as i32, (60.0 * scale) as i32);
-    draw_text_lines(&mut out, &lines, origin, 1.2 * scale, Scalar::new(255.0, 255.0, 255.0, 0.0))?;
+    draw_text_lines(
+        &mut out,
+        &lines,
+        origin,
+        1.2 * scale,
+        Scalar::new(255.0, 255.0, 255.0, 0.0),
+    )?;
     BgrFrame::new(out)
 }
 
@@ -188,7 +245,10 @@ pub fn search_picture(
         for v in d.iter_mut() {
             *v /= 2;
         }
-        for (xs, ys, c) in [(&search.left.xs, &search.left.ys, [0u8, 0, 255]), (&search.right.xs, &search.right.ys, [255, 0, 0])] {
+        for (xs, ys, c) in [
+            (&search.left.xs, &search.left.ys, [0u8, 0, 255]),
+            (&search.right.xs, &search.right.ys, [255, 0, 0]),
+        ] {
             for (x, y) in xs.iter().zip(ys.iter()) {
                 let i = ((*y as i32 * w + *x as i32) * 3) as usize;
                 if i + 2 < d.len() {
@@ -197,9 +257,25 @@ pub fn search_picture(
             }
         }
     }
-    for win in search.left_windows.iter().chain(search.right_windows.iter()) {
-        let r = Rect::new(win.x_low, win.y_low, win.x_high - win.x_low, win.y_high - win.y_low);
-        imgproc::rectangle(&mut img, r, Scalar::new(0.0, 255.0, 0.0, 0.0), 2, imgproc::LINE_8, 0)?;
+    for win in search
+        .left_windows
+        .iter()
+        .chain(search.right_windows.iter())
+    {
+        let r = Rect::new(
+            win.x_low,
+            win.y_low,
+            win.x_high - win.x_low,
+            win.y_high - win.y_low,
+        );
+        imgproc::rectangle(
+            &mut img,
+            r,
+            Scalar::new(0.0, 255.0, 0.0, 0.0),
+            2,
+            imgproc::LINE_8,
+            0,
+        )?;
     }
     for fit in [left, right].into_iter().flatten() {
         draw_poly(&mut img, fit, Scalar::new(0.0, 255.0, 255.0, 0.0), 3)?;
@@ -214,14 +290,29 @@ pub fn search_picture(
             .map(|(x, v)| Point::new(x as i32, h - 1 - (*v as f64 / max * span) as i32))
             .collect();
         let polys: Vector<Vector<Point>> = std::iter::once(pts).collect();
-        imgproc::polylines(&mut img, &polys, false, Scalar::new(255.0, 0.0, 255.0, 0.0), 2, imgproc::LINE_AA, 0)?;
+        imgproc::polylines(
+            &mut img,
+            &polys,
+            false,
+            Scalar::new(255.0, 0.0, 255.0, 0.0),
+            2,
+            imgproc::LINE_AA,
+            0,
+        )?;
     }
     BgrFrame::new(img)
 }
 
 fn resize_into(src: &Mat, dst: &mut Mat, rect: Rect) -> Result<()> {
     let mut small = Mat::default();
-    imgproc::resize(src, &mut small, core::Size::new(rect.width, rect.height), 0.0, 0.0, imgproc::INTER_AREA)?;
+    imgproc::resize(
+        src,
+        &mut small,
+        core::Size::new(rect.width, rect.height),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
     let mut roi = Mat::roi_mut(dst, rect)?;
     small.copy_to(&mut roi)?;
     Ok(())
@@ -229,7 +320,11 @@ fn resize_into(src: &Mat, dst: &mut Mat, rect: Rect) -> Result<()> {
 
 fn fmt_coeffs(p: Option<&Poly2>) -> [String; 3] {
     match p {
-        Some(p) => [format!("{:+.2e}", p.a), format!("{:+.4}", p.b), format!("{:+.1}", p.c)],
+        Some(p) => [
+            format!("{:+.2e}", p.a),
+            format!("{:+.4}", p.b),
+            format!("{:+.1}", p.c),
+        ],
         None => ["-".into(), "-".into(), "-".into()],
     }
 }
@@ -256,14 +351,37 @@ pub fn diagnostic(
     let thick = ((fits.cols() as f64 / 400.0).round() as i32).max(2);
     let s = a.scale;
     for k in d.kept_left.iter().chain(d.kept_right.iter()) {
-        draw_poly(&mut fits, &k.to_scaled(s), Scalar::new(160.0, 160.0, 160.0, 0.0), thick)?;
+        draw_poly(
+            &mut fits,
+            &k.to_scaled(s),
+            Scalar::new(160.0, 160.0, 160.0, 0.0),
+            thick,
+        )?;
     }
-    for f in [a.fit.left.as_ref(), a.fit.right.as_ref()].into_iter().flatten() {
-        draw_poly(&mut fits, &f.to_scaled(s), Scalar::new(0.0, 255.0, 255.0, 0.0), thick)?;
+    for f in [a.fit.left.as_ref(), a.fit.right.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        draw_poly(
+            &mut fits,
+            &f.to_scaled(s),
+            Scalar::new(0.0, 255.0, 255.0, 0.0),
+            thick,
+        )?;
     }
     if let Some((l, r)) = lane {
-        draw_poly(&mut fits, &l.to_scaled(s), Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
-        draw_poly(&mut fits, &r.to_scaled(s), Scalar::new(0.0, 255.0, 0.0, 0.0), thick * 2)?;
+        draw_poly(
+            &mut fits,
+            &l.to_scaled(s),
+            Scalar::new(0.0, 255.0, 0.0, 0.0),
+            thick * 2,
+        )?;
+        draw_poly(
+            &mut fits,
+            &r.to_scaled(s),
+            Scalar::new(0.0, 255.0, 0.0, 0.0),
+            thick * 2,
+        )?;
     }
     resize_into(&fits, &mut out, Rect::new(0, ch, cw, h - ch))?;
 
@@ -271,26 +389,72 @@ pub fn diagnostic(
     let limits = pipe.cfg.tracking.max_coeff_diff;
     let scale = (cw as f64 / 640.0 * 0.55).max(0.3);
     let step = (cw as f64 / 640.0 * 25.0).max(12.0) as i32;
-    let col = [cw + (cw as f64 * 0.03) as i32, cw + (cw as f64 * 0.30) as i32, cw + (cw as f64 * 0.55) as i32, cw + (cw as f64 * 0.78) as i32];
+    let col = [
+        cw + (cw as f64 * 0.03) as i32,
+        cw + (cw as f64 * 0.30) as i32,
+        cw + (cw as f64 * 0.55) as i32,
+        cw + (cw as f64 * 0.78) as i32,
+    ];
     let white = Scalar::new(255.0, 255.0, 255.0, 0.0);
     let red = Scalar::new(60.0, 60.0, 255.0, 0.0);
     let gray = Scalar::new(170.0, 170.0, 170.0, 0.0);
     let mut y = ch + step;
     let put = |img: &mut Mat, text: &str, x: i32, y: i32, c: Scalar| -> Result<()> {
-        imgproc::put_text(img, text, Point::new(x, y), imgproc::FONT_HERSHEY_SIMPLEX, scale, c, 1, imgproc::LINE_AA, false)?;
+        imgproc::put_text(
+            img,
+            text,
+            Point::new(x, y),
+            imgproc::FONT_HERSHEY_SIMPLEX,
+            scale,
+            c,
+            1,
+            imgproc::LINE_AA,
+            false,
+        )?;
         Ok(())
     };
-    let det = if d.track.detected { "accepted" } else { "rejected" };
-    put(&mut out, &format!("frame {}   search: {}   fits {}", d.frame, a.search.mode.as_str(), det), col[0], y, white)?;
+    let det = if d.track.detected {
+        "accepted"
+    } else {
+        "rejected"
+    };
+    put(
+        &mut out,
+        &format!(
+            "frame {}   search: {}   fits {}",
+            d.frame,
+            a.search.mode.as_str(),
+            det
+        ),
+        col[0],
+        y,
+        white,
+    )?;
     y += step;
     put(&mut out, "", col[0], y, white)?;
     put(&mut out, "a", col[1], y, gray)?;
     put(&mut out, "b", col[2], y, gray)?;
     put(&mut out, "c", col[3], y, gray)?;
     y += step;
-    let rows: [(&str, Option<&Poly2>, Option<[f64; 3]>, crate::track::Verdict); 2] = [
-        ("left", a.fit.left.as_ref(), d.track.left_diff, d.track.left_verdict),
-        ("right", a.fit.right.as_ref(), d.track.right_diff, d.track.right_verdict),
+    type PanelRow<'a> = (
+        &'a str,
+        Option<&'a Poly2>,
+        Option<[f64; 3]>,
+        crate::track::Verdict,
+    );
+    let rows: [PanelRow; 2] = [
+        (
+            "left",
+            a.fit.left.as_ref(),
+            d.track.left_diff,
+            d.track.left_verdict,
+        ),
+        (
+            "right",
+            a.fit.right.as_ref(),
+            d.track.right_diff,
+            d.track.right_verdict,
+        ),
     ];
     for (i, (name, fit, diff, verdict)) in rows.iter().enumerate() {
         let smooth = lane.map(|l| if i == 0 { l.0 } else { l.1 });
@@ -299,7 +463,13 @@ pub fn diagnostic(
             put(&mut out, s, col[k + 1], y, white)?;
         }
         y += step;
-        put(&mut out, &format!("{name} smooth"), col[0], y, Scalar::new(0.0, 255.0, 0.0, 0.0))?;
+        put(
+            &mut out,
+            &format!("{name} smooth"),
+            col[0],
+            y,
+            Scalar::new(0.0, 255.0, 0.0, 0.0),
+        )?;
         for (k, s) in fmt_coeffs(smooth.as_ref()).iter().enumerate() {
             put(&mut out, s, col[k + 1], y, white)?;
         }
@@ -308,7 +478,11 @@ pub fn diagnostic(
         match diff {
             Some(dv) => {
                 for k in 0..3 {
-                    let s = if k == 0 { format!("{:.2e}", dv[k]) } else { format!("{:.3}", dv[k]) };
+                    let s = if k == 0 {
+                        format!("{:.2e}", dv[k])
+                    } else {
+                        format!("{:.3}", dv[k])
+                    };
                     let c = if dv[k] > limits[k] { red } else { white };
                     put(&mut out, &s, col[k + 1], y, c)?;
                 }
@@ -316,21 +490,64 @@ pub fn diagnostic(
             None => put(&mut out, "-", col[1], y, white)?,
         }
         y += step;
-        let kept = if i == 0 { d.kept_left.len() } else { d.kept_right.len() };
-        put(&mut out, &format!("{name}: {} kept, verdict {}", kept, crate::video::verdict_name(*verdict)), col[0], y, gray)?;
+        let kept = if i == 0 {
+            d.kept_left.len()
+        } else {
+            d.kept_right.len()
+        };
+        put(
+            &mut out,
+            &format!(
+                "{name}: {} kept, verdict {}",
+                kept,
+                crate::video::verdict_name(*verdict)
+            ),
+            col[0],
+            y,
+            gray,
+        )?;
         y += step;
     }
     let mtext = match measure {
-        Some(m) => format!("{}   {}", radius_text(m.radius_m, pipe.cfg.render.straight_above_m), offset_text(m.offset_m)),
+        Some(m) => format!(
+            "{}   {}",
+            radius_text(m.radius_m, pipe.cfg.render.straight_above_m),
+            offset_text(m.offset_m)
+        ),
         None => "no lane".into(),
     };
     put(&mut out, &mtext, col[0], y, white)?;
     y += step;
     if let Some(m) = measure {
-        put(&mut out, &format!("lane width {:.2} m   pixels L {} R {}", m.lane_width_m, a.fit.left_pixels, a.fit.right_pixels), col[0], y, white)?;
+        put(
+            &mut out,
+            &format!(
+                "lane width {:.2} m   pixels L {} R {}",
+                m.lane_width_m, a.fit.left_pixels, a.fit.right_pixels
+            ),
+            col[0],
+            y,
+            white,
+        )?;
     }
     // Cell borders.
-    imgproc::line(&mut out, Point::new(cw, 0), Point::new(cw, h), Scalar::all(80.0), 1, imgproc::LINE_8, 0)?;
-    imgproc::line(&mut out, Point::new(0, ch), Point::new(w, ch), Scalar::all(80.0), 1, imgproc::LINE_8, 0)?;
+    imgproc::line(
+        &mut out,
+        Point::new(cw, 0),
+        Point::new(cw, h),
+        Scalar::all(80.0),
+        1,
+        imgproc::LINE_8,
+        0,
+    )?;
+    imgproc::line(
+        &mut out,
+        Point::new(0, ch),
+        Point::new(w, ch),
+        Scalar::all(80.0),
+        1,
+        imgproc::LINE_8,
+        0,
+    )?;
     BgrFrame::new(out)
 }

@@ -46,7 +46,7 @@ impl Thresholded {
 fn lightness(b: u8, g: u8, r: u8) -> u8 {
     let mx = b.max(g).max(r) as u16;
     let mn = b.min(g).min(r) as u16;
-    ((mx + mn + 1) / 2) as u8
+    (mx + mn).div_ceil(2) as u8
 }
 
 /// HLS saturation of an 8-bit BGR pixel on 0..255, as OpenCV's 8-bit HLS.
@@ -66,7 +66,8 @@ fn saturation(b: u8, g: u8, r: u8) -> u8 {
     (s * 255.0).round().clamp(0.0, 255.0) as u8
 }
 
-static B_LUT: std::sync::OnceLock<std::result::Result<Vec<u8>, String>> = std::sync::OnceLock::new();
+static B_LUT: std::sync::OnceLock<std::result::Result<Vec<u8>, String>> =
+    std::sync::OnceLock::new();
 
 /// LAB B of every 8-bit BGR colour, indexed `(b << 16) | (g << 8) | r`, computed once by
 /// OpenCV's own `cvtColor(BGR2Lab)` (16 MiB), so per-pixel lookups give OpenCV's exact values.
@@ -75,7 +76,8 @@ fn b_lut() -> Result<&'static [u8]> {
         let build = || -> Result<Vec<u8>> {
             let mut lut = vec![0u8; 1 << 24];
             // One 256x256 slab per blue value keeps the temporary images small.
-            let mut slab = Mat::new_rows_cols_with_default(256, 256, core::CV_8UC3, core::Scalar::all(0.0))?;
+            let mut slab =
+                Mat::new_rows_cols_with_default(256, 256, core::CV_8UC3, core::Scalar::all(0.0))?;
             let mut lab = Mat::default();
             for b in 0..256usize {
                 {
@@ -102,7 +104,9 @@ fn b_lut() -> Result<&'static [u8]> {
     });
     match r {
         Ok(v) => Ok(v.as_slice()),
-        Err(e) => Err(crate::error::Error::Invalid(format!("building the LAB lookup table: {e}"))),
+        Err(e) => Err(crate::error::Error::Invalid(format!(
+            "building the LAB lookup table: {e}"
+        ))),
     }
 }
 
@@ -182,7 +186,11 @@ pub fn threshold_channels(
         let mut yellow = [0u8; 256];
         for v in 0..256u32 {
             let x = v * 255;
-            white[v as usize] = if lmax > 0 && x > l_lo && x <= l_hi { 255 } else { 0 };
+            white[v as usize] = if lmax > 0 && x > l_lo && x <= l_hi {
+                255
+            } else {
+                0
+            };
             yellow[v as usize] = if x > b_lo && x <= b_hi { 255 } else { 0 };
         }
         for ((m, l), b) in md.iter_mut().zip(ld.iter()).zip(bd.iter()) {
@@ -259,7 +267,11 @@ mod tests {
         let (l, _) = channels(&img).unwrap();
         let hd = hls.data_bytes().unwrap();
         for (i, v) in l.bytes().unwrap().iter().enumerate() {
-            assert!((*v as i32 - hd[i * 3 + 1] as i32).abs() <= 1, "pixel {i}: {v} vs {}", hd[i * 3 + 1]);
+            assert!(
+                (*v as i32 - hd[i * 3 + 1] as i32).abs() <= 1,
+                "pixel {i}: {v} vs {}",
+                hd[i * 3 + 1]
+            );
         }
     }
 
@@ -311,7 +323,14 @@ mod tests {
     fn b_is_not_scaled_below_the_gate() {
         // Gray image: B = 128 everywhere, below the 175 gate: nothing yellow.
         let img = solid([90, 90, 90], 20, 20);
-        let t = threshold(&img, &ThresholdConfig { l_min: 254, ..Default::default() }).unwrap();
+        let t = threshold(
+            &img,
+            &ThresholdConfig {
+                l_min: 254,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert!(!t.b_was_scaled);
         assert_eq!(t.b_scaled().unwrap().bytes().unwrap()[0], 128);
         assert_eq!(t.l_scaled().unwrap().bytes().unwrap()[0], 255);

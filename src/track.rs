@@ -94,7 +94,11 @@ impl LaneTracker {
         (SearchMode::Sliding, None)
     }
 
-    fn update_line(cfg: &TrackingConfig, track: &mut LineTrack, fit: Option<Poly2>) -> (Verdict, Option<[f64; 3]>) {
+    fn update_line(
+        cfg: &TrackingConfig,
+        track: &mut LineTrack,
+        fit: Option<Poly2>,
+    ) -> (Verdict, Option<[f64; 3]>) {
         let keep = cfg.keep as usize;
         match fit {
             None => {

@@ -31,7 +31,11 @@ impl Undistorter {
             &mut m1,
             &mut m2,
         )?;
-        Ok(Self { camera: camera.clone(), map1: m1, map2: m2 })
+        Ok(Self {
+            camera: camera.clone(),
+            map1: m1,
+            map2: m2,
+        })
     }
 
     /// The camera this undistorter was built for.

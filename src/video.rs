@@ -35,12 +35,20 @@ impl VideoSource {
     /// Open a video through OpenCV's FFmpeg backend.
     pub fn open(path: &Path) -> Result<Self> {
         if !path.exists() {
-            return Err(Error::NotFound { path: path.to_path_buf() });
+            return Err(Error::NotFound {
+                path: path.to_path_buf(),
+            });
         }
         if path.is_dir() {
-            return Err(Error::Video { path: path.to_path_buf(), message: "is a directory, not a video".into() });
+            return Err(Error::Video {
+                path: path.to_path_buf(),
+                message: "is a directory, not a video".into(),
+            });
         }
-        let not_video = || Error::Video { path: path.to_path_buf(), message: "cannot open as a video".into() };
+        let not_video = || Error::Video {
+            path: path.to_path_buf(),
+            message: "cannot open as a video".into(),
+        };
         let cap = VideoCapture::from_file(path, videoio::CAP_FFMPEG).map_err(|_| not_video())?;
         if !cap.is_opened().map_err(|_| not_video())? {
             return Err(not_video());
@@ -52,8 +60,19 @@ impl VideoSource {
         if width <= 0 || height <= 0 {
             return Err(not_video());
         }
-        let fps = if fps.is_finite() && fps > 0.0 && fps < 1000.0 { fps } else { 25.0 };
-        Ok(Self { cap, path: path.to_path_buf(), width, height, fps, announced_frames })
+        let fps = if fps.is_finite() && fps > 0.0 && fps < 1000.0 {
+            fps
+        } else {
+            25.0
+        };
+        Ok(Self {
+            cap,
+            path: path.to_path_buf(),
+            width,
+            height,
+            fps,
+            announced_frames,
+        })
     }
 
     /// The file this source reads.
@@ -122,11 +141,20 @@ pub fn preferred_codec() -> Codec {
 impl VideoSink {
     /// Create the output (its directory must exist). Tries the preferred codec, then mp4v.
     pub fn create(path: &Path, fps: f64, width: i32, height: i32, codec: Codec) -> Result<Self> {
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         if !parent.is_dir() {
-            return Err(Error::Io { path: path.to_path_buf(), message: format!("output directory {} does not exist", parent.display()) });
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                message: format!("output directory {} does not exist", parent.display()),
+            });
         }
-        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "out".into());
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "out".into());
         let partial = parent.join(format!(".{stem}.partial.mp4"));
         let size = core::Size::new(width, height);
         let order: &[Codec] = match codec {
@@ -138,19 +166,38 @@ impl VideoSink {
                 Codec::H264 => VideoWriter::fourcc('a', 'v', 'c', '1')?,
                 Codec::Mp4v => VideoWriter::fourcc('m', 'p', '4', 'v')?,
             };
-            if let Ok(w) = VideoWriter::new_with_backend(&partial, videoio::CAP_FFMPEG, fourcc, fps, size, true) {
+            if let Ok(w) = VideoWriter::new_with_backend(
+                &partial,
+                videoio::CAP_FFMPEG,
+                fourcc,
+                fps,
+                size,
+                true,
+            ) {
                 if w.is_opened().unwrap_or(false) {
-                    return Ok(Self { writer: w, partial, path: path.to_path_buf(), codec: *c, frames: 0 });
+                    return Ok(Self {
+                        writer: w,
+                        partial,
+                        path: path.to_path_buf(),
+                        codec: *c,
+                        frames: 0,
+                    });
                 }
             }
         }
         let _ = std::fs::remove_file(&partial);
-        Err(Error::Io { path: path.to_path_buf(), message: "cannot open a video encoder (mp4v) for writing".into() })
+        Err(Error::Io {
+            path: path.to_path_buf(),
+            message: "cannot open a video encoder (mp4v) for writing".into(),
+        })
     }
 
     /// Append one frame.
     pub fn write(&mut self, frame: &BgrFrame) -> Result<()> {
-        self.writer.write(frame.mat()).map_err(|e| Error::Io { path: self.path.clone(), message: e.message })?;
+        self.writer.write(frame.mat()).map_err(|e| Error::Io {
+            path: self.path.clone(),
+            message: e.message,
+        })?;
         self.frames += 1;
         Ok(())
     }
@@ -158,7 +205,10 @@ impl VideoSink {
     /// Finalise the file and move it to its name.
     pub fn finish(mut self) -> Result<PathBuf> {
         self.writer.release()?;
-        std::fs::rename(&self.partial, &self.path).map_err(|e| Error::Io { path: self.path.clone(), message: e.to_string() })?;
+        std::fs::rename(&self.partial, &self.path).map_err(|e| Error::Io {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
         Ok(self.path.clone())
     }
 
@@ -231,29 +281,48 @@ pub struct TelemetryWriter {
 
 impl TelemetryWriter {
     pub fn create(path: &Path) -> Result<Self> {
-        let format = match path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()) {
+        let format = match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+        {
             Some(e) if e == "csv" => TelemetryFormat::Csv,
             _ => TelemetryFormat::JsonLines,
         };
-        let f = std::fs::File::create(path).map_err(|e| Error::Io { path: path.to_path_buf(), message: e.to_string() })?;
-        let mut w = Self { out: std::io::BufWriter::new(f), format, path: path.to_path_buf() };
+        let f = std::fs::File::create(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut w = Self {
+            out: std::io::BufWriter::new(f),
+            format,
+            path: path.to_path_buf(),
+        };
         if format == TelemetryFormat::Csv {
             w.line(FrameRecord::CSV_HEADER)?;
         }
         Ok(w)
     }
     fn line(&mut self, s: &str) -> Result<()> {
-        writeln!(self.out, "{s}").map_err(|e| Error::Io { path: self.path.clone(), message: e.to_string() })
+        writeln!(self.out, "{s}").map_err(|e| Error::Io {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })
     }
     pub fn write(&mut self, r: &FrameRecord) -> Result<()> {
         let s = match self.format {
             TelemetryFormat::Csv => r.to_csv(),
-            TelemetryFormat::JsonLines => serde_json::to_string(r).map_err(|e| Error::Invalid(e.to_string()))?,
+            TelemetryFormat::JsonLines => {
+                serde_json::to_string(r).map_err(|e| Error::Invalid(e.to_string()))?
+            }
         };
         self.line(&s)
     }
     pub fn finish(mut self) -> Result<()> {
-        self.out.flush().map_err(|e| Error::Io { path: self.path.clone(), message: e.to_string() })
+        self.out.flush().map_err(|e| Error::Io {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })
     }
 }
 
@@ -371,7 +440,12 @@ fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-fn render_item(pipe: &Pipeline, item: RenderItem, mode: RenderMode, sink: Option<&mut VideoSink>) -> Result<RenderTimes> {
+fn render_item(
+    pipe: &Pipeline,
+    item: RenderItem,
+    mode: RenderMode,
+    sink: Option<&mut VideoSink>,
+) -> Result<RenderTimes> {
     let mut times = RenderTimes::default();
     let t = Instant::now();
     let lane = item.lane.as_ref().map(|(l, r)| (l, r));
@@ -392,7 +466,13 @@ fn render_item(pipe: &Pipeline, item: RenderItem, mode: RenderMode, sink: Option
     };
     let t = Instant::now();
     let frame = match (mode, item.diag) {
-        (RenderMode::Diagnostic, Some(d)) => render::diagnostic(pipe, &overlay, &d, item.lane.as_ref(), item.measure.as_ref())?,
+        (RenderMode::Diagnostic, Some(d)) => render::diagnostic(
+            pipe,
+            &overlay,
+            &d,
+            item.lane.as_ref(),
+            item.measure.as_ref(),
+        )?,
         _ => overlay,
     };
     times.composite = ms_since(t);
@@ -430,10 +510,16 @@ pub fn run(
             core::set_num_threads(n)?;
         }
     }
-    let mut telemetry = job.telemetry.as_deref().map(TelemetryWriter::create).transpose()?;
+    let mut telemetry = job
+        .telemetry
+        .as_deref()
+        .map(TelemetryWriter::create)
+        .transpose()?;
     let mut sink = match (job.render, &job.output) {
         (RenderMode::None, _) | (_, None) => None,
-        (_, Some(out)) => Some(VideoSink::create(out, src.fps, src.width, src.height, job.codec)?),
+        (_, Some(out)) => Some(VideoSink::create(
+            out, src.fps, src.width, src.height, job.codec,
+        )?),
     };
     let codec = sink.as_ref().map(|s| s.codec);
     for i in 0..job.start {
@@ -441,7 +527,10 @@ pub fn run(
             if let Some(s) = sink {
                 s.abandon();
             }
-            return Err(Error::Video { path: job.input.clone(), message: format!("--start {} is past the end ({} frames)", job.start, i) });
+            return Err(Error::Video {
+                path: job.input.clone(),
+                message: format!("--start {} is past the end ({} frames)", job.start, i),
+            });
         }
     }
     let fps = src.fps;
@@ -461,7 +550,11 @@ pub fn run(
         announced_frames: announced,
         stages: StageSeries::default(),
     };
-    let mode = if sink.is_some() { job.render } else { RenderMode::None };
+    let mode = if sink.is_some() {
+        job.render
+    } else {
+        RenderMode::None
+    };
 
     let result: Result<()> = std::thread::scope(|scope| {
         // Decoder thread.
@@ -484,7 +577,9 @@ pub fn run(
         let mut src_opt = Some(src);
         let mut frx_opt = None;
         if job.threaded {
-            let mut s = src_opt.take().ok_or_else(|| Error::Invalid("source".into()))?;
+            let mut s = src_opt
+                .take()
+                .ok_or_else(|| Error::Invalid("source".into()))?;
             scope.spawn(move || decode(&mut s, &ftx));
             frx_opt = Some(frx);
         }
@@ -494,16 +589,18 @@ pub fn run(
         let mut sink_opt = sink.take();
         let render_handle = if job.threaded && mode != RenderMode::None {
             let mut s = sink_opt.take();
-            Some(scope.spawn(move || -> (Result<()>, StageSeries, Option<VideoSink>) {
-                let mut series = StageSeries::default();
-                for item in rrx.iter() {
-                    match render_item(pipe_ref, item, mode, s.as_mut()) {
-                        Ok(t) => series.push_render(t, mode),
-                        Err(e) => return (Err(e), series, s),
+            Some(
+                scope.spawn(move || -> (Result<()>, StageSeries, Option<VideoSink>) {
+                    let mut series = StageSeries::default();
+                    for item in rrx.iter() {
+                        match render_item(pipe_ref, item, mode, s.as_mut()) {
+                            Ok(t) => series.push_render(t, mode),
+                            Err(e) => return (Err(e), series, s),
+                        }
                     }
-                }
-                (Ok(()), series, s)
-            }))
+                    (Ok(()), series, s)
+                }),
+            )
         } else {
             drop(rrx);
             None
@@ -603,7 +700,12 @@ pub fn run(
                 } else {
                     None
                 };
-                let item = RenderItem { raw, lane, measure, diag };
+                let item = RenderItem {
+                    raw,
+                    lane,
+                    measure,
+                    diag,
+                };
                 if render_handle.is_some() {
                     if rtx.send(item).is_err() {
                         break; // the renderer stopped with an error: reported below
@@ -661,7 +763,10 @@ pub fn run(
         if let Some(out) = &summary.output {
             let _ = std::fs::remove_file(out);
         }
-        return Err(Error::Video { path: job.input.clone(), message: "no frames could be decoded".into() });
+        return Err(Error::Video {
+            path: job.input.clone(),
+            message: "no frames could be decoded".into(),
+        });
     }
     let expected = (announced - job.start as i64).max(0) as usize;
     let wanted = expected.min(max_frames);
@@ -675,7 +780,13 @@ pub fn run(
 }
 
 /// Analyse a video with no rendering and return its telemetry records (for scoring).
-pub fn analyze_video(path: &Path, cfg: &Config, camera: Option<&Camera>, start: usize, frames: Option<usize>) -> Result<Vec<FrameRecord>> {
+pub fn analyze_video(
+    path: &Path,
+    cfg: &Config,
+    camera: Option<&Camera>,
+    start: usize,
+    frames: Option<usize>,
+) -> Result<Vec<FrameRecord>> {
     let job = VideoJob {
         input: path.to_path_buf(),
         output: None,

@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 use crate::frame::BgrFrame;
 use nalgebra::{Matrix3, Vector3};
 use opencv::core::{self, Mat};
-use opencv::prelude::*;
 use opencv::imgproc;
+use opencv::prelude::*;
 
 /// A planar homography from the undistorted frame to the bird's-eye view, and its inverse.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,11 +58,15 @@ impl Perspective {
     pub fn new(src: &[[f64; 2]; 4], dst: &[[f64; 2]; 4], width: i32, height: i32) -> Result<Self> {
         for (name, q) in [("src", src), ("dst", dst)] {
             if quad_area(q).abs() < 1.0 {
-                return Err(Error::SingularPerspective(format!("{name} quad {q:?} has no area")));
+                return Err(Error::SingularPerspective(format!(
+                    "{name} quad {q:?} has no area"
+                )));
             }
         }
         let to_vec = |q: &[[f64; 2]; 4]| -> core::Vector<core::Point2f> {
-            q.iter().map(|p| core::Point2f::new(p[0] as f32, p[1] as f32)).collect()
+            q.iter()
+                .map(|p| core::Point2f::new(p[0] as f32, p[1] as f32))
+                .collect()
         };
         let m = imgproc::get_perspective_transform_def(&to_vec(src), &to_vec(dst))?;
         let m = mat3_from_cv(&m)?;
@@ -70,9 +74,16 @@ impl Perspective {
             .try_inverse()
             .ok_or_else(|| Error::SingularPerspective(format!("src {src:?} -> dst {dst:?}")))?;
         if !m.iter().all(|v| v.is_finite()) || m.determinant().abs() < 1e-12 {
-            return Err(Error::SingularPerspective(format!("src {src:?} -> dst {dst:?}")));
+            return Err(Error::SingularPerspective(format!(
+                "src {src:?} -> dst {dst:?}"
+            )));
         }
-        Ok(Self { m, minv, width, height })
+        Ok(Self {
+            m,
+            minv,
+            width,
+            height,
+        })
     }
 
     /// From the config section; the bird's-eye view has the given size.
@@ -146,10 +157,15 @@ pub struct BirdseyeRemap {
 impl BirdseyeRemap {
     /// Compose `camera`'s distortion (none when `None`) with the perspective's inverse; the
     /// output is the bird's-eye view scaled by `scale` (1 = the perspective's own size).
-    pub fn new(persp: &Perspective, camera: Option<&Camera>, scale: crate::fit::Scale) -> Result<Self> {
+    pub fn new(
+        persp: &Perspective,
+        camera: Option<&Camera>,
+        scale: crate::fit::Scale,
+    ) -> Result<Self> {
         let w = ((persp.width as f64 * scale.x).round() as i32).max(1);
         let h = ((persp.height as f64 * scale.y).round() as i32).max(1);
-        let mut map = Mat::new_rows_cols_with_default(h, w, core::CV_32FC2, core::Scalar::all(-1.0))?;
+        let mut map =
+            Mat::new_rows_cols_with_default(h, w, core::CV_32FC2, core::Scalar::all(-1.0))?;
         {
             let data: &mut [core::Vec2f] = map.data_typed_mut()?;
             let minv = persp.inverse();
@@ -164,19 +180,32 @@ impl BirdseyeRemap {
                         Some(cam) => cam.distort_pixel(x, y),
                         None => (x, y),
                     };
-                    let (sx, sy) = if sx.is_finite() && sy.is_finite() && sx.abs() < 1e6 && sy.abs() < 1e6 {
-                        (sx as f32, sy as f32)
-                    } else {
-                        (-1.0e5, -1.0e5)
-                    };
+                    let (sx, sy) =
+                        if sx.is_finite() && sy.is_finite() && sx.abs() < 1e6 && sy.abs() < 1e6 {
+                            (sx as f32, sy as f32)
+                        } else {
+                            (-1.0e5, -1.0e5)
+                        };
                     data[(v * w + u) as usize] = core::Vec2f::from([sx, sy]);
                 }
             }
         }
         let mut m1 = Mat::default();
         let mut m2 = Mat::default();
-        imgproc::convert_maps(&map, &Mat::default(), &mut m1, &mut m2, core::CV_16SC2, false)?;
-        Ok(Self { map1: m1, map2: m2, width: w, height: h })
+        imgproc::convert_maps(
+            &map,
+            &Mat::default(),
+            &mut m1,
+            &mut m2,
+            core::CV_16SC2,
+            false,
+        )?;
+        Ok(Self {
+            map1: m1,
+            map2: m2,
+            width: w,
+            height: h,
+        })
     }
 
     /// Produce the bird's-eye view of a raw frame (bilinear).
@@ -206,7 +235,10 @@ mod tests {
         let p = Perspective::from_config(&c, 1280, 720).unwrap();
         for i in 0..4 {
             let (x, y) = p.to_birdseye(c.src[i][0], c.src[i][1]);
-            assert!((x - c.dst[i][0]).abs() < 1e-3 && (y - c.dst[i][1]).abs() < 1e-3, "{i}: {x},{y}");
+            assert!(
+                (x - c.dst[i][0]).abs() < 1e-3 && (y - c.dst[i][1]).abs() < 1e-3,
+                "{i}: {x},{y}"
+            );
         }
     }
 
@@ -214,7 +246,12 @@ mod tests {
     fn warp_then_unwarp_is_identity_within_a_pixel() {
         let c = PerspectiveConfig::default();
         let p = Perspective::from_config(&c, 1280, 720).unwrap();
-        for &(x, y) in &[(300.0, 700.0), (640.0, 500.0), (1000.0, 650.0), (600.0, 470.0)] {
+        for &(x, y) in &[
+            (300.0, 700.0),
+            (640.0, 500.0),
+            (1000.0, 650.0),
+            (600.0, 470.0),
+        ] {
             let (bx, by) = p.to_birdseye(x, y);
             let (rx, ry) = p.from_birdseye(bx, by);
             assert!((rx - x).abs() < 1.0 && (ry - y).abs() < 1.0);
@@ -225,6 +262,9 @@ mod tests {
     fn degenerate_quad_is_refused() {
         let src = [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0]];
         let dst = PerspectiveConfig::default().dst;
-        assert!(matches!(Perspective::new(&src, &dst, 1280, 720), Err(Error::SingularPerspective(_))));
+        assert!(matches!(
+            Perspective::new(&src, &dst, 1280, 720),
+            Err(Error::SingularPerspective(_))
+        ));
     }
 }

@@ -39,7 +39,13 @@ fn decode_only(path: &Path) -> Result<(usize, f64)> {
 
 fn decode_encode(path: &Path, out: &Path) -> Result<(usize, f64, Codec)> {
     let mut src = VideoSource::open(path)?;
-    let mut sink = VideoSink::create(out, src.fps, src.width, src.height, video::preferred_codec())?;
+    let mut sink = VideoSink::create(
+        out,
+        src.fps,
+        src.width,
+        src.height,
+        video::preferred_codec(),
+    )?;
     let codec = sink.codec;
     let t = Instant::now();
     let mut n = 0;
@@ -54,7 +60,11 @@ fn decode_encode(path: &Path, out: &Path) -> Result<(usize, f64, Codec)> {
 /// Run `lanes video` in a child process; returns (fps from its summary, peak RSS in MB).
 fn child_video(args: &[String]) -> Result<(f64, f64)> {
     let exe = std::env::current_exe()?;
-    let out = Command::new(exe).arg("video").args(args).env("LANES_PRINT_PEAK_RSS", "1").output()?;
+    let out = Command::new(exe)
+        .arg("video")
+        .args(args)
+        .env("LANES_PRINT_PEAK_RSS", "1")
+        .output()?;
     let err = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         anyhow::bail!("lanes video {} failed: {}", args.join(" "), err.trim());
@@ -147,18 +157,58 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     let (ovl_fps, ovl_rss) = best(&["-o", &out, "--telemetry", &tel])?;
     let (dia_fps, dia_rss) = best(&["-o", &out, "--diagnostic"])?;
 
-    println!("lanes bench: {} ({frames} frames), {} cores, codec {}", a.input.display(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), codec.name());
-    println!("{:<34} {:>8} {:>10} {:>8}  {}", "run", "fps", "ratio", "target", "peak RSS");
-    println!("{:<34} {:>8.1} {:>10} {:>8}", "1 decode only", dec_fps, "1.00", "");
-    println!("{:<34} {:>8.1} {:>10} {:>8}", "2 decode + encode", enc_fps, "1.00", "");
+    println!(
+        "lanes bench: {} ({frames} frames), {} cores, codec {}",
+        a.input.display(),
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        codec.name()
+    );
+    println!(
+        "{:<34} {:>8} {:>10} {:>8}  peak RSS",
+        "run", "fps", "ratio", "target"
+    );
+    println!(
+        "{:<34} {:>8.1} {:>10} {:>8}",
+        "1 decode only", dec_fps, "1.00", ""
+    );
+    println!(
+        "{:<34} {:>8.1} {:>10} {:>8}",
+        "2 decode + encode", enc_fps, "1.00", ""
+    );
     let row = |name: &str, fps: f64, floor: f64, floor_name: &str, target: f64, rss: f64| {
         let ratio = fps / floor;
         let mark = if ratio >= target { "ok" } else { "BELOW" };
-        println!("{:<34} {:>8.1} {:>6.2}x({}) {:>5.2}x {mark}  {:.0} MB", name, fps, ratio, floor_name, target, rss);
+        println!(
+            "{:<34} {:>8.1} {:>6.2}x({}) {:>5.2}x {mark}  {:.0} MB",
+            name, fps, ratio, floor_name, target, rss
+        );
     };
-    row("3 lanes video --no-render", ana_fps, dec_fps, "1", 0.8, ana_rss);
-    row("4 lanes video (overlay)", ovl_fps, enc_fps, "2", 0.7, ovl_rss);
-    row("5 lanes video --diagnostic", dia_fps, enc_fps, "2", 0.5, dia_rss);
+    row(
+        "3 lanes video --no-render",
+        ana_fps,
+        dec_fps,
+        "1",
+        0.8,
+        ana_rss,
+    );
+    row(
+        "4 lanes video (overlay)",
+        ovl_fps,
+        enc_fps,
+        "2",
+        0.7,
+        ovl_rss,
+    );
+    row(
+        "5 lanes video --diagnostic",
+        dia_fps,
+        enc_fps,
+        "2",
+        0.5,
+        dia_rss,
+    );
 
     // Per-stage times: one single-threaded run per render mode, so stages do not overlap.
     let mut series = Vec::new();
@@ -178,14 +228,32 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     println!();
     println!("per-stage ms per frame (single-threaded run)   median      p99");
     for (name, v) in stage_rows(&series[0]) {
-        let v = if name == "composite" { &series[1].composite } else { v };
+        let v = if name == "composite" {
+            &series[1].composite
+        } else {
+            v
+        };
         println!("  {:<42} {:>8.2} {:>8.2}", name, pct(v, 0.5), pct(v, 0.99));
     }
     let s = &series[0];
-    let analysis: Vec<f64> = (0..s.warp.len()).map(|i| s.warp[i] + s.threshold[i] + s.search_fit[i] + s.track[i]).collect();
-    let render: Vec<f64> = (0..s.overlay.len()).map(|i| s.undistort[i] + s.overlay[i]).collect();
-    println!("  {:<42} {:>8.2} {:>8.2}   (target < 4 ms median)", "analysis total (remap..tracking)", pct(&analysis, 0.5), pct(&analysis, 0.99));
-    println!("  {:<42} {:>8.2} {:>8.2}   (target < 4 ms median)", "overlay render total (undistort+overlay)", pct(&render, 0.5), pct(&render, 0.99));
+    let analysis: Vec<f64> = (0..s.warp.len())
+        .map(|i| s.warp[i] + s.threshold[i] + s.search_fit[i] + s.track[i])
+        .collect();
+    let render: Vec<f64> = (0..s.overlay.len())
+        .map(|i| s.undistort[i] + s.overlay[i])
+        .collect();
+    println!(
+        "  {:<42} {:>8.2} {:>8.2}   (target < 4 ms median)",
+        "analysis total (remap..tracking)",
+        pct(&analysis, 0.5),
+        pct(&analysis, 0.99)
+    );
+    println!(
+        "  {:<42} {:>8.2} {:>8.2}   (target < 4 ms median)",
+        "overlay render total (undistort+overlay)",
+        pct(&render, 0.5),
+        pct(&render, 0.99)
+    );
 
     if a.rss_check {
         let long = tmp.join("long10x.mp4");

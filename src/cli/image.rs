@@ -48,7 +48,13 @@ pub struct ImageRecord {
     pub ms: f64,
 }
 
-fn process(pipe: &Pipeline, raw: &BgrFrame, path: &Path, out: &Path, stages: bool) -> Result<ImageRecord> {
+fn process(
+    pipe: &Pipeline,
+    raw: &BgrFrame,
+    path: &Path,
+    out: &Path,
+    stages: bool,
+) -> Result<ImageRecord> {
     let t0 = Instant::now();
     let a = pipe.analyze(raw, None)?;
     let undist = pipe.undistort(raw)?;
@@ -57,18 +63,32 @@ fn process(pipe: &Pipeline, raw: &BgrFrame, path: &Path, out: &Path, stages: boo
         _ => None,
     };
     let overlay = match pipe.cfg.render.geometry {
-        lanes::config::Geometry::Undistorted => pipe.overlay(undist.clone(), lane, a.measure.as_ref())?,
-        lanes::config::Geometry::Original => pipe.overlay_raw(raw.clone(), lane, a.measure.as_ref())?,
+        lanes::config::Geometry::Undistorted => {
+            pipe.overlay(undist.clone(), lane, a.measure.as_ref())?
+        }
+        lanes::config::Geometry::Original => {
+            pipe.overlay_raw(raw.clone(), lane, a.measure.as_ref())?
+        }
     };
     let ms = t0.elapsed().as_secs_f64() * 1e3;
-    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "image".into());
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "image".into());
     overlay.write(&out.join(format!("{stem}_overlay.jpg")))?;
     if stages {
         undist.write(&out.join(format!("{stem}_undistorted.jpg")))?;
-        a.birdseye.write(&out.join(format!("{stem}_birdseye.jpg")))?;
-        a.thresholded.l_scaled()?.write(&out.join(format!("{stem}_l.png")))?;
-        a.thresholded.b_scaled()?.write(&out.join(format!("{stem}_b.png")))?;
-        a.thresholded.mask.write(&out.join(format!("{stem}_mask.png")))?;
+        a.birdseye
+            .write(&out.join(format!("{stem}_birdseye.jpg")))?;
+        a.thresholded
+            .l_scaled()?
+            .write(&out.join(format!("{stem}_l.png")))?;
+        a.thresholded
+            .b_scaled()?
+            .write(&out.join(format!("{stem}_b.png")))?;
+        a.thresholded
+            .mask
+            .write(&out.join(format!("{stem}_mask.png")))?;
         let pic = a.search_picture()?;
         pic.write(&out.join(format!("{stem}_search.png")))?;
     }
@@ -115,7 +135,12 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                         );
                     }
                 }
-                pipe = Some(Pipeline::new(cfg.clone(), camera.as_ref(), raw.width(), raw.height())?);
+                pipe = Some(Pipeline::new(
+                    cfg.clone(),
+                    camera.as_ref(),
+                    raw.width(),
+                    raw.height(),
+                )?);
             }
             let p = pipe.as_ref().context("pipeline")?;
             process(p, &raw, path, &a.output, a.stages)
@@ -129,7 +154,9 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                 if a.json {
                     println!("{}", serde_json::to_string(&rec)?);
                 } else {
-                    let m = |v: Option<f64>, d: usize| v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into());
+                    let m = |v: Option<f64>, d: usize| {
+                        v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
+                    };
                     eprintln!(
                         "{}: radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms",
                         path.display(),

@@ -18,7 +18,11 @@ pub mod tune;
 pub mod video;
 
 #[derive(Parser)]
-#[command(name = "lanes", version, about = "Lane detection for dashcam video on OpenCV")]
+#[command(
+    name = "lanes",
+    version,
+    about = "Lane detection for dashcam video on OpenCV"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -92,13 +96,21 @@ pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
                 .filter(|f| {
                     f.extension()
                         .and_then(|e| e.to_str())
-                        .map(|e| matches!(e.to_ascii_lowercase().as_str(), "jpg" | "jpeg" | "png" | "bmp"))
+                        .map(|e| {
+                            matches!(
+                                e.to_ascii_lowercase().as_str(),
+                                "jpg" | "jpeg" | "png" | "bmp"
+                            )
+                        })
                         .unwrap_or(false)
                 })
                 .collect();
-            v.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+            v.sort_by_key(|a| natural_key(a));
             if v.is_empty() {
-                anyhow::bail!("{}: no images (.jpg, .jpeg, .png, .bmp) in directory", p.display());
+                anyhow::bail!(
+                    "{}: no images (.jpg, .jpeg, .png, .bmp) in directory",
+                    p.display()
+                );
             }
             out.extend(v);
         } else if p.exists() {
@@ -115,16 +127,23 @@ pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 /// Sort key that orders `calibration2` before `calibration10`.
 fn natural_key(p: &Path) -> (String, u64, String) {
-    let name = p.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let name = p
+        .file_name()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
     let stem: String = name.chars().take_while(|c| !c.is_ascii_digit()).collect();
-    let digits: String = name[stem.len()..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    let digits: String = name[stem.len()..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     (stem, digits.parse().unwrap_or(0), name)
 }
 
 /// Create an output directory (its parent must exist).
 pub fn ensure_out_dir(dir: &Path) -> Result<()> {
     if !dir.exists() {
-        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
     }
     Ok(())
 }

@@ -19,7 +19,12 @@ pub struct VideoArgs {
     /// Input video (anything OpenCV's FFmpeg backend reads).
     pub input: PathBuf,
     /// Output MP4 (same size, frame rate and frame count as the input).
-    #[arg(short, long, value_name = "OUT.mp4", required_unless_present = "no_render")]
+    #[arg(
+        short,
+        long,
+        value_name = "OUT.mp4",
+        required_unless_present = "no_render"
+    )]
     pub output: Option<PathBuf>,
     /// Write the 2x2 diagnostic composite instead of the overlay.
     #[arg(long)]
@@ -61,11 +66,18 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         telemetry: a.telemetry.clone(),
         start: a.start,
         max_frames: a.frames,
-        codec: if a.codec == "h264" { video::Codec::H264 } else { video::Codec::Mp4v },
+        codec: if a.codec == "h264" {
+            video::Codec::H264
+        } else {
+            video::Codec::Mp4v
+        },
         threaded: !a.single_thread,
     };
     let bar = if std::io::stderr().is_terminal() {
-        let total = lanes::video::VideoSource::open(&a.input).map(|s| s.announced_frames).unwrap_or(0).max(0) as u64;
+        let total = lanes::video::VideoSource::open(&a.input)
+            .map(|s| s.announced_frames)
+            .unwrap_or(0)
+            .max(0) as u64;
         let total = match a.frames {
             Some(n) => (n as u64).min(total.saturating_sub(a.start as u64)),
             None => total.saturating_sub(a.start as u64),
@@ -94,9 +106,15 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         (None, Some(t)) => format!("telemetry {}", t.display()),
         (None, None) => "no output".to_string(),
     };
-    let codec = s.codec.map(|c| format!(", codec {}", c.name())).unwrap_or_default();
+    let codec = s
+        .codec
+        .map(|c| format!(", codec {}", c.name()))
+        .unwrap_or_default();
     let trunc = match s.truncated_at {
-        Some(n) => format!(", STOPPED at frame {n} of {} (truncated or corrupt input)", s.announced_frames),
+        Some(n) => format!(
+            ", STOPPED at frame {n} of {} (truncated or corrupt input)",
+            s.announced_frames
+        ),
         None => String::new(),
     };
     eprintln!(
@@ -108,7 +126,11 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         s.fps()
     );
     if let Some(n) = s.truncated_at {
-        eprintln!("lanes: {}: decoding stopped at frame {n}; the {} frames read were written", a.input.display(), s.frames_read);
+        eprintln!(
+            "lanes: {}: decoding stopped at frame {n}; the {} frames read were written",
+            a.input.display(),
+            s.frames_read
+        );
         return Ok(1);
     }
     Ok(0)

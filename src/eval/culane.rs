@@ -51,16 +51,7 @@ pub fn width_for(width: i32) -> i32 {
 /// Rasterise a polyline `thickness` px wide into a `width` x `height` mask.
 pub fn draw_line(poly: &[(f64, f64)], width: i32, height: i32, thickness: i32) -> Result<Mat> {
     let mut m = Mat::zeros(height, width, core::CV_8UC1)?.to_mat()?;
-    let pts: Vector<Point> = poly
-        .iter()
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .map(|(x, y)| {
-            Point::new(
-                x.clamp(-1e5, 1e5).round() as i32,
-                y.clamp(-1e5, 1e5).round() as i32,
-            )
-        })
-        .collect();
+    let pts: Vector<Point> = crate::render::points_from_f64(poly).into_iter().collect();
     if pts.len() >= 2 {
         let v: Vector<Vector<Point>> = std::iter::once(pts).collect();
         imgproc::polylines(

@@ -112,7 +112,10 @@ mod tests {
 
     /// A 1280x720 bird's-eye mask with two parabolas drawn 12 px wide.
     fn two_parabolas(l: &Poly2, r: &Poly2) -> BinaryMask {
-        let mut m = Mat::zeros(720, 1280, core::CV_8UC1).unwrap().to_mat().unwrap();
+        let mut m = Mat::zeros(720, 1280, core::CV_8UC1)
+            .unwrap()
+            .to_mat()
+            .unwrap();
         {
             let d = m.data_bytes_mut().unwrap();
             for y in 0..720usize {
@@ -147,7 +150,10 @@ mod tests {
         let u = UnitsConfig::default();
         let analytic = measure::radius_m(&lt, 719.0, &u);
         let fitted = measure::radius_m(&l, 719.0, &u);
-        assert!((fitted - analytic).abs() / analytic < 0.01, "{fitted} vs {analytic}");
+        assert!(
+            (fitted - analytic).abs() / analytic < 0.01,
+            "{fitted} vs {analytic}"
+        );
     }
 
     #[test]
@@ -158,8 +164,17 @@ mod tests {
         // A previous fit 30 px off still catches the line (margin 80); pixels are all within 80 px.
         let prev_l = Poly2::new(lt.a, lt.b, lt.c + 30.0);
         let s = prior_search(&mask, &prev_l, &rt, 80).unwrap();
-        assert!(s.left.xs.iter().zip(&s.left.ys).all(|(x, y)| (*x as f64 - prev_l.eval(*y as f64)).abs() < 80.0));
-        assert!(s.left.len() >= 720 * 12, "every row of the line is caught: {}", s.left.len());
+        assert!(s
+            .left
+            .xs
+            .iter()
+            .zip(&s.left.ys)
+            .all(|(x, y)| (*x as f64 - prev_l.eval(*y as f64)).abs() < 80.0));
+        assert!(
+            s.left.len() >= 720 * 12,
+            "every row of the line is caught: {}",
+            s.left.len()
+        );
         let f = fit_lines(&s, &SearchConfig::default());
         assert!((f.left.unwrap().c - lt.c).abs() < 1.0);
         // A previous fit far away finds nothing: the line is "not found".

@@ -26,7 +26,11 @@ pub struct Poly2 {
 
 impl From<[f64; 3]> for Poly2 {
     fn from(v: [f64; 3]) -> Self {
-        Poly2 { a: v[0], b: v[1], c: v[2] }
+        Poly2 {
+            a: v[0],
+            b: v[1],
+            c: v[2],
+        }
     }
 }
 impl From<Poly2> for [f64; 3] {
@@ -114,7 +118,7 @@ impl Poly2 {
         let svd = m.svd(true, true);
         let max_sv = svd.singular_values.max();
         let min_sv = svd.singular_values.min();
-        if !(max_sv > 0.0) || min_sv / max_sv < 1e-12 {
+        if max_sv.is_nan() || max_sv <= 0.0 || min_sv / max_sv < 1e-12 {
             return None;
         }
         let sol = svd.solve(&r, 1e-15).ok()?;
@@ -137,7 +141,10 @@ mod tests {
     fn exact_parabola_is_recovered() {
         let truth = Poly2::new(2.5e-4, -0.3, 400.0);
         let ys: Vec<u32> = (0..720).collect();
-        let xs: Vec<u32> = ys.iter().map(|&y| truth.eval(y as f64).round() as u32).collect();
+        let xs: Vec<u32> = ys
+            .iter()
+            .map(|&y| truth.eval(y as f64).round() as u32)
+            .collect();
         let p = Poly2::fit(&xs, &ys).unwrap();
         assert!((p.a - truth.a).abs() < 1e-6, "{p:?}");
         assert!((p.c - truth.c).abs() < 0.5, "{p:?}");

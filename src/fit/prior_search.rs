@@ -16,8 +16,8 @@ fn band(d: &[u8], w: usize, h: usize, fit: &Poly2, margin: f64) -> LinePixels {
         let x0 = lo.floor().max(0.0) as usize;
         let x1 = (hi.ceil().max(0.0) as usize).min(w - 1);
         let row = &d[y * w..(y + 1) * w];
-        for x in x0..=x1 {
-            if row[x] != 0 {
+        for (x, v) in row.iter().enumerate().take(x1 + 1).skip(x0) {
+            if *v != 0 {
                 let xf = x as f64;
                 if xf > lo && xf < hi {
                     out.xs.push(x as u32);
@@ -30,7 +30,12 @@ fn band(d: &[u8], w: usize, h: usize, fit: &Poly2, margin: f64) -> LinePixels {
 }
 
 /// Pixels strictly within `margin` px (horizontally) of each previous fit.
-pub fn prior_search(mask: &BinaryMask, left: &Poly2, right: &Poly2, margin: u32) -> Result<SearchResult> {
+pub fn prior_search(
+    mask: &BinaryMask,
+    left: &Poly2,
+    right: &Poly2,
+    margin: u32,
+) -> Result<SearchResult> {
     let (w, h) = (mask.width() as usize, mask.height() as usize);
     let d = mask.bytes()?;
     Ok(SearchResult {

@@ -90,8 +90,18 @@ pub fn sliding_window_search(mask: &BinaryMask, cfg: &SearchConfig) -> Result<Se
     for k in 0..n as i32 {
         let y_low = h as i32 - (k + 1) * wh;
         let y_high = h as i32 - k * wh;
-        let lw = Window { x_low: left_x - margin, x_high: left_x + margin, y_low, y_high };
-        let rw = Window { x_low: right_x - margin, x_high: right_x + margin, y_low, y_high };
+        let lw = Window {
+            x_low: left_x - margin,
+            x_high: left_x + margin,
+            y_low,
+            y_high,
+        };
+        let rw = Window {
+            x_low: right_x - margin,
+            x_high: right_x + margin,
+            y_low,
+            y_high,
+        };
         let (ln, lsum) = collect(d, w, &lw, &mut res.left);
         let (rn, rsum) = collect(d, w, &rw, &mut res.right);
         res.left_windows.push(lw);

@@ -25,7 +25,9 @@ const REFERENCE: &[(&str, [f64; 4], f64)] = &[
 
 #[test]
 fn udacity_frames_match_the_reference_pipeline() {
-    let Some(dir) = data("udacity/test_images") else { return };
+    let Some(dir) = data("udacity/test_images") else {
+        return;
+    };
     let out = tmp();
     let cam = repo_root().join("calibration/udacity.yml");
     let o = lanes(&[
@@ -39,21 +41,45 @@ fn udacity_frames_match_the_reference_pipeline() {
         "--stages",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let recs: Vec<Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let recs: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(recs.len(), 8);
     let mut total_ms = 0.0;
     for (name, xs, offset) in REFERENCE {
         let r = recs
             .iter()
-            .find(|r| r["file"].as_str().unwrap().ends_with(&format!("{name}.jpg")))
+            .find(|r| {
+                r["file"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("{name}.jpg"))
+            })
             .unwrap_or_else(|| panic!("{name} missing"));
-        assert!(!r["left_fit"].is_null() && !r["right_fit"].is_null(), "{name}: both lines found");
-        let got = [eval(&r["left_fit"], 0.0), eval(&r["left_fit"], 719.0), eval(&r["right_fit"], 0.0), eval(&r["right_fit"], 719.0)];
+        assert!(
+            !r["left_fit"].is_null() && !r["right_fit"].is_null(),
+            "{name}: both lines found"
+        );
+        let got = [
+            eval(&r["left_fit"], 0.0),
+            eval(&r["left_fit"], 719.0),
+            eval(&r["right_fit"], 0.0),
+            eval(&r["right_fit"], 719.0),
+        ];
         for k in 0..4 {
-            assert!((got[k] - xs[k]).abs() <= 15.0, "{name}: position {k} is {:.1}, reference {}", got[k], xs[k]);
+            assert!(
+                (got[k] - xs[k]).abs() <= 15.0,
+                "{name}: position {k} is {:.1}, reference {}",
+                got[k],
+                xs[k]
+            );
         }
         let off = r["offset_m"].as_f64().unwrap();
-        assert!((off - offset).abs() <= 0.05, "{name}: offset {off:.3} vs reference {offset}");
+        assert!(
+            (off - offset).abs() <= 0.05,
+            "{name}: offset {off:.3} vs reference {offset}"
+        );
         assert!(off.abs() <= 0.5, "{name}: offset {off}");
         let width = r["lane_width_m"].as_f64().unwrap();
         assert!((width - 3.7).abs() <= 0.35, "{name}: lane width {width}");
@@ -61,56 +87,110 @@ fn udacity_frames_match_the_reference_pipeline() {
         if name.starts_with("straight") {
             assert!(radius > 2000.0, "{name}: radius {radius}");
         } else {
-            assert!((150.0..=5000.0).contains(&radius), "{name}: radius {radius}");
+            assert!(
+                (150.0..=5000.0).contains(&radius),
+                "{name}: radius {radius}"
+            );
         }
         total_ms += r["ms"].as_f64().unwrap();
-        for suffix in ["overlay.jpg", "undistorted.jpg", "birdseye.jpg", "l.png", "b.png", "mask.png", "search.png"] {
-            assert!(out.path().join(format!("{name}_{suffix}")).exists(), "{name}_{suffix}");
+        for suffix in [
+            "overlay.jpg",
+            "undistorted.jpg",
+            "birdseye.jpg",
+            "l.png",
+            "b.png",
+            "mask.png",
+            "search.png",
+        ] {
+            assert!(
+                out.path().join(format!("{name}_{suffix}")).exists(),
+                "{name}_{suffix}"
+            );
         }
     }
-    eprintln!("lanes image: {:.1} ms per frame (analysis + undistort + overlay), mean of 8", total_ms / 8.0);
+    eprintln!(
+        "lanes image: {:.1} ms per frame (analysis + undistort + overlay), mean of 8",
+        total_ms / 8.0
+    );
 }
 
 #[test]
 fn missing_image_is_a_one_line_error() {
     let out = tmp();
-    let o = lanes(&["image", "no/such/frame.jpg", "-o", out.path().to_str().unwrap()]);
+    let o = lanes(&[
+        "image",
+        "no/such/frame.jpg",
+        "-o",
+        out.path().to_str().unwrap(),
+    ]);
     assert_one_line_error(&o, "no/such/frame.jpg: file not found");
 }
 
 #[test]
 fn unreadable_image_among_good_ones_is_counted_and_the_rest_processed() {
-    let Some(img) = data("udacity/test_images/test1.jpg") else { return };
+    let Some(img) = data("udacity/test_images/test1.jpg") else {
+        return;
+    };
     let out = tmp();
     let bad = out.path().join("broken.jpg");
     std::fs::write(&bad, b"this is not a jpeg").unwrap();
-    let o = lanes(&["image", img.to_str().unwrap(), bad.to_str().unwrap(), "-o", out.path().to_str().unwrap()]);
+    let o = lanes(&[
+        "image",
+        img.to_str().unwrap(),
+        bad.to_str().unwrap(),
+        "-o",
+        out.path().to_str().unwrap(),
+    ]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("broken.jpg: cannot read as an image"), "{err}");
-    assert!(err.contains("1 processed") && err.contains("1 failed"), "{err}");
+    assert!(
+        err.contains("1 processed") && err.contains("1 failed"),
+        "{err}"
+    );
     assert!(out.path().join("test1_overlay.jpg").exists());
     assert!(!err.contains("panicked"));
 }
 
 #[test]
 fn image_of_another_size_than_the_camera_is_named() {
-    let Some(img) = data("lanelines_p1/test_images/solidWhiteRight.jpg") else { return };
+    let Some(img) = data("lanelines_p1/test_images/solidWhiteRight.jpg") else {
+        return;
+    };
     let out = tmp();
     let cam = repo_root().join("calibration/udacity.yml");
-    let o = lanes(&["image", "--camera", cam.to_str().unwrap(), img.to_str().unwrap(), "-o", out.path().to_str().unwrap()]);
+    let o = lanes(&[
+        "image",
+        "--camera",
+        cam.to_str().unwrap(),
+        img.to_str().unwrap(),
+        "-o",
+        out.path().to_str().unwrap(),
+    ]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2));
-    assert!(err.contains("solidWhiteRight.jpg: image is 960x540, camera file is for 1280x720"), "{err}");
+    assert!(
+        err.contains("solidWhiteRight.jpg: image is 960x540, camera file is for 1280x720"),
+        "{err}"
+    );
 }
 
 #[test]
 fn frame_without_lane_pixels_still_gets_an_overlay_and_a_null_record() {
     let out = tmp();
     let black = out.path().join("black.png");
-    let m = opencv::core::Mat::zeros(720, 1280, opencv::core::CV_8UC3).unwrap().to_mat().unwrap();
+    let m = opencv::core::Mat::zeros(720, 1280, opencv::core::CV_8UC3)
+        .unwrap()
+        .to_mat()
+        .unwrap();
     lanes::frame::write_mat(&m, &black).unwrap();
-    let o = lanes(&["image", black.to_str().unwrap(), "-o", out.path().to_str().unwrap(), "--json"]);
+    let o = lanes(&[
+        "image",
+        black.to_str().unwrap(),
+        "-o",
+        out.path().to_str().unwrap(),
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
     assert!(r["left_fit"].is_null() && r["right_fit"].is_null());

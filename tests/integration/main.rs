@@ -49,7 +49,8 @@ pub fn data_root() -> Option<PathBuf> {
 pub fn data(rel: &str) -> Option<PathBuf> {
     let found = data_root().map(|r| r.join(rel)).filter(|p| p.exists());
     if found.is_none() {
-        let msg = format!("data file {rel} not found (set LANES_DATA or put the data in ../shared/data)");
+        let msg =
+            format!("data file {rel} not found (set LANES_DATA or put the data in ../shared/data)");
         if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
             panic!("{msg}");
         }

@@ -6,7 +6,11 @@ use opencv::videoio;
 use serde_json::Value;
 
 fn read_jsonl(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// Count decodable frames and read the frame rate of a video through OpenCV.
@@ -33,10 +37,18 @@ struct Stats {
 }
 
 fn stats(recs: &[Value]) -> Stats {
-    let drawn = recs.iter().filter(|r| !r["left_fit"].is_null() && !r["right_fit"].is_null()).count();
+    let drawn = recs
+        .iter()
+        .filter(|r| !r["left_fit"].is_null() && !r["right_fit"].is_null())
+        .count();
     let width_ok = recs
         .iter()
-        .filter(|r| r["lane_width_m"].as_f64().map(|w| (w - 3.7).abs() <= 0.35).unwrap_or(false))
+        .filter(|r| {
+            r["lane_width_m"]
+                .as_f64()
+                .map(|w| (w - 3.7).abs() <= 0.35)
+                .unwrap_or(false)
+        })
         .count();
     let offs: Vec<Option<f64>> = recs.iter().map(|r| r["offset_m"].as_f64()).collect();
     let mut d: Vec<f64> = offs
@@ -57,20 +69,37 @@ fn stats(recs: &[Value]) -> Stats {
 }
 
 fn camera() -> String {
-    repo_root().join("calibration/udacity.yml").to_string_lossy().to_string()
+    repo_root()
+        .join("calibration/udacity.yml")
+        .to_string_lossy()
+        .to_string()
 }
 
 #[test]
 fn project_clip_overlay_has_every_frame_and_steady_tracking() {
-    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else { return };
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
     let dir = tmp();
     let out = dir.path().join("out.mp4");
     let tel = dir.path().join("t.jsonl");
-    let o = lanes(&["video", "--camera", &camera(), clip.to_str().unwrap(), "-o", out.to_str().unwrap(), "--telemetry", tel.to_str().unwrap()]);
+    let o = lanes(&[
+        "video",
+        "--camera",
+        &camera(),
+        clip.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--telemetry",
+        tel.to_str().unwrap(),
+    ]);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     eprintln!("{}", err.trim());
-    assert!(err.contains("200 frames read, 200 with a lane drawn"), "{err}");
+    assert!(
+        err.contains("200 frames read, 200 with a lane drawn"),
+        "{err}"
+    );
     let (n, fps, w, h) = count_frames(&out);
     assert_eq!((n, w, h), (200, 1280, 720));
     assert!((fps - 25.0).abs() < 0.01, "fps {fps}");
@@ -79,13 +108,33 @@ fn project_clip_overlay_has_every_frame_and_steady_tracking() {
     assert_eq!(s.frames, 200);
     assert_eq!(s.drawn, 200, "lane drawn on every frame");
     assert_eq!(s.width_ok, 200, "lane width 3.7 +/- 0.35 m on every frame");
-    assert!(s.offset_change_median_cm < 1.0, "median offset change {:.2} cm", s.offset_change_median_cm);
-    assert!(s.offset_change_max_cm < 3.0, "max offset change {:.2} cm", s.offset_change_max_cm);
+    assert!(
+        s.offset_change_median_cm < 1.0,
+        "median offset change {:.2} cm",
+        s.offset_change_median_cm
+    );
+    assert!(
+        s.offset_change_max_cm < 3.0,
+        "max offset change {:.2} cm",
+        s.offset_change_max_cm
+    );
     eprintln!(
         "short clip: width rule {}/{}, offset change median {:.2} cm, max {:.2} cm",
         s.width_ok, s.frames, s.offset_change_median_cm, s.offset_change_max_cm
     );
-    for k in ["frame", "time_s", "search", "detected", "left_fit", "right_fit", "radius_m", "offset_m", "lane_width_m", "left_pixels", "right_pixels"] {
+    for k in [
+        "frame",
+        "time_s",
+        "search",
+        "detected",
+        "left_fit",
+        "right_fit",
+        "radius_m",
+        "offset_m",
+        "lane_width_m",
+        "left_pixels",
+        "right_pixels",
+    ] {
         assert!(recs[10].get(k).is_some(), "telemetry field {k}");
     }
     assert_eq!(recs[0]["search"], "sliding");
@@ -95,10 +144,20 @@ fn project_clip_overlay_has_every_frame_and_steady_tracking() {
 
 #[test]
 fn shadow_clip_draws_every_frame_and_keeps_the_width_rule() {
-    let Some(clip) = data("videos/hortovanyi/project_video_shadow.mp4") else { return };
+    let Some(clip) = data("videos/hortovanyi/project_video_shadow.mp4") else {
+        return;
+    };
     let dir = tmp();
     let tel = dir.path().join("t.jsonl");
-    let o = lanes(&["video", "--camera", &camera(), clip.to_str().unwrap(), "--no-render", "--telemetry", tel.to_str().unwrap()]);
+    let o = lanes(&[
+        "video",
+        "--camera",
+        &camera(),
+        clip.to_str().unwrap(),
+        "--no-render",
+        "--telemetry",
+        tel.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stats(&read_jsonl(&tel));
     assert_eq!(s.frames, 160);
@@ -113,17 +172,48 @@ fn shadow_clip_draws_every_frame_and_keeps_the_width_rule() {
 
 #[test]
 fn threaded_and_single_threaded_telemetry_are_identical_and_csv_has_a_row_per_frame() {
-    let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else { return };
+    let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else {
+        return;
+    };
     let dir = tmp();
     let a = dir.path().join("a.jsonl");
     let b = dir.path().join("b.jsonl");
     let c = dir.path().join("c.csv");
     let out = dir.path().join("o.mp4");
-    let o1 = lanes(&["video", "--camera", &camera(), clip.to_str().unwrap(), "-o", out.to_str().unwrap(), "--telemetry", a.to_str().unwrap()]);
-    let o2 = lanes(&["video", "--camera", &camera(), clip.to_str().unwrap(), "--no-render", "--single-thread", "--telemetry", b.to_str().unwrap()]);
-    let o3 = lanes(&["video", "--camera", &camera(), clip.to_str().unwrap(), "--no-render", "--telemetry", c.to_str().unwrap()]);
+    let o1 = lanes(&[
+        "video",
+        "--camera",
+        &camera(),
+        clip.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--telemetry",
+        a.to_str().unwrap(),
+    ]);
+    let o2 = lanes(&[
+        "video",
+        "--camera",
+        &camera(),
+        clip.to_str().unwrap(),
+        "--no-render",
+        "--single-thread",
+        "--telemetry",
+        b.to_str().unwrap(),
+    ]);
+    let o3 = lanes(&[
+        "video",
+        "--camera",
+        &camera(),
+        clip.to_str().unwrap(),
+        "--no-render",
+        "--telemetry",
+        c.to_str().unwrap(),
+    ]);
     assert!(o1.status.success() && o2.status.success() && o3.status.success());
-    assert_eq!(std::fs::read_to_string(&a).unwrap(), std::fs::read_to_string(&b).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap()
+    );
     let csv = std::fs::read_to_string(&c).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 66, "header + 65 frames");
@@ -133,13 +223,26 @@ fn threaded_and_single_threaded_telemetry_are_identical_and_csv_has_a_row_per_fr
 
 #[test]
 fn diagnostic_video_and_start_frames_window() {
-    let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else { return };
+    let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else {
+        return;
+    };
     let dir = tmp();
     let out = dir.path().join("diag.mp4");
     let tel = dir.path().join("t.jsonl");
     let o = lanes(&[
-        "video", "--camera", &camera(), clip.to_str().unwrap(), "-o", out.to_str().unwrap(), "--diagnostic", "--start", "10", "--frames", "20",
-        "--telemetry", tel.to_str().unwrap(),
+        "video",
+        "--camera",
+        &camera(),
+        clip.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--diagnostic",
+        "--start",
+        "10",
+        "--frames",
+        "20",
+        "--telemetry",
+        tel.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let (n, _, w, h) = count_frames(&out);
@@ -153,35 +256,69 @@ fn diagnostic_video_and_start_frames_window() {
 fn missing_input_and_not_a_video_and_missing_output_dir_are_one_line_errors() {
     let dir = tmp();
     let out = dir.path().join("o.mp4");
-    assert_one_line_error(&lanes(&["video", "no/such.mp4", "-o", out.to_str().unwrap()]), "no/such.mp4: file not found");
+    assert_one_line_error(
+        &lanes(&["video", "no/such.mp4", "-o", out.to_str().unwrap()]),
+        "no/such.mp4: file not found",
+    );
     let txt = dir.path().join("notes.mp4");
     std::fs::write(&txt, "hello, not a video\n").unwrap();
-    assert_one_line_error(&lanes(&["video", txt.to_str().unwrap(), "-o", out.to_str().unwrap()]), "notes.mp4: cannot open as a video");
+    assert_one_line_error(
+        &lanes(&["video", txt.to_str().unwrap(), "-o", out.to_str().unwrap()]),
+        "notes.mp4: cannot open as a video",
+    );
     assert!(!out.exists());
     if let Some(clip) = data("videos/maesla/project_video_shortest.mp4") {
         let o = lanes(&["video", clip.to_str().unwrap(), "-o", "/no/such/dir/o.mp4"]);
-        assert_one_line_error(&o, "/no/such/dir/o.mp4: output directory /no/such/dir does not exist");
+        assert_one_line_error(
+            &o,
+            "/no/such/dir/o.mp4: output directory /no/such/dir does not exist",
+        );
     }
 }
 
 #[test]
 fn frames_of_another_size_than_the_camera_are_an_error_naming_the_file() {
-    let Some(clip) = data("lanelines_p1/test_videos/solidWhiteRight.mp4") else { return };
+    let Some(clip) = data("lanelines_p1/test_videos/solidWhiteRight.mp4") else {
+        return;
+    };
     let dir = tmp();
     let out = dir.path().join("o.mp4");
-    let o = lanes(&["video", "--camera", &camera(), clip.to_str().unwrap(), "-o", out.to_str().unwrap()]);
-    assert_one_line_error(&o, "solidWhiteRight.mp4: image is 960x540, expected 1280x720");
+    let o = lanes(&[
+        "video",
+        "--camera",
+        &camera(),
+        clip.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_one_line_error(
+        &o,
+        "solidWhiteRight.mp4: image is 960x540, expected 1280x720",
+    );
     assert!(!out.exists(), "no half-written output");
 }
 
 #[test]
 fn truncated_video_writes_the_frames_read_and_exits_non_zero() {
-    let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else { return };
+    let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else {
+        return;
+    };
     let dir = tmp();
     // Put the index first (as cameras and streaming encoders do), then cut the file in half.
     let fast = dir.path().join("fast.mp4");
     let st = std::process::Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i", clip.to_str().unwrap(), "-c", "copy", "-movflags", "+faststart", fast.to_str().unwrap()])
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            clip.to_str().unwrap(),
+            "-c",
+            "copy",
+            "-movflags",
+            "+faststart",
+            fast.to_str().unwrap(),
+        ])
         .status()
         .expect("ffmpeg is installed (README set-up installs it)");
     assert!(st.success());
@@ -194,10 +331,21 @@ fn truncated_video_writes_the_frames_read_and_exits_non_zero() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("STOPPED at frame"), "{err}");
     assert!(err.contains("cut.mp4: decoding stopped at frame"), "{err}");
-    let read: usize = err.split(" frames read").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    let read: usize = err
+        .split(" frames read")
+        .next()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(read > 5 && read < 65, "{read} frames read");
     let (n, _, _, _) = count_frames(&out);
-    assert_eq!(n, read, "output finalised and playable with every frame read");
+    assert_eq!(
+        n, read,
+        "output finalised and playable with every frame read"
+    );
 }
 
 #[test]
@@ -206,11 +354,18 @@ fn video_with_zero_frames_is_an_error() {
     let empty = dir.path().join("empty.mp4");
     {
         let fourcc = videoio::VideoWriter::fourcc('m', 'p', '4', 'v').unwrap();
-        let mut w = videoio::VideoWriter::new(&empty, fourcc, 25.0, opencv::core::Size::new(64, 48), true).unwrap();
+        let mut w =
+            videoio::VideoWriter::new(&empty, fourcc, 25.0, opencv::core::Size::new(64, 48), true)
+                .unwrap();
         w.release().unwrap();
     }
     let out = dir.path().join("o.mp4");
-    let o = lanes(&["video", empty.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let o = lanes(&[
+        "video",
+        empty.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("empty.mp4:"), "{err}");
