@@ -384,7 +384,9 @@ impl StageSeries {
         if mode == RenderMode::Diagnostic {
             self.composite.push(t.composite);
         }
-        self.encode.push(t.encode);
+        if t.encode > 0.0 {
+            self.encode.push(t.encode);
+        }
     }
 }
 
@@ -444,8 +446,7 @@ fn render_item(
     pipe: &Pipeline,
     item: RenderItem,
     mode: RenderMode,
-    sink: Option<&mut VideoSink>,
-) -> Result<RenderTimes> {
+) -> Result<(BgrFrame, RenderTimes)> {
     let mut times = RenderTimes::default();
     let t = Instant::now();
     let lane = item.lane.as_ref().map(|(l, r)| (l, r));
@@ -476,12 +477,16 @@ fn render_item(
         _ => overlay,
     };
     times.composite = ms_since(t);
+    Ok((frame, times))
+}
+
+/// Write one frame to the sink (if any); returns the milliseconds it took.
+fn encode(sink: Option<&mut VideoSink>, frame: &BgrFrame) -> Result<f64> {
     let t = Instant::now();
     if let Some(s) = sink {
-        s.write(&frame)?;
+        s.write(frame)?;
     }
-    times.encode = ms_since(t);
-    Ok(times)
+    Ok(ms_since(t))
 }
 
 /// Run a whole video job. `progress` is called after each analysed frame.
@@ -505,11 +510,6 @@ pub fn run(
         }
     }
     let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
-    if let Ok(n) = std::env::var("LANES_CV_THREADS") {
-        if let Ok(n) = n.parse::<i32>() {
-            core::set_num_threads(n)?;
-        }
-    }
     let mut telemetry = job
         .telemetry
         .as_deref()
@@ -591,14 +591,51 @@ pub fn run(
             let mut s = sink_opt.take();
             Some(
                 scope.spawn(move || -> (Result<()>, StageSeries, Option<VideoSink>) {
-                    let mut series = StageSeries::default();
-                    for item in rrx.iter() {
-                        match render_item(pipe_ref, item, mode, s.as_mut()) {
-                            Ok(t) => series.push_render(t, mode),
-                            Err(e) => return (Err(e), series, s),
+                    // Rendering here, encoding on one more thread, joined by a bounded channel.
+                    std::thread::scope(|inner| {
+                        let (etx, erx) = sync_channel::<BgrFrame>(4);
+                        let encoder =
+                            inner.spawn(move || -> (Result<()>, Vec<f64>, Option<VideoSink>) {
+                                let mut times = Vec::new();
+                                for f in erx.iter() {
+                                    match encode(s.as_mut(), &f) {
+                                        Ok(ms) => times.push(ms),
+                                        Err(e) => return (Err(e), times, s),
+                                    }
+                                }
+                                (Ok(()), times, s)
+                            });
+                        let mut series = StageSeries::default();
+                        let mut result = Ok(());
+                        for item in rrx.iter() {
+                            match render_item(pipe_ref, item, mode) {
+                                Ok((frame, t)) => {
+                                    series.push_render(t, mode);
+                                    if etx.send(frame).is_err() {
+                                        break; // the encoder stopped with an error: reported below
+                                    }
+                                }
+                                Err(e) => {
+                                    result = Err(e);
+                                    break;
+                                }
+                            }
                         }
-                    }
-                    (Ok(()), series, s)
+                        drop(etx);
+                        let (enc_result, enc_times, sink) = match encoder.join() {
+                            Ok(v) => v,
+                            Err(_) => (
+                                Err(Error::Invalid("encoder thread panicked".into())),
+                                Vec::new(),
+                                None,
+                            ),
+                        };
+                        series.encode = enc_times;
+                        if result.is_ok() {
+                            result = enc_result;
+                        }
+                        (result, series, sink)
+                    })
                 }),
             )
         } else {
@@ -711,7 +748,10 @@ pub fn run(
                         break; // the renderer stopped with an error: reported below
                     }
                 } else {
-                    match render_item(&pipe, item, mode, sink_opt.as_mut()) {
+                    match render_item(&pipe, item, mode).and_then(|(frame, mut t)| {
+                        t.encode = encode(sink_opt.as_mut(), &frame)?;
+                        Ok(t)
+                    }) {
                         Ok(t) => summary.stages.push_render(t, mode),
                         Err(e) => {
                             loop_result = Err(e);

@@ -210,7 +210,10 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         dia_rss,
     );
 
-    // Per-stage times: one single-threaded run per render mode, so stages do not overlap.
+    // Per-stage times: one single-threaded run per render mode, so stages do not overlap, with
+    // OpenCV's own worker threads off, so that each time is the work of one core.
+    let cv_threads = opencv::core::get_num_threads()?;
+    opencv::core::set_num_threads(1)?;
     let mut series = Vec::new();
     for mode in [RenderMode::Overlay, RenderMode::Diagnostic] {
         let job = VideoJob {
@@ -225,8 +228,9 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         };
         series.push(video::run(&job, &cfg, camera.as_ref(), &mut |_| {}, &|_| {})?.stages);
     }
+    opencv::core::set_num_threads(cv_threads)?;
     println!();
-    println!("per-stage ms per frame (single-threaded run)   median      p99");
+    println!("per-stage ms per frame (one core, single-threaded run)   median      p99");
     for (name, v) in stage_rows(&series[0]) {
         let v = if name == "composite" {
             &series[1].composite
