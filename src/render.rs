@@ -225,7 +225,7 @@ pub fn draw_poly(img: &mut Mat, fit: &Poly2, color: Scalar, thickness: i32) -> R
         .map(|y| Point::new(fit.eval(y as f64).clamp(-1e5, 1e5).round() as i32, y))
         .collect();
     let polys: Vector<Vector<Point>> = std::iter::once(pts).collect();
-    imgproc::polylines(img, &polys, false, color, thickness, imgproc::LINE_AA, 0)?;
+    imgproc::polylines(img, &polys, false, color, thickness, imgproc::LINE_8, 0)?;
     Ok(())
 }
 
