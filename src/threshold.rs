@@ -7,6 +7,7 @@ use crate::frame::{BgrFrame, BinaryMask, GrayImage};
 use opencv::core::{self, Mat};
 use opencv::imgproc;
 use opencv::prelude::*;
+use rayon::prelude::*;
 
 /// The channels and mask a threshold pass produces (channels after scaling, for display).
 pub struct Thresholded {
@@ -125,10 +126,18 @@ pub fn channels(img: &BgrFrame) -> Result<(GrayImage, GrayImage)> {
     {
         let ld = l.data_bytes_mut()?;
         let bd = b.data_bytes_mut()?;
-        for ((px, lo), bo) in src.chunks_exact(3).zip(ld.iter_mut()).zip(bd.iter_mut()) {
-            *lo = lightness(px[0], px[1], px[2]);
-            *bo = lut[((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
-        }
+        // Row bands in parallel (rayon): each pixel is independent, so the result is the same
+        // as a single pass; on a video this uses the core the decoder leaves idle.
+        let band = (w.max(1) as usize) * 16;
+        ld.par_chunks_mut(band)
+            .zip(bd.par_chunks_mut(band))
+            .zip(src.par_chunks(band * 3))
+            .for_each(|((lc, bc), sc)| {
+                for ((px, lo), bo) in sc.chunks_exact(3).zip(lc.iter_mut()).zip(bc.iter_mut()) {
+                    *lo = lightness(px[0], px[1], px[2]);
+                    *bo = lut[((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
+                }
+            });
     }
     Ok((GrayImage::new(l)?, GrayImage::new(b)?))
 }
