@@ -455,17 +455,7 @@ pub fn calibrate(
 
 /// Median of a list (0 when empty).
 pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
-    }
+    crate::stats::median(v).unwrap_or(0.0)
 }
 
 /// Which views have an error over `factor` times the median error.

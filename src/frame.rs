@@ -74,6 +74,20 @@ mat_newtype!(BgrFrame, core::CV_8UC3, "BGR 8-bit");
 mat_newtype!(BinaryMask, core::CV_8UC1, "binary mask 8-bit");
 mat_newtype!(GrayImage, core::CV_8UC1, "gray 8-bit");
 
+/// Check that an image of `got` (width, height) has the `expected` size; the error names `path`.
+pub fn check_size(path: &Path, expected: (i32, i32), got: (i32, i32)) -> Result<()> {
+    if expected != got {
+        return Err(Error::SizeMismatch {
+            path: path.to_path_buf(),
+            expected_w: expected.0,
+            expected_h: expected.1,
+            got_w: got.0,
+            got_h: got.1,
+        });
+    }
+    Ok(())
+}
+
 /// Write any `Mat` to an image file, mapping OpenCV's `false` to a typed error.
 pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
     let ok = imgcodecs::imwrite(path, mat, &Vector::new()).map_err(|_| Error::WriteImage {

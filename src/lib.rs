@@ -24,6 +24,7 @@ pub mod frame;
 pub mod measure;
 pub mod pipeline;
 pub mod render;
+pub mod stats;
 pub mod synth;
 pub mod threshold;
 pub mod track;

@@ -3,7 +3,7 @@
 
 use crate::camera::Camera;
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::frame::BgrFrame;
 use crate::measure::{self, LaneMeasure};
@@ -77,15 +77,7 @@ impl Pipeline {
     pub fn new(cfg: Config, camera: Option<&Camera>, width: i32, height: i32) -> Result<Self> {
         cfg.validate()?;
         if let Some(cam) = camera {
-            if cam.width != width || cam.height != height {
-                return Err(Error::SizeMismatch {
-                    path: "frame".into(),
-                    expected_w: cam.width,
-                    expected_h: cam.height,
-                    got_w: width,
-                    got_h: height,
-                });
-            }
+            crate::frame::check_size(Path::new("frame"), (cam.width, cam.height), (width, height))?;
         }
         let persp = Perspective::from_config(&cfg.perspective, width, height)?;
         let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.scale())?;
@@ -100,20 +92,6 @@ impl Pipeline {
             width,
             height,
         })
-    }
-
-    /// Check a frame's size against the pipeline's; `path` names the source.
-    pub fn check_size(&self, frame: &BgrFrame, path: &Path) -> Result<()> {
-        if frame.width() != self.width || frame.height() != self.height {
-            return Err(Error::SizeMismatch {
-                path: path.to_path_buf(),
-                expected_w: self.width,
-                expected_h: self.height,
-                got_w: frame.width(),
-                got_h: frame.height(),
-            });
-        }
-        Ok(())
     }
 
     /// The undistorted frame (the frame itself when there is no camera).

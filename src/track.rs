@@ -19,8 +19,7 @@ impl LineTrack {
         self.best
     }
     fn refresh(&mut self) {
-        let v: Vec<Poly2> = self.kept.iter().copied().collect();
-        if let Some(m) = Poly2::mean(&v) {
+        if let Some(m) = Poly2::mean(self.kept.make_contiguous()) {
             self.best = Some(m);
         }
     }

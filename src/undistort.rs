@@ -1,7 +1,7 @@
 //! Undistortion: the remap maps are computed once into an `Undistorter`, then applied per frame.
 
 use crate::camera::Camera;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::frame::BgrFrame;
 use opencv::core::{self, Mat};
 use opencv::{calib3d, imgproc};
@@ -45,16 +45,11 @@ impl Undistorter {
 
     /// Check that a frame has the camera's size; `path` names the source in the error.
     pub fn check_size(&self, frame: &BgrFrame, path: &Path) -> Result<()> {
-        if frame.width() != self.camera.width || frame.height() != self.camera.height {
-            return Err(Error::SizeMismatch {
-                path: path.to_path_buf(),
-                expected_w: self.camera.width,
-                expected_h: self.camera.height,
-                got_w: frame.width(),
-                got_h: frame.height(),
-            });
-        }
-        Ok(())
+        crate::frame::check_size(
+            path,
+            (self.camera.width, self.camera.height),
+            (frame.width(), frame.height()),
+        )
     }
 
     /// Undistort one frame (bilinear remap).

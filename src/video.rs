@@ -499,15 +499,7 @@ pub fn run(
 ) -> Result<VideoSummary> {
     let mut src = VideoSource::open(&job.input)?;
     if let Some(cam) = camera {
-        if cam.width != src.width || cam.height != src.height {
-            return Err(Error::SizeMismatch {
-                path: job.input.clone(),
-                expected_w: cam.width,
-                expected_h: cam.height,
-                got_w: src.width,
-                got_h: src.height,
-            });
-        }
+        crate::frame::check_size(&job.input, (cam.width, cam.height), (src.width, src.height))?;
     }
     let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
     let mut telemetry = job
@@ -665,14 +657,12 @@ pub fn run(
                     break;
                 }
             };
-            if raw.width() != pipe.width || raw.height() != pipe.height {
-                loop_result = Err(Error::SizeMismatch {
-                    path: job.input.clone(),
-                    expected_w: pipe.width,
-                    expected_h: pipe.height,
-                    got_w: raw.width(),
-                    got_h: raw.height(),
-                });
+            if let Err(e) = crate::frame::check_size(
+                &job.input,
+                (pipe.width, pipe.height),
+                (raw.width(), raw.height()),
+            ) {
+                loop_result = Err(e);
                 break;
             }
             let (_, prior) = tracker.next_search();

@@ -450,16 +450,7 @@ pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
 }
 
 fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    crate::stats::median(v).unwrap_or(f64::NAN)
 }
 
 /// The lines of several frames combined: the median vanishing point and the median x of each

@@ -84,13 +84,7 @@ fn child_video(args: &[String]) -> Result<(f64, f64)> {
 }
 
 fn pct(v: &[f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let i = ((s.len() - 1) as f64 * p).round() as usize;
-    s[i]
+    lanes::stats::percentile(v, p * 100.0).unwrap_or(f64::NAN)
 }
 
 fn stage_rows(s: &StageSeries) -> Vec<(&'static str, &Vec<f64>)> {

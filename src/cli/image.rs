@@ -57,19 +57,11 @@ fn process(
 ) -> Result<ImageRecord> {
     let t0 = Instant::now();
     let a = pipe.analyze(raw, None)?;
-    let undist = pipe.undistort(raw)?;
     let lane = match (&a.fit.left, &a.fit.right) {
         (Some(l), Some(r)) => Some((l, r)),
         _ => None,
     };
-    let overlay = match pipe.cfg.render.geometry {
-        lanes::config::Geometry::Undistorted => {
-            pipe.overlay(undist.clone(), lane, a.measure.as_ref())?
-        }
-        lanes::config::Geometry::Original => {
-            pipe.overlay_raw(raw.clone(), lane, a.measure.as_ref())?
-        }
-    };
+    let overlay = pipe.render_overlay(raw.clone(), lane, a.measure.as_ref())?;
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     let stem = path
         .file_stem()
@@ -77,7 +69,8 @@ fn process(
         .unwrap_or_else(|| "image".into());
     overlay.write(&out.join(format!("{stem}_overlay.jpg")))?;
     if stages {
-        undist.write(&out.join(format!("{stem}_undistorted.jpg")))?;
+        pipe.undistort(raw)?
+            .write(&out.join(format!("{stem}_undistorted.jpg")))?;
         a.birdseye
             .write(&out.join(format!("{stem}_birdseye.jpg")))?;
         a.thresholded

@@ -150,19 +150,7 @@ pub fn median_p90(values: &[f64]) -> Option<(f64, f64)> {
     Some((percentile(values, 50.0)?, percentile(values, 90.0)?))
 }
 
-/// Percentile `p` (0..=100) with linear interpolation; `None` for no values.
-pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let pos = (p / 100.0).clamp(0.0, 1.0) * (v.len() - 1) as f64;
-    let i = pos.floor() as usize;
-    let f = pos - i as f64;
-    let j = (i + 1).min(v.len() - 1);
-    Some(v[i] + f * (v[j] - v[i]))
-}
+pub use crate::stats::percentile;
 
 #[cfg(test)]
 mod tests {

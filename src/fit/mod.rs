@@ -28,11 +28,15 @@ impl LinePixels {
     }
     /// Number of distinct rows holding at least one pixel.
     pub fn distinct_rows(&self) -> usize {
-        let mut seen = std::collections::HashSet::new();
-        for y in &self.ys {
-            seen.insert(*y);
+        let rows = self.ys.iter().copied().max().map_or(0, |m| m as usize + 1);
+        let mut seen = vec![false; rows];
+        let mut n = 0;
+        for &y in &self.ys {
+            if !std::mem::replace(&mut seen[y as usize], true) {
+                n += 1;
+            }
         }
-        seen.len()
+        n
     }
 }
 

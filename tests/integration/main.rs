@@ -83,8 +83,3 @@ pub fn assert_one_line_error(o: &Output, needle: &str) {
     assert!(err.contains(needle), "expected {needle:?} in: {err}");
     assert!(!err.contains("panicked"), "panic: {err}");
 }
-
-#[allow(dead_code)]
-pub fn exists(p: &Path) -> bool {
-    p.exists()
-}
