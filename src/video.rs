@@ -29,6 +29,8 @@ pub struct VideoSource {
     pub fps: f64,
     /// Frame count the container announces (may be 0 when unknown).
     pub announced_frames: i64,
+    /// Frames `read` may still return (see `limit`).
+    remaining: usize,
 }
 
 impl VideoSource {
@@ -72,6 +74,7 @@ impl VideoSource {
             height,
             fps,
             announced_frames,
+            remaining: usize::MAX,
         })
     }
 
@@ -80,8 +83,17 @@ impl VideoSource {
         &self.path
     }
 
-    /// Read the next frame; `Ok(None)` at the end (or where decoding stops).
+    /// Return at most `n` more frames from `read`.
+    pub fn limit(&mut self, n: usize) {
+        self.remaining = n;
+    }
+
+    /// Read the next frame; `Ok(None)` at the end, where decoding stops, or past the limit.
     pub fn read(&mut self) -> Result<Option<BgrFrame>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        self.remaining -= 1;
         let mut m = Mat::default();
         match self.cap.read(&mut m) {
             Ok(true) if !m.empty() => {
@@ -528,6 +540,7 @@ pub fn run(
     let fps = src.fps;
     let announced = src.announced_frames;
     let max_frames = job.max_frames.unwrap_or(usize::MAX);
+    src.limit(max_frames);
     let started = Instant::now();
     let mut tracker = LaneTracker::new(cfg.tracking);
     let mut summary = VideoSummary {
@@ -551,19 +564,11 @@ pub fn run(
     let result: Result<()> = std::thread::scope(|scope| {
         // Decoder thread.
         let (ftx, frx): (SyncSender<Result<Option<BgrFrame>>>, Receiver<_>) = sync_channel(4);
-        let decode = |src: &mut VideoSource, tx: &SyncSender<Result<Option<BgrFrame>>>| {
-            let mut n = 0usize;
-            loop {
-                if n >= max_frames {
-                    let _ = tx.send(Ok(None));
-                    break;
-                }
-                let r = src.read();
-                let end = !matches!(r, Ok(Some(_)));
-                if tx.send(r).is_err() || end {
-                    break;
-                }
-                n += 1;
+        let decode = |src: &mut VideoSource, tx: &SyncSender<Result<Option<BgrFrame>>>| loop {
+            let r = src.read();
+            let end = !matches!(r, Ok(Some(_)));
+            if tx.send(r).is_err() || end {
+                break;
             }
         };
         let mut src_opt = Some(src);
@@ -640,13 +645,7 @@ pub fn run(
         loop {
             let next = match (&frx_opt, src_opt.as_mut()) {
                 (Some(rx), _) => rx.recv().unwrap_or(Ok(None)),
-                (None, Some(s)) => {
-                    if frame_idx >= max_frames {
-                        Ok(None)
-                    } else {
-                        s.read()
-                    }
-                }
+                (None, Some(s)) => s.read(),
                 (None, None) => Ok(None),
             };
             let raw = match next {
