@@ -10,7 +10,7 @@ use crate::measure::{self, LaneMeasure};
 use crate::render;
 use crate::threshold::{self, Thresholded};
 use crate::undistort::Undistorter;
-use crate::warp::{BirdseyeRemap, Perspective};
+use crate::warp::{BirdseyeRemap, ColumnBands, Perspective};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
@@ -31,7 +31,9 @@ pub struct StageTimes {
 pub struct Analysis {
     /// Scale of the analysed bird's-eye view relative to the nominal one.
     pub scale: Scale,
-    pub birdseye: BgrFrame,
+    /// The whole bird's-eye view in colour; `None` when only the search bands were computed
+    /// (`search.band_only` with a prior fit).
+    pub birdseye: Option<BgrFrame>,
     pub thresholded: Thresholded,
     pub search: SearchResult,
     pub fit: LaneFit,
@@ -49,6 +51,7 @@ pub fn scaled_search(cfg: &crate::config::SearchConfig, s: Scale) -> crate::conf
         min_pixels: (cfg.min_pixels as f64 * s.x * s.y).round() as u32,
         prior_margin: ((cfg.prior_margin as f64 * s.x).round() as u32).max(1),
         min_rows: cfg.min_rows,
+        band_only: cfg.band_only,
     }
 }
 
@@ -68,6 +71,8 @@ pub struct Pipeline {
     camera: Option<Camera>,
     pub persp: Perspective,
     birdseye: BirdseyeRemap,
+    /// The remap to the diagnostic panel's bird's-eye view, built on first use.
+    panel: std::sync::OnceLock<std::result::Result<BirdseyeRemap, String>>,
     pub width: i32,
     pub height: i32,
 }
@@ -89,6 +94,7 @@ impl Pipeline {
             camera: camera.cloned(),
             persp,
             birdseye,
+            panel: std::sync::OnceLock::new(),
             width,
             height,
         })
@@ -107,22 +113,61 @@ impl Pipeline {
         self.birdseye.apply(raw)
     }
 
+    /// The bird's-eye view of a raw frame at the size of a diagnostic panel (half the frame
+    /// each way), straight from the raw frame, and its scale relative to the nominal view.
+    pub fn birdseye_panel(&self, raw: &BgrFrame) -> Result<(BgrFrame, Scale)> {
+        let s = Scale {
+            x: (self.width / 2) as f64 / self.persp.width as f64,
+            y: (self.height - self.height / 2) as f64 / self.persp.height as f64,
+        };
+        let remap = self.panel.get_or_init(|| {
+            BirdseyeRemap::new(&self.persp, self.camera.as_ref(), s).map_err(|e| e.to_string())
+        });
+        match remap {
+            Ok(r) => Ok((r.apply(raw)?, s)),
+            Err(e) => Err(crate::error::Error::Invalid(format!(
+                "building the diagnostic bird's-eye remap: {e}"
+            ))),
+        }
+    }
+
     /// Analyse one raw frame: with `prior` fits, search a band around them, else sliding windows.
     pub fn analyze(&self, raw: &BgrFrame, prior: Option<(Poly2, Poly2)>) -> Result<Analysis> {
         let t0 = Instant::now();
-        let birdseye = self.birdseye.apply(raw)?;
-        let t1 = Instant::now();
-        let thresholded = threshold::threshold(&birdseye, &self.cfg.threshold)?;
-        let t2 = Instant::now();
         let s = self.cfg.perspective.scale();
         let search_cfg = scaled_search(&self.cfg.search, s);
+        let prior = prior.map(|(l, r)| (l.to_scaled(s), r.to_scaled(s)));
+        let bands = match prior {
+            Some((l, r)) if self.cfg.search.band_only && !self.cfg.threshold.sobel_enabled => {
+                Some(ColumnBands::around(
+                    &[l, r],
+                    search_cfg.prior_margin,
+                    self.birdseye.width,
+                    self.birdseye.height,
+                ))
+            }
+            _ => None,
+        };
+        let (birdseye, thresholded, t1) = match &bands {
+            Some(b) => {
+                let img = self.birdseye.apply_bands(raw, b)?;
+                let t1 = Instant::now();
+                (
+                    None,
+                    threshold::threshold_bands(&img, b, &self.cfg.threshold)?,
+                    t1,
+                )
+            }
+            None => {
+                let img = self.birdseye.apply(raw)?;
+                let t1 = Instant::now();
+                let th = threshold::threshold(&img, &self.cfg.threshold)?;
+                (Some(img), th, t1)
+            }
+        };
+        let t2 = Instant::now();
         let search = match prior {
-            Some((l, r)) => fit::prior_search(
-                &thresholded.mask,
-                &l.to_scaled(s),
-                &r.to_scaled(s),
-                search_cfg.prior_margin,
-            )?,
+            Some((l, r)) => fit::prior_search(&thresholded.mask, &l, &r, search_cfg.prior_margin)?,
             None => fit::sliding_window_search(&thresholded.mask, &search_cfg)?,
         };
         let mut fit = fit::fit_lines(&search, &search_cfg);
@@ -217,5 +262,103 @@ impl Pipeline {
                 self.overlay(u, lane, m)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn repo(p: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)
+    }
+
+    fn pipelines() -> (Pipeline, Pipeline, BgrFrame) {
+        let cfg = Config::load(&repo("test_images/lanes.toml")).unwrap();
+        let cam = Camera::load(&repo("test_images/camera.yml")).unwrap();
+        let raw = BgrFrame::read(&repo("test_images/gentle_left.jpg")).unwrap();
+        let (w, h) = (raw.width(), raw.height());
+        let band = Pipeline::new(cfg.clone(), Some(&cam), w, h).unwrap();
+        let mut full_cfg = cfg;
+        full_cfg.search.band_only = false;
+        let full = Pipeline::new(full_cfg, Some(&cam), w, h).unwrap();
+        (band, full, raw)
+    }
+
+    #[test]
+    fn band_analysis_sees_the_same_pixels_as_the_whole_view() {
+        let (band, full, raw) = pipelines();
+        let first = full.analyze(&raw, None).unwrap();
+        let prior = (first.fit.left.unwrap(), first.fit.right.unwrap());
+        let a = band.analyze(&raw, Some(prior)).unwrap();
+        let b = full.analyze(&raw, Some(prior)).unwrap();
+        assert!(a.birdseye.is_none() && b.birdseye.is_some());
+        // Every band pixel's L and B equal the whole view's at the same place (same remap
+        // entries), and outside the bands nothing was computed.
+        let s = band.cfg.perspective.scale();
+        let m = scaled_search(&band.cfg.search, s).prior_margin;
+        let (l, r) = (prior.0.to_scaled(s), prior.1.to_scaled(s));
+        let bands = ColumnBands::around(&[l, r], m, band.birdseye.width, band.birdseye.height);
+        let w = bands.width as usize;
+        let (la, lb) = (
+            a.thresholded.l.bytes().unwrap(),
+            b.thresholded.l.bytes().unwrap(),
+        );
+        let (ba, bb) = (
+            a.thresholded.b.bytes().unwrap(),
+            b.thresholded.b.bytes().unwrap(),
+        );
+        let mut inside = vec![false; la.len()];
+        for y in 0..bands.height as usize {
+            for k in 0..bands.bands {
+                if let Some((rg, x)) = bands.run(y, k) {
+                    for i in 0..rg.len() {
+                        inside[y * w + x + i] = true;
+                    }
+                }
+            }
+        }
+        let n_in = inside.iter().filter(|v| **v).count();
+        assert!(
+            n_in > la.len() / 5 && n_in < la.len() / 2,
+            "{n_in} band pixels"
+        );
+        for i in 0..la.len() {
+            if inside[i] {
+                assert_eq!((la[i], ba[i]), (lb[i], bb[i]), "pixel {i}");
+            } else {
+                assert_eq!((la[i], ba[i]), (0, 0), "pixel {i} outside the bands");
+            }
+        }
+        // On this still the brightest L and B lie on the lines, so the maxima agree and the
+        // search finds exactly the same pixels and fits.
+        assert_eq!(
+            (a.thresholded.l_max, a.thresholded.b_max),
+            (b.thresholded.l_max, b.thresholded.b_max)
+        );
+        assert_eq!(a.search.left.xs, b.search.left.xs);
+        assert_eq!(a.search.right.ys, b.search.right.ys);
+        assert_eq!(a.fit.left, b.fit.left);
+        assert_eq!(a.fit.right, b.fit.right);
+        assert!(a.search.left.len() > 1000, "{}", a.search.left.len());
+    }
+
+    #[test]
+    fn band_columns_cover_the_prior_search_band() {
+        // Strictly within 80 px of x = 100.5 is 21..=180; of x = 1270 the run is cut at 1279.
+        let b = ColumnBands::around(
+            &[Poly2::new(0.0, 0.0, 100.5), Poly2::new(0.0, 0.0, 1270.0)],
+            80,
+            1280,
+            4,
+        );
+        let (r, x) = b.run(0, 0).unwrap();
+        assert!(x <= 21 && x + r.len() > 180, "{x} {r:?}");
+        let (r, x) = b.run(0, 1).unwrap();
+        assert_eq!((x, x + r.len()), (1190, 1280));
+        assert_eq!(b.column(0, b.cols + r.len()), None);
+        let nan = ColumnBands::around(&[Poly2::new(f64::NAN, 0.0, 0.0)], 80, 1280, 2);
+        assert!(nan.run(1, 0).is_none());
     }
 }

@@ -165,6 +165,107 @@ fn scale_to_max(ch: &mut [u8], max: u8) {
     }
 }
 
+/// The white and yellow decisions per channel value (255 = kept) for channel maxima `lmax`
+/// and `bmax`: the comparison is in integers, exactly as float scaling would be:
+/// `v*255/max > t  <=>  v*255 > t*max`. The loop is then two loads and an or per pixel.
+fn decision_tables(lmax: u32, bmax: u32, cfg: &ThresholdConfig) -> ([u8; 256], [u8; 256]) {
+    let b_scaled = bmax > cfg.b_scale_gate as u32;
+    let (l_lo, l_hi) = (cfg.l_min as u32 * lmax, cfg.l_max as u32 * lmax);
+    let (b_lo, b_hi) = if b_scaled {
+        (cfg.b_min as u32 * bmax, cfg.b_max as u32 * bmax)
+    } else {
+        (cfg.b_min as u32 * 255, cfg.b_max as u32 * 255)
+    };
+    let mut white = [0u8; 256];
+    let mut yellow = [0u8; 256];
+    for v in 0..256u32 {
+        let x = v * 255;
+        white[v as usize] = if lmax > 0 && x > l_lo && x <= l_hi {
+            255
+        } else {
+            0
+        };
+        yellow[v as usize] = if x > b_lo && x <= b_hi { 255 } else { 0 };
+    }
+    (white, yellow)
+}
+
+/// Threshold the packed band image `img` (from `BirdseyeRemap::apply_bands` with `bands`):
+/// L and B are computed on the band pixels only and normalised by their maxima over the bands;
+/// the mask, L and B come back at the full view size, zero outside the bands. The Sobel option
+/// needs whole rows and is not available here (the pipeline uses the full view when it is on).
+pub fn threshold_bands(
+    img: &BgrFrame,
+    bands: &crate::warp::ColumnBands,
+    cfg: &ThresholdConfig,
+) -> Result<Thresholded> {
+    let pw = bands.packed_width();
+    if img.width() as usize != pw || img.height() != bands.height {
+        return Err(crate::error::Error::Invalid(format!(
+            "band image {}x{} does not match its bands ({}x{})",
+            img.width(),
+            img.height(),
+            pw,
+            bands.height
+        )));
+    }
+    let (w, h) = (bands.width as usize, bands.height as usize);
+    let (pl, pb) = channels(img)?;
+    let (pld, pbd) = (pl.bytes()?, pb.bytes()?);
+    let (mut lmax, mut bmax) = (0u8, 0u8);
+    for y in 0..h {
+        for k in 0..bands.bands {
+            if let Some((r, _)) = bands.run(y, k) {
+                let (a, b) = (y * pw + r.start, y * pw + r.end);
+                lmax = lmax.max(pld[a..b].iter().copied().max().unwrap_or(0));
+                bmax = bmax.max(pbd[a..b].iter().copied().max().unwrap_or(0));
+            }
+        }
+    }
+    let (lmax, bmax) = (lmax as u32, bmax as u32);
+    let b_scaled = bmax > cfg.b_scale_gate as u32;
+    let (white, yellow) = decision_tables(lmax, bmax, cfg);
+    let src = img.bytes()?;
+    let zeros = || {
+        Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC1, core::Scalar::all(0.0))
+    };
+    let (mut mask, mut lm, mut bm) = (zeros()?, zeros()?, zeros()?);
+    {
+        let md = mask.data_bytes_mut()?;
+        let ld = lm.data_bytes_mut()?;
+        let bd = bm.data_bytes_mut()?;
+        for y in 0..h {
+            for k in 0..bands.bands {
+                if let Some((r, x)) = bands.run(y, k) {
+                    let n = r.len();
+                    let (a, o) = (y * pw + r.start, y * w + x);
+                    ld[o..o + n].copy_from_slice(&pld[a..a + n]);
+                    bd[o..o + n].copy_from_slice(&pbd[a..a + n]);
+                    for i in 0..n {
+                        let mut m = white[pld[a + i] as usize] | yellow[pbd[a + i] as usize];
+                        if cfg.s_enabled {
+                            let px = &src[(a + i) * 3..(a + i) * 3 + 3];
+                            let s = saturation(px[0], px[1], px[2]);
+                            if s > cfg.s_min && s <= cfg.s_max {
+                                m = 255;
+                            }
+                        }
+                        md[o + i] = m;
+                    }
+                }
+            }
+        }
+    }
+    Ok(Thresholded {
+        mask: BinaryMask::new(mask)?,
+        l: GrayImage::new(lm)?,
+        b: GrayImage::new(bm)?,
+        l_max: lmax as u8,
+        b_max: bmax as u8,
+        b_was_scaled: b_scaled,
+    })
+}
+
 /// Threshold from precomputed raw L and B channels (consumed and returned scaled).
 pub fn threshold_channels(
     img: &BgrFrame,
@@ -178,30 +279,12 @@ pub fn threshold_channels(
     let lmax = lm.data_bytes()?.iter().copied().max().unwrap_or(0) as u32;
     let bmax = bm.data_bytes()?.iter().copied().max().unwrap_or(0) as u32;
     let b_scaled = bmax > cfg.b_scale_gate as u32;
+    let (white, yellow) = decision_tables(lmax, bmax, cfg);
     let mut mask = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, core::Scalar::all(0.0))?;
     {
-        // Compare in integers exactly as float scaling would: v*255/max > t  <=>  v*255 > t*max.
         let md = mask.data_bytes_mut()?;
         let ld = lm.data_bytes()?;
         let bd = bm.data_bytes()?;
-        let (l_lo, l_hi) = (cfg.l_min as u32 * lmax, cfg.l_max as u32 * lmax);
-        let (b_lo, b_hi) = if b_scaled {
-            (cfg.b_min as u32 * bmax, cfg.b_max as u32 * bmax)
-        } else {
-            (cfg.b_min as u32 * 255, cfg.b_max as u32 * 255)
-        };
-        // Per-value decisions as two 256-entry tables: the loop is then two loads and an or.
-        let mut white = [0u8; 256];
-        let mut yellow = [0u8; 256];
-        for v in 0..256u32 {
-            let x = v * 255;
-            white[v as usize] = if lmax > 0 && x > l_lo && x <= l_hi {
-                255
-            } else {
-                0
-            };
-            yellow[v as usize] = if x > b_lo && x <= b_hi { 255 } else { 0 };
-        }
         for ((m, l), b) in md.iter_mut().zip(ld.iter()).zip(bd.iter()) {
             *m = white[*l as usize] | yellow[*b as usize];
         }

@@ -461,6 +461,14 @@ fn render_item(
 ) -> Result<(BgrFrame, RenderTimes)> {
     let mut times = RenderTimes::default();
     let t = Instant::now();
+    // The diagnostic's bird's-eye panel is taken from the raw frame before the overlay is
+    // drawn on it (counted as composite time).
+    let panel = match (mode, &item.diag) {
+        (RenderMode::Diagnostic, Some(_)) => Some(pipe.birdseye_panel(&item.raw)?),
+        _ => None,
+    };
+    let panel_ms = ms_since(t);
+    let t = Instant::now();
     let lane = item.lane.as_ref().map(|(l, r)| (l, r));
     let overlay = match pipe.cfg.render.geometry {
         crate::config::Geometry::Undistorted => {
@@ -478,17 +486,18 @@ fn render_item(
         }
     };
     let t = Instant::now();
-    let frame = match (mode, item.diag) {
-        (RenderMode::Diagnostic, Some(d)) => render::diagnostic(
+    let frame = match (panel, item.diag) {
+        (Some(panel), Some(d)) => render::diagnostic(
             pipe,
             &overlay,
+            panel,
             &d,
             item.lane.as_ref(),
             item.measure.as_ref(),
         )?,
         _ => overlay,
     };
-    times.composite = ms_since(t);
+    times.composite = ms_since(t) + panel_ms;
     Ok((frame, times))
 }
 

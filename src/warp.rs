@@ -208,6 +208,60 @@ impl BirdseyeRemap {
         })
     }
 
+    /// The bird's-eye view of a raw frame computed only on `bands` (which index into this
+    /// view), packed: row `y` of the result holds the runs of row `y` side by side. Each computed
+    /// pixel is exactly the pixel `apply` gives at the same place (the same fixed-point map
+    /// entries); columns outside the view are black.
+    pub fn apply_bands(&self, raw: &BgrFrame, bands: &ColumnBands) -> Result<BgrFrame> {
+        if bands.width != self.width || bands.height != self.height {
+            return Err(Error::Invalid(format!(
+                "column bands for a {}x{} view used on a {}x{} bird's-eye remap",
+                bands.width, bands.height, self.width, self.height
+            )));
+        }
+        let pw = bands.packed_width();
+        let (w, h) = (self.width as usize, self.height as usize);
+        let mut m1 = Mat::new_rows_cols_with_default(
+            h as i32,
+            pw as i32,
+            core::CV_16SC2,
+            core::Scalar::all(-30000.0),
+        )?;
+        let mut m2 = Mat::new_rows_cols_with_default(
+            h as i32,
+            pw as i32,
+            core::CV_16UC1,
+            core::Scalar::all(0.0),
+        )?;
+        {
+            let src1: &[core::Vec2s] = self.map1.data_typed()?;
+            let src2: &[u16] = self.map2.data_typed()?;
+            let d1: &mut [core::Vec2s] = m1.data_typed_mut()?;
+            let d2: &mut [u16] = m2.data_typed_mut()?;
+            for y in 0..h {
+                for k in 0..bands.bands {
+                    if let Some((r, x)) = bands.run(y, k) {
+                        let n = r.len();
+                        let (a, b) = (y * w + x, y * pw + r.start);
+                        d1[b..b + n].copy_from_slice(&src1[a..a + n]);
+                        d2[b..b + n].copy_from_slice(&src2[a..a + n]);
+                    }
+                }
+            }
+        }
+        let mut out = Mat::default();
+        imgproc::remap(
+            raw.mat(),
+            &mut out,
+            &m1,
+            &m2,
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            core::Scalar::default(),
+        )?;
+        BgrFrame::new(out)
+    }
+
     /// Produce the bird's-eye view of a raw frame (bilinear).
     pub fn apply(&self, raw: &BgrFrame) -> Result<BgrFrame> {
         let mut out = Mat::default();
@@ -221,6 +275,81 @@ impl BirdseyeRemap {
             core::Scalar::default(),
         )?;
         BgrFrame::new(out)
+    }
+}
+
+/// Runs of columns to compute on each row of a bird's-eye view: `bands` runs of `cols` columns
+/// per row, run `k` of row `y` starting at column `x0[y * bands + k]`. Columns outside the view
+/// are part of a run's layout but are empty (never computed, never reported).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnBands {
+    /// Columns per run.
+    pub cols: usize,
+    /// Runs per row.
+    pub bands: usize,
+    /// First column of each run, row-major.
+    pub x0: Vec<i32>,
+    /// Size of the full bird's-eye view the runs index into.
+    pub width: i32,
+    pub height: i32,
+}
+
+impl ColumnBands {
+    /// The runs covering every column strictly within `margin` px of each curve (the prior
+    /// search's band), in a `width` x `height` view. A row where a curve is not finite gets an
+    /// empty run.
+    pub fn around(curves: &[crate::fit::Poly2], margin: u32, width: i32, height: i32) -> Self {
+        let m = margin as f64;
+        let cols = 2 * margin as usize + 2;
+        let mut x0 = Vec::with_capacity(curves.len() * height.max(0) as usize);
+        for y in 0..height.max(0) {
+            for c in curves {
+                let lo = c.eval(y as f64) - m;
+                let start = if lo.is_finite() && lo.abs() < 1e8 {
+                    lo.floor() as i32
+                } else {
+                    i32::MIN / 2
+                };
+                x0.push(start);
+            }
+        }
+        Self {
+            cols,
+            bands: curves.len(),
+            x0,
+            width,
+            height,
+        }
+    }
+
+    /// Width of the packed band image (all runs of a row side by side).
+    pub fn packed_width(&self) -> usize {
+        self.cols * self.bands
+    }
+
+    /// View column of packed column `j` on row `y`, when it lies inside the view.
+    #[inline]
+    pub fn column(&self, y: usize, j: usize) -> Option<usize> {
+        let k = j / self.cols;
+        let x = self.x0[y * self.bands + k] as i64 + (j % self.cols) as i64;
+        if x >= 0 && x < self.width as i64 {
+            Some(x as usize)
+        } else {
+            None
+        }
+    }
+
+    /// The valid packed range of run `k` on row `y` and the view column of its first entry.
+    #[inline]
+    pub fn run(&self, y: usize, k: usize) -> Option<(std::ops::Range<usize>, usize)> {
+        let x0 = self.x0[y * self.bands + k] as i64;
+        let a = x0.max(0);
+        let b = (x0 + self.cols as i64).min(self.width as i64);
+        if a >= b {
+            return None;
+        }
+        let j0 = k * self.cols + (a - x0) as usize;
+        Some((j0..j0 + (b - a) as usize, a as usize))
     }
 }
 

@@ -71,8 +71,11 @@ fn process(
     if stages {
         pipe.undistort(raw)?
             .write(&out.join(format!("{stem}_undistorted.jpg")))?;
-        a.birdseye
-            .write(&out.join(format!("{stem}_birdseye.jpg")))?;
+        match &a.birdseye {
+            Some(b) => b.clone(),
+            None => pipe.birdseye(raw)?,
+        }
+        .write(&out.join(format!("{stem}_birdseye.jpg")))?;
         a.thresholded
             .l_scaled()?
             .write(&out.join(format!("{stem}_l.png")))?;
