@@ -301,13 +301,20 @@ mod tests {
         let (l, r) = (prior.0.to_scaled(s), prior.1.to_scaled(s));
         let bands = ColumnBands::around(&[l, r], m, band.birdseye.width, band.birdseye.height);
         let w = bands.width as usize;
+        // The scaled channels of both share the maxima (checked below), so they compare.
         let (la, lb) = (
-            a.thresholded.l.bytes().unwrap(),
-            b.thresholded.l.bytes().unwrap(),
+            a.thresholded.l_scaled().unwrap(),
+            b.thresholded.l_scaled().unwrap(),
         );
         let (ba, bb) = (
-            a.thresholded.b.bytes().unwrap(),
-            b.thresholded.b.bytes().unwrap(),
+            a.thresholded.b_scaled().unwrap(),
+            b.thresholded.b_scaled().unwrap(),
+        );
+        let (la, lb, ba, bb) = (
+            la.bytes().unwrap(),
+            lb.bytes().unwrap(),
+            ba.bytes().unwrap(),
+            bb.bytes().unwrap(),
         );
         let mut inside = vec![false; la.len()];
         for y in 0..bands.height as usize {

@@ -4,6 +4,7 @@
 use crate::config::ThresholdConfig;
 use crate::error::Result;
 use crate::frame::{BgrFrame, BinaryMask, GrayImage};
+use crate::warp::ColumnBands;
 use opencv::core::{self, Mat};
 use opencv::imgproc;
 use opencv::prelude::*;
@@ -11,12 +12,15 @@ use rayon::prelude::*;
 
 /// The channels and mask a threshold pass produces (channels after scaling, for display).
 pub struct Thresholded {
-    /// Union of the enabled thresholds, 0 or 255.
+    /// Union of the enabled thresholds, 0 or 255, over the whole view (zero outside the bands
+    /// when only bands were computed).
     pub mask: BinaryMask,
-    /// HLS L as computed (unscaled).
+    /// HLS L as computed (unscaled); packed as the band image when `bands` is set.
     pub l: GrayImage,
-    /// LAB B as computed (unscaled).
+    /// LAB B as computed (unscaled); packed as the band image when `bands` is set.
     pub b: GrayImage,
+    /// The bands `l` and `b` are packed from, when only bands were computed.
+    pub bands: Option<ColumnBands>,
     /// Maximum of L over the image.
     pub l_max: u8,
     /// Maximum of B over the image.
@@ -26,19 +30,49 @@ pub struct Thresholded {
 }
 
 impl Thresholded {
-    /// L scaled so its maximum is 255 (what the white threshold compares), for display.
+    /// L scaled so its maximum is 255 (what the white threshold compares), over the whole
+    /// view, for display.
     pub fn l_scaled(&self) -> Result<GrayImage> {
-        let mut m = self.l.mat().try_clone()?;
+        let mut m = self.unpacked(&self.l)?;
         scale_to_max(m.data_bytes_mut()?, self.l_max);
         GrayImage::new(m)
     }
-    /// B as the yellow threshold compares it (scaled only above the gate), for display.
+    /// B as the yellow threshold compares it (scaled only above the gate), over the whole
+    /// view, for display.
     pub fn b_scaled(&self) -> Result<GrayImage> {
-        let mut m = self.b.mat().try_clone()?;
+        let mut m = self.unpacked(&self.b)?;
         if self.b_was_scaled {
             scale_to_max(m.data_bytes_mut()?, self.b_max);
         }
         GrayImage::new(m)
+    }
+    /// A channel over the whole view: a copy, or the band image unpacked (zero elsewhere).
+    fn unpacked(&self, ch: &GrayImage) -> Result<Mat> {
+        let Some(bands) = &self.bands else {
+            return Ok(ch.mat().try_clone()?);
+        };
+        let (w, h, pw) = (
+            bands.width as usize,
+            bands.height as usize,
+            bands.packed_width(),
+        );
+        let mut m = Mat::new_rows_cols_with_default(
+            h as i32,
+            w as i32,
+            core::CV_8UC1,
+            core::Scalar::all(0.0),
+        )?;
+        let src = ch.bytes()?;
+        let d = m.data_bytes_mut()?;
+        for y in 0..h {
+            for k in 0..bands.bands {
+                if let Some((r, x)) = bands.run(y, k) {
+                    d[y * w + x..y * w + x + r.len()]
+                        .copy_from_slice(&src[y * pw + r.start..y * pw + r.end]);
+                }
+            }
+        }
+        Ok(m)
     }
 }
 
@@ -67,15 +101,52 @@ fn saturation(b: u8, g: u8, r: u8) -> u8 {
     (s * 255.0).round().clamp(0.0, 255.0) as u8
 }
 
-static B_LUT: std::sync::OnceLock<std::result::Result<Vec<u8>, String>> =
-    std::sync::OnceLock::new();
+/// The 16 MiB B table, placed on 2 MiB boundaries inside an over-allocated buffer so the
+/// kernel can back it with transparent huge pages: looked up at random-ish places per pixel,
+/// it then costs 8 TLB entries instead of 4096.
+struct BTable {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl BTable {
+    const LEN: usize = 1 << 24;
+    const ALIGN: usize = 1 << 21;
+
+    fn new() -> Self {
+        // Zeroed allocation: fresh pages, not yet touched, so the advice applies to them.
+        let buf = vec![0u8; Self::LEN + Self::ALIGN];
+        let addr = buf.as_ptr() as usize;
+        let start = (Self::ALIGN - addr % Self::ALIGN) % Self::ALIGN;
+        // SAFETY: the range [addr + start, addr + start + LEN) lies inside `buf`, which is
+        // alive; madvise only changes how the kernel backs these pages, never their contents.
+        // A refusal (no THP support) is harmless and ignored.
+        unsafe {
+            libc::madvise(
+                buf.as_ptr().add(start) as *mut libc::c_void,
+                Self::LEN,
+                libc::MADV_HUGEPAGE,
+            );
+        }
+        Self { buf, start }
+    }
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.buf[self.start..self.start + Self::LEN]
+    }
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[self.start..self.start + Self::LEN]
+    }
+}
+
+static B_LUT: std::sync::OnceLock<std::result::Result<BTable, String>> = std::sync::OnceLock::new();
 
 /// LAB B of every 8-bit BGR colour, indexed `(b << 16) | (g << 8) | r`, computed once by
 /// OpenCV's own `cvtColor(BGR2Lab)` (16 MiB), so per-pixel lookups give OpenCV's exact values.
 fn b_lut() -> Result<&'static [u8]> {
     let r = B_LUT.get_or_init(|| {
-        let build = || -> Result<Vec<u8>> {
-            let mut lut = vec![0u8; 1 << 24];
+        let build = || -> Result<BTable> {
+            let mut table = BTable::new();
+            let lut = table.as_mut_slice();
             // One 256x256 slab per blue value keeps the temporary images small.
             let mut slab =
                 Mat::new_rows_cols_with_default(256, 256, core::CV_8UC3, core::Scalar::all(0.0))?;
@@ -99,7 +170,7 @@ fn b_lut() -> Result<&'static [u8]> {
                     *o = ld[k * 3 + 2];
                 }
             }
-            Ok(lut)
+            Ok(table)
         };
         build().map_err(|e| e.to_string())
     });
@@ -192,11 +263,13 @@ fn decision_tables(lmax: u32, bmax: u32, cfg: &ThresholdConfig) -> ([u8; 256], [
 
 /// Threshold the packed band image `img` (from `BirdseyeRemap::apply_bands` with `bands`):
 /// L and B are computed on the band pixels only and normalised by their maxima over the bands;
-/// the mask, L and B come back at the full view size, zero outside the bands. The Sobel option
-/// needs whole rows and is not available here (the pipeline uses the full view when it is on).
+/// the mask comes back over the whole view (zero outside the bands), L and B packed. Two
+/// passes on one thread (the band image is small; waking a second thread costs more than it
+/// saves while the decoder is busy). The Sobel option needs whole rows and is not available
+/// here (the pipeline uses the whole view when it is on).
 pub fn threshold_bands(
     img: &BgrFrame,
-    bands: &crate::warp::ColumnBands,
+    bands: &ColumnBands,
     cfg: &ThresholdConfig,
 ) -> Result<Thresholded> {
     let pw = bands.packed_width();
@@ -210,47 +283,69 @@ pub fn threshold_bands(
         )));
     }
     let (w, h) = (bands.width as usize, bands.height as usize);
-    let (pl, pb) = channels(img)?;
-    let (pld, pbd) = (pl.bytes()?, pb.bytes()?);
+    let src = img.bytes()?;
+    let lut = b_lut()?;
+    let zeros = |cols: usize| {
+        Mat::new_rows_cols_with_default(
+            h as i32,
+            cols as i32,
+            core::CV_8UC1,
+            core::Scalar::all(0.0),
+        )
+    };
+    let (mut lm, mut bm, mut mask) = (zeros(pw)?, zeros(pw)?, zeros(w)?);
     let (mut lmax, mut bmax) = (0u8, 0u8);
-    for y in 0..h {
-        for k in 0..bands.bands {
-            if let Some((r, _)) = bands.run(y, k) {
-                let (a, b) = (y * pw + r.start, y * pw + r.end);
-                lmax = lmax.max(pld[a..b].iter().copied().max().unwrap_or(0));
-                bmax = bmax.max(pbd[a..b].iter().copied().max().unwrap_or(0));
+    {
+        // Pass 1: L and B of the band pixels, and their maxima.
+        let ld = lm.data_bytes_mut()?;
+        let bd = bm.data_bytes_mut()?;
+        for y in 0..h {
+            for k in 0..bands.bands {
+                if let Some((r, _)) = bands.run(y, k) {
+                    let (a, e) = (y * pw + r.start, y * pw + r.end);
+                    for ((px, lo), bo) in src[a * 3..e * 3]
+                        .chunks_exact(3)
+                        .zip(ld[a..e].iter_mut())
+                        .zip(bd[a..e].iter_mut())
+                    {
+                        let l = lightness(px[0], px[1], px[2]);
+                        let b = lut
+                            [((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
+                        lmax = lmax.max(l);
+                        bmax = bmax.max(b);
+                        *lo = l;
+                        *bo = b;
+                    }
+                }
             }
         }
     }
     let (lmax, bmax) = (lmax as u32, bmax as u32);
     let b_scaled = bmax > cfg.b_scale_gate as u32;
     let (white, yellow) = decision_tables(lmax, bmax, cfg);
-    let src = img.bytes()?;
-    let zeros = || {
-        Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC1, core::Scalar::all(0.0))
-    };
-    let (mut mask, mut lm, mut bm) = (zeros()?, zeros()?, zeros()?);
     {
+        // Pass 2: the decisions, written at the pixels' places in the whole view.
         let md = mask.data_bytes_mut()?;
-        let ld = lm.data_bytes_mut()?;
-        let bd = bm.data_bytes_mut()?;
+        let ld = lm.data_bytes()?;
+        let bd = bm.data_bytes()?;
         for y in 0..h {
             for k in 0..bands.bands {
                 if let Some((r, x)) = bands.run(y, k) {
-                    let n = r.len();
-                    let (a, o) = (y * pw + r.start, y * w + x);
-                    ld[o..o + n].copy_from_slice(&pld[a..a + n]);
-                    bd[o..o + n].copy_from_slice(&pbd[a..a + n]);
-                    for i in 0..n {
-                        let mut m = white[pld[a + i] as usize] | yellow[pbd[a + i] as usize];
-                        if cfg.s_enabled {
-                            let px = &src[(a + i) * 3..(a + i) * 3 + 3];
+                    let (a, o, n) = (y * pw + r.start, y * w + x, r.len());
+                    for ((m, l), b) in md[o..o + n]
+                        .iter_mut()
+                        .zip(ld[a..a + n].iter())
+                        .zip(bd[a..a + n].iter())
+                    {
+                        *m = white[*l as usize] | yellow[*b as usize];
+                    }
+                    if cfg.s_enabled {
+                        for (i, px) in src[a * 3..(a + n) * 3].chunks_exact(3).enumerate() {
                             let s = saturation(px[0], px[1], px[2]);
                             if s > cfg.s_min && s <= cfg.s_max {
-                                m = 255;
+                                md[o + i] = 255;
                             }
                         }
-                        md[o + i] = m;
                     }
                 }
             }
@@ -260,6 +355,7 @@ pub fn threshold_bands(
         mask: BinaryMask::new(mask)?,
         l: GrayImage::new(lm)?,
         b: GrayImage::new(bm)?,
+        bands: Some(bands.clone()),
         l_max: lmax as u8,
         b_max: bmax as u8,
         b_was_scaled: b_scaled,
@@ -321,6 +417,7 @@ pub fn threshold_channels(
         mask: BinaryMask::new(mask)?,
         l: GrayImage::new(lm)?,
         b: GrayImage::new(bm)?,
+        bands: None,
         l_max: lmax as u8,
         b_max: bmax as u8,
         b_was_scaled: b_scaled,

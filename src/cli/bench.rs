@@ -116,40 +116,38 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     base.push(input.clone());
     let repeat = a.repeat.max(1);
 
-    let mut dec = f64::MAX;
+    // Rounds interleave the five runs, so that a slow moment of the machine does not fall on
+    // one run only; each run's best round is reported.
+    let tel = tmp.join("t.jsonl").to_string_lossy().to_string();
+    let out = tmp.join("o.mp4").to_string_lossy().to_string();
+    let video = |extra: &[&str]| -> Result<(f64, f64)> {
+        let mut args = base.clone();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        child_video(&args)
+    };
+    let better = |best: &mut (f64, f64), run: (f64, f64)| {
+        if run.0 > best.0 {
+            *best = run;
+        }
+    };
+    let (mut dec, mut enc) = (f64::MAX, f64::MAX);
     let mut frames = 0;
+    let mut codec = Codec::Mp4v;
+    let (mut ana, mut ovl, mut dia) = ((0.0, 0.0), (0.0, 0.0), (0.0, 0.0));
     for _ in 0..repeat {
         let (n, s) = decode_only(&a.input)?;
         frames = n;
         dec = dec.min(s);
-    }
-    let dec_fps = frames as f64 / dec;
-    let mut enc = f64::MAX;
-    let mut codec = Codec::Mp4v;
-    for _ in 0..repeat {
-        let (n, s, c) = decode_encode(&a.input, &tmp.join("copy.mp4"))?;
-        frames = n;
+        let (_, s, c) = decode_encode(&a.input, &tmp.join("copy.mp4"))?;
         codec = c;
         enc = enc.min(s);
+        better(&mut ana, video(&["--no-render", "--telemetry", &tel])?);
+        better(&mut ovl, video(&["-o", &out, "--telemetry", &tel])?);
+        better(&mut dia, video(&["-o", &out, "--diagnostic"])?);
     }
+    let dec_fps = frames as f64 / dec;
     let enc_fps = frames as f64 / enc;
-    let best = |extra: &[&str]| -> Result<(f64, f64)> {
-        let mut best = (0.0f64, 0.0f64);
-        for _ in 0..repeat {
-            let mut args = base.clone();
-            args.extend(extra.iter().map(|s| s.to_string()));
-            let (f, r) = child_video(&args)?;
-            if f > best.0 {
-                best = (f, r);
-            }
-        }
-        Ok(best)
-    };
-    let tel = tmp.join("t.jsonl").to_string_lossy().to_string();
-    let out = tmp.join("o.mp4").to_string_lossy().to_string();
-    let (ana_fps, ana_rss) = best(&["--no-render", "--telemetry", &tel])?;
-    let (ovl_fps, ovl_rss) = best(&["-o", &out, "--telemetry", &tel])?;
-    let (dia_fps, dia_rss) = best(&["-o", &out, "--diagnostic"])?;
+    let ((ana_fps, ana_rss), (ovl_fps, ovl_rss), (dia_fps, dia_rss)) = (ana, ovl, dia);
 
     println!(
         "lanes bench: {} ({frames} frames), {} cores, codec {}",

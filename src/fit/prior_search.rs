@@ -10,20 +10,28 @@ fn band(d: &[u8], w: usize, h: usize, fit: &Poly2, margin: f64) -> LinePixels {
         let fx = fit.eval(y as f64);
         let lo = fx - margin;
         let hi = fx + margin;
-        if !(lo.is_finite() && hi.is_finite()) || hi < 0.0 || lo >= w as f64 {
+        if !(lo.is_finite() && hi.is_finite()) || hi <= 0.0 || lo >= (w - 1) as f64 {
             continue;
         }
-        let x0 = lo.floor().max(0.0) as usize;
-        let x1 = (hi.ceil().max(0.0) as usize).min(w - 1);
-        let row = &d[y * w..(y + 1) * w];
-        for (x, v) in row.iter().enumerate().take(x1 + 1).skip(x0) {
-            if *v != 0 {
-                let xf = x as f64;
-                if xf > lo && xf < hi {
-                    out.xs.push(x as u32);
-                    out.ys.push(y as u32);
-                }
+        // Columns x with lo < x < hi.
+        let x0 = (lo.floor() + 1.0).max(0.0) as usize;
+        let x1 = ((hi.ceil() - 1.0) as usize).min(w - 1);
+        if x1 < x0 {
+            continue;
+        }
+        let row = &d[y * w + x0..=y * w + x1];
+        // Mostly empty rows: skip eight zero bytes at a time.
+        let mut i = 0;
+        while i < row.len() {
+            if i + 8 <= row.len() && row[i..i + 8].iter().all(|v| *v == 0) {
+                i += 8;
+                continue;
             }
+            if row[i] != 0 {
+                out.xs.push((x0 + i) as u32);
+                out.ys.push(y as u32);
+            }
+            i += 1;
         }
     }
     out
