@@ -155,6 +155,22 @@ fn main() {
         g.bench_function("analyze_frame", |b| {
             b.iter(|| black_box(pipe.analyze(&raw, Some((l, r))).unwrap()))
         });
+        let whole = Pipeline::new(
+            Config {
+                search: lanes::config::SearchConfig {
+                    band_only: false,
+                    ..cfg.search
+                },
+                ..cfg.clone()
+            },
+            cam.as_ref(),
+            1280,
+            720,
+        )
+        .unwrap();
+        g.bench_function("analyze_frame_whole_view", |b| {
+            b.iter(|| black_box(whole.analyze(&raw, Some((l, r))).unwrap()))
+        });
         g.bench_function("analyze_frame_full_scale", |b| {
             b.iter(|| black_box(full.analyze(&raw, Some((l, r))).unwrap()))
         });

@@ -117,6 +117,11 @@ pub struct SearchConfig {
     /// search bands (L and B are then normalised by their maxima within the bands): about a
     /// quarter of the work. `false` computes the whole view on every frame. Default true.
     pub band_only: bool,
+    /// In band-only analysis, compute every n-th row of the bird's-eye view: 2 halves the band
+    /// work (on the Udacity short clip, analysis 0.86x of the decode-only rate instead of
+    /// 0.73x) at the cost of noisier fits in hard light (shadow clip: largest frame-to-frame
+    /// offset change 4.9 cm instead of 3.0 cm). 1..=8. Default 1 (every row).
+    pub band_row_step: u32,
 }
 
 impl Default for SearchConfig {
@@ -128,6 +133,7 @@ impl Default for SearchConfig {
             prior_margin: 80,
             min_rows: 3,
             band_only: true,
+            band_row_step: 1,
         }
     }
 }
@@ -306,6 +312,9 @@ impl Config {
         }
         if !(1..=1000).contains(&s.prior_margin) {
             return Err(bad("search.prior_margin", s.prior_margin, "1..=1000"));
+        }
+        if !(1..=8).contains(&s.band_row_step) {
+            return Err(bad("search.band_row_step", s.band_row_step, "1..=8"));
         }
         if !(3..=10_000).contains(&s.min_rows) {
             return Err(bad("search.min_rows", s.min_rows, "3..=10000"));

@@ -52,6 +52,7 @@ pub fn scaled_search(cfg: &crate::config::SearchConfig, s: Scale) -> crate::conf
         prior_margin: ((cfg.prior_margin as f64 * s.x).round() as u32).max(1),
         min_rows: cfg.min_rows,
         band_only: cfg.band_only,
+        band_row_step: cfg.band_row_step,
     }
 }
 
@@ -144,6 +145,7 @@ impl Pipeline {
                     search_cfg.prior_margin,
                     self.birdseye.width,
                     self.birdseye.height,
+                    self.cfg.search.band_row_step as usize,
                 ))
             }
             _ => None,
@@ -299,7 +301,7 @@ mod tests {
         let s = band.cfg.perspective.scale();
         let m = scaled_search(&band.cfg.search, s).prior_margin;
         let (l, r) = (prior.0.to_scaled(s), prior.1.to_scaled(s));
-        let bands = ColumnBands::around(&[l, r], m, band.birdseye.width, band.birdseye.height);
+        let bands = ColumnBands::around(&[l, r], m, band.birdseye.width, band.birdseye.height, 1);
         let w = bands.width as usize;
         // The scaled channels of both share the maxima (checked below), so they compare.
         let (la, lb) = (
@@ -359,13 +361,52 @@ mod tests {
             80,
             1280,
             4,
+            1,
         );
         let (r, x) = b.run(0, 0).unwrap();
         assert!(x <= 21 && x + r.len() > 180, "{x} {r:?}");
         let (r, x) = b.run(0, 1).unwrap();
         assert_eq!((x, x + r.len()), (1190, 1280));
         assert_eq!(b.column(0, b.cols + r.len()), None);
-        let nan = ColumnBands::around(&[Poly2::new(f64::NAN, 0.0, 0.0)], 80, 1280, 2);
+        let nan = ColumnBands::around(&[Poly2::new(f64::NAN, 0.0, 0.0)], 80, 1280, 2, 1);
         assert!(nan.run(1, 0).is_none());
+        // Every other row: rows 0, 2, 4 of a 5-row view; packed row 2 is view row 4.
+        let s = ColumnBands::around(&[Poly2::new(0.0, 1.0, 100.0)], 10, 1280, 5, 2);
+        assert_eq!((s.rows(), s.view_row(2)), (3, 4));
+        assert_eq!(s.run(2, 0).unwrap().1, (104 - 10) as usize);
+    }
+
+    #[test]
+    fn band_rows_with_a_step_are_the_whole_view_rows() {
+        let (band, full, raw) = pipelines();
+        let first = full.analyze(&raw, None).unwrap();
+        let prior = (first.fit.left.unwrap(), first.fit.right.unwrap());
+        let mut cfg = band.cfg.clone();
+        cfg.search.band_row_step = 2;
+        let cam = band.camera.clone();
+        let step = Pipeline::new(cfg, cam.as_ref(), raw.width(), raw.height()).unwrap();
+        let a = step.analyze(&raw, Some(prior)).unwrap();
+        let b = band.analyze(&raw, Some(prior)).unwrap();
+        // Packed row r of the step-2 channels is packed row 2r of the every-row channels (same
+        // remap entries); the mask is empty on odd rows; the fit moves by a fraction of a pixel.
+        let pw = a.thresholded.l.width() as usize;
+        for (ca, cb) in [
+            (&a.thresholded.l, &b.thresholded.l),
+            (&a.thresholded.b, &b.thresholded.b),
+        ] {
+            let (da, db) = (ca.bytes().unwrap(), cb.bytes().unwrap());
+            assert_eq!(ca.height() * 2, cb.height());
+            for (r, ra) in da.chunks(pw).enumerate() {
+                assert_eq!(ra, &db[2 * r * pw..(2 * r + 1) * pw], "packed row {r}");
+            }
+        }
+        let ma = a.thresholded.mask.bytes().unwrap();
+        let w = a.thresholded.mask.width() as usize;
+        for (y, ra) in ma.chunks(w).enumerate().filter(|(y, _)| y % 2 == 1) {
+            assert!(ra.iter().all(|v| *v == 0), "row {y}");
+        }
+        let h = step.persp.height as f64;
+        let (fa, fb) = (a.fit.left.unwrap(), b.fit.left.unwrap());
+        assert!((fa.eval(h) - fb.eval(h)).abs() < 1.0, "{fa:?} vs {fb:?}");
     }
 }

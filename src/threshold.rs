@@ -64,11 +64,12 @@ impl Thresholded {
         )?;
         let src = ch.bytes()?;
         let d = m.data_bytes_mut()?;
-        for y in 0..h {
+        for r in 0..bands.rows() {
+            let y = bands.view_row(r);
             for k in 0..bands.bands {
-                if let Some((r, x)) = bands.run(y, k) {
-                    d[y * w + x..y * w + x + r.len()]
-                        .copy_from_slice(&src[y * pw + r.start..y * pw + r.end]);
+                if let Some((rg, x)) = bands.run(r, k) {
+                    d[y * w + x..y * w + x + rg.len()]
+                        .copy_from_slice(&src[r * pw + rg.start..r * pw + rg.end]);
                 }
             }
         }
@@ -273,36 +274,36 @@ pub fn threshold_bands(
     cfg: &ThresholdConfig,
 ) -> Result<Thresholded> {
     let pw = bands.packed_width();
-    if img.width() as usize != pw || img.height() != bands.height {
+    if img.width() as usize != pw || img.height() as usize != bands.rows() {
         return Err(crate::error::Error::Invalid(format!(
             "band image {}x{} does not match its bands ({}x{})",
             img.width(),
             img.height(),
             pw,
-            bands.height
+            bands.rows()
         )));
     }
-    let (w, h) = (bands.width as usize, bands.height as usize);
+    let (w, h, rows) = (bands.width as usize, bands.height as usize, bands.rows());
     let src = img.bytes()?;
     let lut = b_lut()?;
-    let zeros = |cols: usize| {
+    let zeros = |rows: usize, cols: usize| {
         Mat::new_rows_cols_with_default(
-            h as i32,
+            rows as i32,
             cols as i32,
             core::CV_8UC1,
             core::Scalar::all(0.0),
         )
     };
-    let (mut lm, mut bm, mut mask) = (zeros(pw)?, zeros(pw)?, zeros(w)?);
+    let (mut lm, mut bm, mut mask) = (zeros(rows, pw)?, zeros(rows, pw)?, zeros(h, w)?);
     let (mut lmax, mut bmax) = (0u8, 0u8);
     {
         // Pass 1: L and B of the band pixels, and their maxima.
         let ld = lm.data_bytes_mut()?;
         let bd = bm.data_bytes_mut()?;
-        for y in 0..h {
+        for r in 0..rows {
             for k in 0..bands.bands {
-                if let Some((r, _)) = bands.run(y, k) {
-                    let (a, e) = (y * pw + r.start, y * pw + r.end);
+                if let Some((rg, _)) = bands.run(r, k) {
+                    let (a, e) = (r * pw + rg.start, r * pw + rg.end);
                     for ((px, lo), bo) in src[a * 3..e * 3]
                         .chunks_exact(3)
                         .zip(ld[a..e].iter_mut())
@@ -328,10 +329,11 @@ pub fn threshold_bands(
         let md = mask.data_bytes_mut()?;
         let ld = lm.data_bytes()?;
         let bd = bm.data_bytes()?;
-        for y in 0..h {
+        for r in 0..rows {
+            let y = bands.view_row(r);
             for k in 0..bands.bands {
-                if let Some((r, x)) = bands.run(y, k) {
-                    let (a, o, n) = (y * pw + r.start, y * w + x, r.len());
+                if let Some((rg, x)) = bands.run(r, k) {
+                    let (a, o, n) = (r * pw + rg.start, y * w + x, rg.len());
                     for ((m, l), b) in md[o..o + n]
                         .iter_mut()
                         .zip(ld[a..a + n].iter())

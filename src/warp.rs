@@ -209,9 +209,9 @@ impl BirdseyeRemap {
     }
 
     /// The bird's-eye view of a raw frame computed only on `bands` (which index into this
-    /// view), packed: row `y` of the result holds the runs of row `y` side by side. Each computed
-    /// pixel is exactly the pixel `apply` gives at the same place (the same fixed-point map
-    /// entries); columns outside the view are black.
+    /// view), packed: row `r` of the result holds the runs of packed row `r` side by side. Each
+    /// computed pixel is exactly the pixel `apply` gives at the same place (the same fixed-point
+    /// map entries); columns outside the view are black.
     pub fn apply_bands(&self, raw: &BgrFrame, bands: &ColumnBands) -> Result<BgrFrame> {
         if bands.width != self.width || bands.height != self.height {
             return Err(Error::Invalid(format!(
@@ -220,15 +220,15 @@ impl BirdseyeRemap {
             )));
         }
         let pw = bands.packed_width();
-        let (w, h) = (self.width as usize, self.height as usize);
+        let (w, rows) = (self.width as usize, bands.rows());
         let mut m1 = Mat::new_rows_cols_with_default(
-            h as i32,
+            rows as i32,
             pw as i32,
             core::CV_16SC2,
             core::Scalar::all(-30000.0),
         )?;
         let mut m2 = Mat::new_rows_cols_with_default(
-            h as i32,
+            rows as i32,
             pw as i32,
             core::CV_16UC1,
             core::Scalar::all(0.0),
@@ -238,11 +238,12 @@ impl BirdseyeRemap {
             let src2: &[u16] = self.map2.data_typed()?;
             let d1: &mut [core::Vec2s] = m1.data_typed_mut()?;
             let d2: &mut [u16] = m2.data_typed_mut()?;
-            for y in 0..h {
+            for r in 0..rows {
+                let y = bands.view_row(r);
                 for k in 0..bands.bands {
-                    if let Some((r, x)) = bands.run(y, k) {
-                        let n = r.len();
-                        let (a, b) = (y * w + x, y * pw + r.start);
+                    if let Some((rg, x)) = bands.run(r, k) {
+                        let n = rg.len();
+                        let (a, b) = (y * w + x, r * pw + rg.start);
                         d1[b..b + n].copy_from_slice(&src1[a..a + n]);
                         d2[b..b + n].copy_from_slice(&src2[a..a + n]);
                     }
@@ -278,16 +279,19 @@ impl BirdseyeRemap {
     }
 }
 
-/// Runs of columns to compute on each row of a bird's-eye view: `bands` runs of `cols` columns
-/// per row, run `k` of row `y` starting at column `x0[y * bands + k]`. Columns outside the view
-/// are part of a run's layout but are empty (never computed, never reported).
+/// Runs of columns to compute on every `row_step`-th row of a bird's-eye view: `bands` runs of
+/// `cols` columns per computed row, run `k` of packed row `r` (view row `r * row_step`) starting
+/// at column `x0[r * bands + k]`. Columns outside the view are part of a run's layout but are
+/// empty (never computed, never reported).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnBands {
     /// Columns per run.
     pub cols: usize,
     /// Runs per row.
     pub bands: usize,
-    /// First column of each run, row-major.
+    /// View rows per computed row (1 = every row).
+    pub row_step: usize,
+    /// First column of each run, row-major over the computed rows.
     pub x0: Vec<i32>,
     /// Size of the full bird's-eye view the runs index into.
     pub width: i32,
@@ -296,13 +300,20 @@ pub struct ColumnBands {
 
 impl ColumnBands {
     /// The runs covering every column strictly within `margin` px of each curve (the prior
-    /// search's band), in a `width` x `height` view. A row where a curve is not finite gets an
-    /// empty run.
-    pub fn around(curves: &[crate::fit::Poly2], margin: u32, width: i32, height: i32) -> Self {
+    /// search's band) on every `row_step`-th row of a `width` x `height` view. A row where a
+    /// curve is not finite gets an empty run.
+    pub fn around(
+        curves: &[crate::fit::Poly2],
+        margin: u32,
+        width: i32,
+        height: i32,
+        row_step: usize,
+    ) -> Self {
         let m = margin as f64;
         let cols = 2 * margin as usize + 2;
+        let row_step = row_step.max(1);
         let mut x0 = Vec::with_capacity(curves.len() * height.max(0) as usize);
-        for y in 0..height.max(0) {
+        for y in (0..height.max(0)).step_by(row_step) {
             for c in curves {
                 let lo = c.eval(y as f64) - m;
                 let start = if lo.is_finite() && lo.abs() < 1e8 {
@@ -316,10 +327,22 @@ impl ColumnBands {
         Self {
             cols,
             bands: curves.len(),
+            row_step,
             x0,
             width,
             height,
         }
+    }
+
+    /// Number of computed rows (rows of the packed band image).
+    pub fn rows(&self) -> usize {
+        (self.height.max(0) as usize).div_ceil(self.row_step)
+    }
+
+    /// The view row of packed row `r`.
+    #[inline]
+    pub fn view_row(&self, r: usize) -> usize {
+        r * self.row_step
     }
 
     /// Width of the packed band image (all runs of a row side by side).
@@ -327,11 +350,11 @@ impl ColumnBands {
         self.cols * self.bands
     }
 
-    /// View column of packed column `j` on row `y`, when it lies inside the view.
+    /// View column of packed column `j` on packed row `r`, when it lies inside the view.
     #[inline]
-    pub fn column(&self, y: usize, j: usize) -> Option<usize> {
+    pub fn column(&self, r: usize, j: usize) -> Option<usize> {
         let k = j / self.cols;
-        let x = self.x0[y * self.bands + k] as i64 + (j % self.cols) as i64;
+        let x = self.x0[r * self.bands + k] as i64 + (j % self.cols) as i64;
         if x >= 0 && x < self.width as i64 {
             Some(x as usize)
         } else {
@@ -339,10 +362,11 @@ impl ColumnBands {
         }
     }
 
-    /// The valid packed range of run `k` on row `y` and the view column of its first entry.
+    /// The valid packed range of run `k` on packed row `r` and the view column of its first
+    /// entry.
     #[inline]
-    pub fn run(&self, y: usize, k: usize) -> Option<(std::ops::Range<usize>, usize)> {
-        let x0 = self.x0[y * self.bands + k] as i64;
+    pub fn run(&self, r: usize, k: usize) -> Option<(std::ops::Range<usize>, usize)> {
+        let x0 = self.x0[r * self.bands + k] as i64;
         let a = x0.max(0);
         let b = (x0 + self.cols as i64).min(self.width as i64);
         if a >= b {
