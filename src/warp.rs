@@ -420,4 +420,51 @@ mod tests {
             Err(Error::SingularPerspective(_))
         ));
     }
+
+    #[test]
+    fn band_pixels_equal_opencv_remap_everywhere() {
+        // Every column of the view (the band spans it all), on a noise frame, through the
+        // Udacity lens: inside, at the frame's edges (taps partly outside) and outside it.
+        let cam = Camera::load(
+            &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("calibration/udacity.yml"),
+        )
+        .unwrap();
+        let p = Perspective::from_config(&PerspectiveConfig::default(), 1280, 720).unwrap();
+        let remap =
+            BirdseyeRemap::new(&p, Some(&cam), crate::fit::Scale { x: 1.0, y: 0.5 }).unwrap();
+        let mut raw =
+            Mat::new_rows_cols_with_default(720, 1280, core::CV_8UC3, core::Scalar::all(0.0))
+                .unwrap();
+        let mut state = 12345u64;
+        for v in raw.data_bytes_mut().unwrap() {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            *v = (state >> 56) as u8;
+        }
+        let raw = BgrFrame::new(raw).unwrap();
+        let whole = remap.apply(&raw).unwrap();
+        let centre = crate::fit::Poly2::new(0.0, 0.0, 640.0);
+        let bands = ColumnBands::around(&[centre], 641, remap.width, remap.height, 1);
+        let packed = remap.apply_bands(&raw, &bands).unwrap();
+        let (wd, pd) = (whole.bytes().unwrap(), packed.bytes().unwrap());
+        let (w, pw) = (remap.width as usize, bands.packed_width());
+        let (mut n, mut black) = (0, 0);
+        for r in 0..bands.rows() {
+            let (rg, x) = bands.run(r, 0).unwrap();
+            assert_eq!(rg.len(), w);
+            for i in 0..rg.len() {
+                let a = (r * w + x + i) * 3;
+                let b = (r * pw + rg.start + i) * 3;
+                assert_eq!(&wd[a..a + 3], &pd[b..b + 3], "row {r} column {}", x + i);
+                n += 1;
+                black += (wd[a..a + 3] == [0, 0, 0]) as usize;
+            }
+        }
+        assert_eq!(n, 1280 * 360);
+        assert!(
+            black > 1000,
+            "the view reaches outside the frame ({black} black pixels)"
+        );
+    }
 }
