@@ -441,6 +441,12 @@ mod tests {
             err.to_string(),
             "config search.windows = 0 (expected 1..=50)"
         );
+        let err = Config::from_toml_str("[search]\nband_row_step = 9\n", Path::new("c.toml"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config search.band_row_step = 9 (expected 1..=8)"
+        );
     }
 
     #[test]
