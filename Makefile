@@ -26,4 +26,4 @@ test:
 	cargo test --release --all-targets
 
 bench: build
-	./target/release/lanes bench ../shared/data/videos/hortovanyi/project_video_short.mp4 --camera calibration/udacity.yml
+	./target/release/lanes bench ../shared/data/videos/hortovanyi/project_video_short.mp4 --camera calibration/udacity.yml --repeat 3

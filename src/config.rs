@@ -118,9 +118,9 @@ pub struct SearchConfig {
     /// quarter of the work. `false` computes the whole view on every frame. Default true.
     pub band_only: bool,
     /// In band-only analysis, compute every n-th row of the bird's-eye view: 2 halves the band
-    /// work (on the Udacity short clip, analysis 0.86x of the decode-only rate instead of
-    /// 0.73x) at the cost of noisier fits in hard light (shadow clip: largest frame-to-frame
-    /// offset change 4.9 cm instead of 3.0 cm). 1..=8. Default 1 (every row).
+    /// work (Udacity short clip, `lanes bench`: analysis at 0.83-0.86x of the decode-only rate
+    /// instead of about 0.7x) at the cost of noisier fits in hard light (shadow clip: largest
+    /// frame-to-frame offset change 4.9 cm instead of 3.0 cm). 1..=8. Default 1 (every row).
     pub band_row_step: u32,
 }
 
