@@ -3,7 +3,7 @@
 mod cli;
 
 fn main() {
-    keep_frame_buffers_in_the_heap();
+    lanes::frame::keep_frame_buffers_in_the_heap();
     // Keep FFmpeg's own log lines off stderr: errors are reported once, as `lanes: ...`.
     if std::env::var_os("OPENCV_FFMPEG_LOGLEVEL").is_none() {
         std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8");
@@ -29,18 +29,4 @@ fn main() {
         }
     }
     std::process::exit(code);
-}
-
-/// Frames are 1-3 MB buffers allocated and freed for every frame (decode, overlay, composite).
-/// By default glibc maps each one fresh from the kernel and unmaps it on free, so every frame
-/// pays page faults and zeroing (2.4 ms for one 1280x720 composite here); with these limits the
-/// buffers are reused from the heap. Peak memory is unchanged (bounded by the frames in flight).
-fn keep_frame_buffers_in_the_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets allocator parameters; it is called before any other thread
-    // exists. A refusal leaves the defaults, which are correct, only slower.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
-    }
 }

@@ -115,8 +115,10 @@ impl BTable {
     const ALIGN: usize = 1 << 21;
 
     fn new() -> Self {
-        // Zeroed allocation: fresh pages, not yet touched, so the advice applies to them.
-        let buf = vec![0u8; Self::LEN + Self::ALIGN];
+        // Zeroed and above the mmap threshold: fresh pages from the kernel, not yet touched, so
+        // the advice applies to all of them (pages never touched cost no memory).
+        let len = (Self::LEN + Self::ALIGN).max(crate::frame::MMAP_THRESHOLD + Self::ALIGN);
+        let buf = vec![0u8; len];
         let addr = buf.as_ptr() as usize;
         let start = (Self::ALIGN - addr % Self::ALIGN) % Self::ALIGN;
         // SAFETY: the range [addr + start, addr + start + LEN) lies inside `buf`, which is
