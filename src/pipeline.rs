@@ -319,14 +319,8 @@ mod tests {
             bb.bytes().unwrap(),
         );
         let mut inside = vec![false; la.len()];
-        for y in 0..bands.height as usize {
-            for k in 0..bands.bands {
-                if let Some((rg, x)) = bands.run(y, k) {
-                    for i in 0..rg.len() {
-                        inside[y * w + x + i] = true;
-                    }
-                }
-            }
+        for sp in bands.spans() {
+            inside[sp.view..sp.view + sp.len].fill(true);
         }
         let n_in = inside.iter().filter(|v| **v).count();
         assert!(
@@ -367,7 +361,11 @@ mod tests {
         assert!(x <= 21 && x + r.len() > 180, "{x} {r:?}");
         let (r, x) = b.run(0, 1).unwrap();
         assert_eq!((x, x + r.len()), (1190, 1280));
-        assert_eq!(b.column(0, b.cols + r.len()), None);
+        // Nothing of the run reaches past the view: 90 of its 162 columns are inside.
+        assert_eq!((r.len(), b.cols), (90, 162));
+        let spans: Vec<_> = b.spans().take(2).collect();
+        assert_eq!(spans[1].view, 1190);
+        assert_eq!(spans[1].packed, b.cols);
         let nan = ColumnBands::around(&[Poly2::new(f64::NAN, 0.0, 0.0)], 80, 1280, 2, 1);
         assert!(nan.run(1, 0).is_none());
         // Every other row: rows 0, 2, 4 of a 5-row view; packed row 2 is view row 4.

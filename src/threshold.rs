@@ -51,27 +51,16 @@ impl Thresholded {
         let Some(bands) = &self.bands else {
             return Ok(ch.mat().try_clone()?);
         };
-        let (w, h, pw) = (
-            bands.width as usize,
-            bands.height as usize,
-            bands.packed_width(),
-        );
         let mut m = Mat::new_rows_cols_with_default(
-            h as i32,
-            w as i32,
+            bands.height,
+            bands.width,
             core::CV_8UC1,
             core::Scalar::all(0.0),
         )?;
         let src = ch.bytes()?;
         let d = m.data_bytes_mut()?;
-        for r in 0..bands.rows() {
-            let y = bands.view_row(r);
-            for k in 0..bands.bands {
-                if let Some((rg, x)) = bands.run(r, k) {
-                    d[y * w + x..y * w + x + rg.len()]
-                        .copy_from_slice(&src[r * pw + rg.start..r * pw + rg.end]);
-                }
-            }
+        for sp in bands.spans() {
+            d[sp.view..sp.view + sp.len].copy_from_slice(&src[sp.packed..sp.packed + sp.len]);
         }
         Ok(m)
     }
@@ -302,24 +291,19 @@ pub fn threshold_bands(
         // Pass 1: L and B of the band pixels, and their maxima.
         let ld = lm.data_bytes_mut()?;
         let bd = bm.data_bytes_mut()?;
-        for r in 0..rows {
-            for k in 0..bands.bands {
-                if let Some((rg, _)) = bands.run(r, k) {
-                    let (a, e) = (r * pw + rg.start, r * pw + rg.end);
-                    for ((px, lo), bo) in src[a * 3..e * 3]
-                        .chunks_exact(3)
-                        .zip(ld[a..e].iter_mut())
-                        .zip(bd[a..e].iter_mut())
-                    {
-                        let l = lightness(px[0], px[1], px[2]);
-                        let b = lut
-                            [((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
-                        lmax = lmax.max(l);
-                        bmax = bmax.max(b);
-                        *lo = l;
-                        *bo = b;
-                    }
-                }
+        for sp in bands.spans() {
+            let (a, e) = (sp.packed, sp.packed + sp.len);
+            for ((px, lo), bo) in src[a * 3..e * 3]
+                .chunks_exact(3)
+                .zip(ld[a..e].iter_mut())
+                .zip(bd[a..e].iter_mut())
+            {
+                let l = lightness(px[0], px[1], px[2]);
+                let b = lut[((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
+                lmax = lmax.max(l);
+                bmax = bmax.max(b);
+                *lo = l;
+                *bo = b;
             }
         }
     }
@@ -331,25 +315,20 @@ pub fn threshold_bands(
         let md = mask.data_bytes_mut()?;
         let ld = lm.data_bytes()?;
         let bd = bm.data_bytes()?;
-        for r in 0..rows {
-            let y = bands.view_row(r);
-            for k in 0..bands.bands {
-                if let Some((rg, x)) = bands.run(r, k) {
-                    let (a, o, n) = (r * pw + rg.start, y * w + x, rg.len());
-                    for ((m, l), b) in md[o..o + n]
-                        .iter_mut()
-                        .zip(ld[a..a + n].iter())
-                        .zip(bd[a..a + n].iter())
-                    {
-                        *m = white[*l as usize] | yellow[*b as usize];
-                    }
-                    if cfg.s_enabled {
-                        for (i, px) in src[a * 3..(a + n) * 3].chunks_exact(3).enumerate() {
-                            let s = saturation(px[0], px[1], px[2]);
-                            if s > cfg.s_min && s <= cfg.s_max {
-                                md[o + i] = 255;
-                            }
-                        }
+        for sp in bands.spans() {
+            let (a, o, n) = (sp.packed, sp.view, sp.len);
+            for ((m, l), b) in md[o..o + n]
+                .iter_mut()
+                .zip(ld[a..a + n].iter())
+                .zip(bd[a..a + n].iter())
+            {
+                *m = white[*l as usize] | yellow[*b as usize];
+            }
+            if cfg.s_enabled {
+                for (i, px) in src[a * 3..(a + n) * 3].chunks_exact(3).enumerate() {
+                    let s = saturation(px[0], px[1], px[2]);
+                    if s > cfg.s_min && s <= cfg.s_max {
+                        md[o + i] = 255;
                     }
                 }
             }

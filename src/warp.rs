@@ -220,7 +220,7 @@ impl BirdseyeRemap {
             )));
         }
         let pw = bands.packed_width();
-        let (w, rows) = (self.width as usize, bands.rows());
+        let rows = bands.rows();
         let mut m1 = Mat::new_rows_cols_with_default(
             rows as i32,
             pw as i32,
@@ -238,16 +238,10 @@ impl BirdseyeRemap {
             let src2: &[u16] = self.map2.data_typed()?;
             let d1: &mut [core::Vec2s] = m1.data_typed_mut()?;
             let d2: &mut [u16] = m2.data_typed_mut()?;
-            for r in 0..rows {
-                let y = bands.view_row(r);
-                for k in 0..bands.bands {
-                    if let Some((rg, x)) = bands.run(r, k) {
-                        let n = rg.len();
-                        let (a, b) = (y * w + x, r * pw + rg.start);
-                        d1[b..b + n].copy_from_slice(&src1[a..a + n]);
-                        d2[b..b + n].copy_from_slice(&src2[a..a + n]);
-                    }
-                }
+            for sp in bands.spans() {
+                let (a, b, n) = (sp.view, sp.packed, sp.len);
+                d1[b..b + n].copy_from_slice(&src1[a..a + n]);
+                d2[b..b + n].copy_from_slice(&src2[a..a + n]);
             }
         }
         let mut out = Mat::default();
@@ -350,18 +344,6 @@ impl ColumnBands {
         self.cols * self.bands
     }
 
-    /// View column of packed column `j` on packed row `r`, when it lies inside the view.
-    #[inline]
-    pub fn column(&self, r: usize, j: usize) -> Option<usize> {
-        let k = j / self.cols;
-        let x = self.x0[r * self.bands + k] as i64 + (j % self.cols) as i64;
-        if x >= 0 && x < self.width as i64 {
-            Some(x as usize)
-        } else {
-            None
-        }
-    }
-
     /// The valid packed range of run `k` on packed row `r` and the view column of its first
     /// entry.
     #[inline]
@@ -375,6 +357,30 @@ impl ColumnBands {
         let j0 = k * self.cols + (a - x0) as usize;
         Some((j0..j0 + (b - a) as usize, a as usize))
     }
+
+    /// Every non-empty run, in packed order, with its places in the packed band image and in
+    /// the whole view (both row-major).
+    pub fn spans(&self) -> impl Iterator<Item = Span> + '_ {
+        let (pw, w) = (self.packed_width(), self.width as usize);
+        (0..self.rows()).flat_map(move |r| {
+            (0..self.bands).filter_map(move |k| {
+                self.run(r, k).map(|(rg, x)| Span {
+                    packed: r * pw + rg.start,
+                    view: self.view_row(r) * w + x,
+                    len: rg.len(),
+                })
+            })
+        })
+    }
+}
+
+/// One computed run of `ColumnBands`: `len` pixels starting at index `packed` of the packed
+/// band image and at index `view` of the whole view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub packed: usize,
+    pub view: usize,
+    pub len: usize,
 }
 
 #[cfg(test)]
