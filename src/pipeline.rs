@@ -302,7 +302,6 @@ mod tests {
         let m = scaled_search(&band.cfg.search, s).prior_margin;
         let (l, r) = (prior.0.to_scaled(s), prior.1.to_scaled(s));
         let bands = ColumnBands::around(&[l, r], m, band.birdseye.width, band.birdseye.height, 1);
-        let w = bands.width as usize;
         // The scaled channels of both share the maxima (checked below), so they compare.
         let (la, lb) = (
             a.thresholded.l_scaled().unwrap(),
