@@ -247,6 +247,15 @@ struct Failure {
     error: String,
 }
 
+impl Failure {
+    fn new(file: &Path, error: &anyhow::Error) -> Self {
+        Self {
+            file: file.display().to_string(),
+            error: format!("{error:#}"),
+        }
+    }
+}
+
 #[derive(Serialize, Default)]
 struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -373,10 +382,7 @@ fn eval_tusimple(
         })();
         match r {
             Ok(i) => out.per_image.push(i),
-            Err(e) => failed.push(Failure {
-                file: img_path.display().to_string(),
-                error: format!("{e:#}"),
-            }),
+            Err(e) => failed.push(Failure::new(&img_path, &e)),
         }
     }
     Ok(())
@@ -663,48 +669,31 @@ pub fn run(a: EvalArgs) -> Result<i32> {
     let mut synth_frames: Vec<FrameScore> = Vec::new();
     let mut synth_files = 0usize;
     for item in &items {
-        match item {
-            Item::Synthetic(p) => match eval_synthetic(&mut run, p) {
-                Ok(f) => {
+        let (p, result) = match item {
+            Item::Synthetic(p) => (
+                p,
+                eval_synthetic(&mut run, p).map(|f| {
                     synth_files += 1;
                     synth_frames.extend(f);
-                }
-                Err(e) => rep.failed.push(Failure {
-                    file: p.display().to_string(),
-                    error: format!("{e:#}"),
                 }),
-            },
+            ),
             Item::TuSimple(p) => {
                 let out = rep.tusimple.get_or_insert_with(TuSimpleOut::default);
-                if let Err(e) = eval_tusimple(&mut run, p, out, &mut rep.failed) {
-                    rep.failed.push(Failure {
-                        file: p.display().to_string(),
-                        error: format!("{e:#}"),
-                    });
-                }
+                (p, eval_tusimple(&mut run, p, out, &mut rep.failed))
             }
             Item::CuLane(p) => {
                 let r = eval_culane(&mut run, p);
                 let out = rep.culane.get_or_insert_with(CuLaneOut::default);
-                match r {
-                    Ok(i) => out.per_image.push(i),
-                    Err(e) => rep.failed.push(Failure {
-                        file: p.display().to_string(),
-                        error: format!("{e:#}"),
-                    }),
-                }
+                (p, r.map(|i| out.per_image.push(i)))
             }
             Item::Mask(p) => {
                 let r = eval_mask(&mut run, p);
                 let out = rep.masks.get_or_insert_with(MasksOut::default);
-                match r {
-                    Ok(i) => out.per_image.push(i),
-                    Err(e) => rep.failed.push(Failure {
-                        file: p.display().to_string(),
-                        error: format!("{e:#}"),
-                    }),
-                }
+                (p, r.map(|i| out.per_image.push(i)))
             }
+        };
+        if let Err(e) = result {
+            rep.failed.push(Failure::new(p, &e));
         }
     }
     if synth_files > 0 {
