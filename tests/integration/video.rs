@@ -75,6 +75,14 @@ fn camera() -> String {
         .to_string()
 }
 
+/// `lanes video --camera <Udacity camera> CLIP ARGS...`.
+fn video(clip: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let cam = camera();
+    let mut all = vec!["video", "--camera", &cam, clip.to_str().unwrap()];
+    all.extend_from_slice(args);
+    lanes(&all)
+}
+
 #[test]
 fn project_clip_overlay_has_every_frame_and_steady_tracking() {
     let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
@@ -83,16 +91,15 @@ fn project_clip_overlay_has_every_frame_and_steady_tracking() {
     let dir = tmp();
     let out = dir.path().join("out.mp4");
     let tel = dir.path().join("t.jsonl");
-    let o = lanes(&[
-        "video",
-        "--camera",
-        &camera(),
-        clip.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--telemetry",
-        tel.to_str().unwrap(),
-    ]);
+    let o = video(
+        &clip,
+        &[
+            "-o",
+            out.to_str().unwrap(),
+            "--telemetry",
+            tel.to_str().unwrap(),
+        ],
+    );
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     eprintln!("{}", err.trim());
@@ -149,15 +156,10 @@ fn shadow_clip_draws_every_frame_and_keeps_the_width_rule() {
     };
     let dir = tmp();
     let tel = dir.path().join("t.jsonl");
-    let o = lanes(&[
-        "video",
-        "--camera",
-        &camera(),
-        clip.to_str().unwrap(),
-        "--no-render",
-        "--telemetry",
-        tel.to_str().unwrap(),
-    ]);
+    let o = video(
+        &clip,
+        &["--no-render", "--telemetry", tel.to_str().unwrap()],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stats(&read_jsonl(&tel));
     assert_eq!(s.frames, 160);
@@ -180,35 +182,25 @@ fn threaded_and_single_threaded_telemetry_are_identical_and_csv_has_a_row_per_fr
     let b = dir.path().join("b.jsonl");
     let c = dir.path().join("c.csv");
     let out = dir.path().join("o.mp4");
-    let o1 = lanes(&[
-        "video",
-        "--camera",
-        &camera(),
-        clip.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--telemetry",
-        a.to_str().unwrap(),
-    ]);
-    let o2 = lanes(&[
-        "video",
-        "--camera",
-        &camera(),
-        clip.to_str().unwrap(),
-        "--no-render",
-        "--single-thread",
-        "--telemetry",
-        b.to_str().unwrap(),
-    ]);
-    let o3 = lanes(&[
-        "video",
-        "--camera",
-        &camera(),
-        clip.to_str().unwrap(),
-        "--no-render",
-        "--telemetry",
-        c.to_str().unwrap(),
-    ]);
+    let o1 = video(
+        &clip,
+        &[
+            "-o",
+            out.to_str().unwrap(),
+            "--telemetry",
+            a.to_str().unwrap(),
+        ],
+    );
+    let o2 = video(
+        &clip,
+        &[
+            "--no-render",
+            "--single-thread",
+            "--telemetry",
+            b.to_str().unwrap(),
+        ],
+    );
+    let o3 = video(&clip, &["--no-render", "--telemetry", c.to_str().unwrap()]);
     assert!(o1.status.success() && o2.status.success() && o3.status.success());
     assert_eq!(
         std::fs::read_to_string(&a).unwrap(),
@@ -229,21 +221,20 @@ fn diagnostic_video_and_start_frames_window() {
     let dir = tmp();
     let out = dir.path().join("diag.mp4");
     let tel = dir.path().join("t.jsonl");
-    let o = lanes(&[
-        "video",
-        "--camera",
-        &camera(),
-        clip.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--diagnostic",
-        "--start",
-        "10",
-        "--frames",
-        "20",
-        "--telemetry",
-        tel.to_str().unwrap(),
-    ]);
+    let o = video(
+        &clip,
+        &[
+            "-o",
+            out.to_str().unwrap(),
+            "--diagnostic",
+            "--start",
+            "10",
+            "--frames",
+            "20",
+            "--telemetry",
+            tel.to_str().unwrap(),
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let (n, _, w, h) = count_frames(&out);
     assert_eq!((n, w, h), (20, 1280, 720));
@@ -283,14 +274,7 @@ fn frames_of_another_size_than_the_camera_are_an_error_naming_the_file() {
     };
     let dir = tmp();
     let out = dir.path().join("o.mp4");
-    let o = lanes(&[
-        "video",
-        "--camera",
-        &camera(),
-        clip.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = video(&clip, &["-o", out.to_str().unwrap()]);
     assert_one_line_error(
         &o,
         "solidWhiteRight.mp4: image is 960x540, expected 1280x720",
