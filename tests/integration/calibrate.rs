@@ -341,38 +341,29 @@ fn camera_file_with_missing_or_malformed_field_is_named() {
         .unwrap()
         .write(&img)
         .unwrap();
+    // `lanes undistort --camera CAMERA img -o out`.
+    let undistort_with = |camera: &std::path::Path| {
+        let out = t.path().join("o");
+        lanes(&[
+            "undistort",
+            "--camera",
+            camera.to_str().unwrap(),
+            img.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+    };
     let missing = t.path().join("missing.yml");
     std::fs::write(&missing, "%YAML:1.0\n---\nimage_width: 64\nimage_height: 48\ndistortion_coefficients: !!opencv-matrix\n   rows: 5\n   cols: 1\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n").unwrap();
-    let o = lanes(&[
-        "undistort",
-        "--camera",
-        missing.to_str().unwrap(),
-        img.to_str().unwrap(),
-        "-o",
-        t.path().join("o").to_str().unwrap(),
-    ]);
+    let o = undistort_with(&missing);
     assert_one_line_error(&o, "`camera_matrix` is missing");
     let bad = t.path().join("bad.yml");
     std::fs::write(&bad, "%YAML:1.0\n---\nimage_width: 64\nimage_height: 48\ncamera_matrix: !!opencv-matrix\n   rows: 2\n   cols: 2\n   dt: d\n   data: [ 1., 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 5\n   cols: 1\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n").unwrap();
-    let o = lanes(&[
-        "undistort",
-        "--camera",
-        bad.to_str().unwrap(),
-        img.to_str().unwrap(),
-        "-o",
-        t.path().join("o").to_str().unwrap(),
-    ]);
+    let o = undistort_with(&bad);
     assert_one_line_error(&o, "`camera_matrix` is 2x2, expected 3x3");
     let no_width = t.path().join("nowidth.yml");
     std::fs::write(&no_width, "%YAML:1.0\n---\nimage_height: 48\n").unwrap();
-    let o = lanes(&[
-        "undistort",
-        "--camera",
-        no_width.to_str().unwrap(),
-        img.to_str().unwrap(),
-        "-o",
-        t.path().join("o").to_str().unwrap(),
-    ]);
+    let o = undistort_with(&no_width);
     assert_one_line_error(&o, "`image_width` is missing");
 }
 
