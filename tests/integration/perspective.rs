@@ -25,6 +25,15 @@ fn udacity_camera(_dir: &Path) -> PathBuf {
 }
 
 /// x of the line through quad corners `a` (top) and `b` (bottom) at row `y`.
+/// `lanes perspective --camera CAMERA FRAMES... ARGS... -o OUT`.
+fn perspective(camera: &Path, frames: &[&Path], args: &[&str], out: &Path) -> std::process::Output {
+    let mut all = vec!["perspective", "--camera", camera.to_str().unwrap()];
+    all.extend(frames.iter().map(|f| f.to_str().unwrap()));
+    all.extend_from_slice(args);
+    all.extend(["-o", out.to_str().unwrap()]);
+    lanes(&all)
+}
+
 fn x_at(a: [f64; 2], b: [f64; 2], y: f64) -> f64 {
     a[0] + (b[0] - a[0]) * (y - a[1]) / (b[1] - a[1])
 }
@@ -40,15 +49,7 @@ fn udacity_straight_frames_give_the_reference_quad_and_a_metric_birdseye_view() 
     let dir = tmp();
     let cam = udacity_camera(dir.path());
     let cfg_path = dir.path().join("udacity.toml");
-    let o = lanes(&[
-        "perspective",
-        "--camera",
-        cam.to_str().unwrap(),
-        s1.to_str().unwrap(),
-        s2.to_str().unwrap(),
-        "-o",
-        cfg_path.to_str().unwrap(),
-    ]);
+    let o = perspective(&cam, &[&s1, &s2], &[], &cfg_path);
     let out = stdout(&o);
     println!("{out}");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
@@ -147,15 +148,7 @@ fn a_curved_frame_is_reported_and_left_out() {
     let dir = tmp();
     let cam = udacity_camera(dir.path());
     let cfg_path = dir.path().join("lanes.toml");
-    let o = lanes(&[
-        "perspective",
-        "--camera",
-        cam.to_str().unwrap(),
-        s1.to_str().unwrap(),
-        curved.to_str().unwrap(),
-        "-o",
-        cfg_path.to_str().unwrap(),
-    ]);
+    let o = perspective(&cam, &[&s1, &curved], &[], &cfg_path);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let line = out
@@ -177,14 +170,7 @@ fn no_usable_frame_is_an_error_and_writes_no_config() {
     let dir = tmp();
     let cam = udacity_camera(dir.path());
     let cfg_path = dir.path().join("lanes.toml");
-    let o = lanes(&[
-        "perspective",
-        "--camera",
-        cam.to_str().unwrap(),
-        curved.to_str().unwrap(),
-        "-o",
-        cfg_path.to_str().unwrap(),
-    ]);
+    let o = perspective(&cam, &[&curved], &[], &cfg_path);
     assert_one_line_error(&o, "no usable straight-road frame among 1");
     assert!(!cfg_path.exists());
 }
@@ -240,14 +226,7 @@ fn bad_inputs_are_one_line_errors() {
             "%YAML:1.0\n---\nimage_width: 640\nimage_height: 480\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ 500., 0., 320., 0., 500., 240., 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n",
         )
         .unwrap();
-        let o = lanes(&[
-            "perspective",
-            "--camera",
-            cam.to_str().unwrap(),
-            s1.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ]);
+        let o = perspective(&cam, &[&s1], &[], &out);
         assert_one_line_error(&o, "image is 1280x720, expected 640x480");
     }
 }
@@ -305,18 +284,17 @@ fn synthetic_cameras_give_metres_per_pixel_within_5_percent_and_eval_within_boun
         let bottom = t[2][1] / camera.height as f64;
         let depth = (t[2][1] - t[0][1]) / (t[2][1] - vp_y);
         let est_path = d.join("est.toml");
-        let o = lanes(&[
-            "perspective",
-            "--camera",
-            cam.to_str().unwrap(),
-            frame.to_str().unwrap(),
-            "--bottom",
-            &format!("{bottom}"),
-            "--depth",
-            &format!("{depth}"),
-            "-o",
-            est_path.to_str().unwrap(),
-        ]);
+        let o = perspective(
+            &cam,
+            &[&frame],
+            &[
+                "--bottom",
+                &format!("{bottom}"),
+                "--depth",
+                &format!("{depth}"),
+            ],
+            &est_path,
+        );
         assert_eq!(o.status.code(), Some(0), "perspective: {}", stderr(&o));
         let est = Config::load(&est_path).unwrap();
         for (i, (ours, exact)) in est.perspective.src.iter().zip(t.iter()).enumerate() {
@@ -342,14 +320,7 @@ fn synthetic_cameras_give_metres_per_pixel_within_5_percent_and_eval_within_boun
 
         // Default rows: ym_per_px against the exact value for the rows the estimate chose.
         let def_path = d.join("default_rows.toml");
-        let o = lanes(&[
-            "perspective",
-            "--camera",
-            cam.to_str().unwrap(),
-            frame.to_str().unwrap(),
-            "-o",
-            def_path.to_str().unwrap(),
-        ]);
+        let o = perspective(&cam, &[&frame], &[], &def_path);
         assert_eq!(o.status.code(), Some(0), "perspective: {}", stderr(&o));
         let def = Config::load(&def_path).unwrap();
         let (yt, yb) = (def.perspective.src[0][1], def.perspective.src[2][1]);
