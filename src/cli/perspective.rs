@@ -85,6 +85,21 @@ fn pitch_text(deg: f64) -> String {
     }
 }
 
+/// "geometry: camera height 1.25 m, pitch 1.39 deg up, yaw -1.28 deg, quad 26.7 m long from
+/// 5.5 m ahead -> ym_per_px 0.03705" (printed, and as a comment in the written config).
+fn geometry_text(assumed_k: bool, g: &lanes::autoperspective::ground::GroundScale) -> String {
+    format!(
+        "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
+        if assumed_k { " (assumed 58-deg field of view)" } else { "" },
+        g.camera_height_m,
+        pitch_text(g.pitch_deg),
+        g.yaw_deg,
+        g.quad_length_m,
+        g.near_m,
+        g.ym_per_px
+    )
+}
+
 /// Round a quad to 0.01 px for a readable config file.
 fn round_quad(q: [[f64; 2]; 4]) -> [[f64; 2]; 4] {
     q.map(|p| p.map(|v| (v * 100.0).round() / 100.0))
@@ -296,16 +311,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         format!("# ym_per_px from {}.", est.ym_from),
     ];
     if let Some(g) = &est.ground {
-        header.push(format!(
-            "# Geometry{}: camera {:.2} m above the road, pitch {}, yaw {:+.2} deg; the quad covers {:.1} m from {:.1} m ahead; ym_per_px {:.5}.",
-            if est.assumed_k { " (assumed 58-deg field of view)" } else { "" },
-            g.camera_height_m,
-            pitch_text(g.pitch_deg),
-            g.yaw_deg,
-            g.quad_length_m,
-            g.near_m,
-            g.ym_per_px
-        ));
+        header.push(format!("# {}.", geometry_text(est.assumed_k, g)));
     }
     if let Some(ds) = &est.dashes {
         header.push(format!(
@@ -324,16 +330,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         s[0][0], s[0][1], s[1][0], s[1][1], s[2][0], s[2][1], s[3][0], s[3][1], d[0][0], d[0][1], d[1][0], d[1][1], d[2][0], d[2][1], d[3][0], d[3][1]
     );
     match &est.ground {
-        Some(g) => println!(
-            "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
-            if est.assumed_k { " (assumed 58-deg field of view)" } else { "" },
-            g.camera_height_m,
-            pitch_text(g.pitch_deg),
-            g.yaw_deg,
-            g.quad_length_m,
-            g.near_m,
-            g.ym_per_px
-        ),
+        Some(g) => println!("{}", geometry_text(est.assumed_k, g)),
         None => println!("geometry: degenerate, not used"),
     }
     match &est.dashes {
