@@ -169,6 +169,18 @@ mod tests {
     }
 
     /// A straight line visible from row 300 down; -2 above.
+    /// The lines moved `dx` px to the right (missing points stay missing).
+    fn shifted(lines: &[Vec<f64>], dx: f64) -> Vec<Vec<f64>> {
+        lines
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|x| if *x >= 0.0 { x + dx } else { *x })
+                    .collect()
+            })
+            .collect()
+    }
+
     fn gt_line(x_bottom: f64, slope: f64) -> Vec<f64> {
         rows()
             .iter()
@@ -199,28 +211,14 @@ mod tests {
     #[test]
     fn shift_of_25_px_fails_every_visible_point() {
         let gt = vec![gt_line(300.0, 0.0), gt_line(1000.0, 0.0)];
-        let pred: Vec<Vec<f64>> = gt
-            .iter()
-            .map(|l| {
-                l.iter()
-                    .map(|x| if *x >= 0.0 { x + 25.0 } else { *x })
-                    .collect()
-            })
-            .collect();
+        let pred: Vec<Vec<f64>> = shifted(&gt, 25.0);
         let b = bench(&pred, &gt, &rows(), 20.0);
         // 14 of 56 rows are above 300 and -2 in both: they count as correct (official rule).
         assert!((b.accuracy - 14.0 / 56.0).abs() < 1e-12, "{b:?}");
         assert_eq!(b.fp, 1.0);
         assert_eq!(b.fn_, 1.0);
         // A shift of 15 px is within the threshold.
-        let pred15: Vec<Vec<f64>> = gt
-            .iter()
-            .map(|l| {
-                l.iter()
-                    .map(|x| if *x >= 0.0 { x + 15.0 } else { *x })
-                    .collect()
-            })
-            .collect();
+        let pred15: Vec<Vec<f64>> = shifted(&gt, 15.0);
         assert_eq!(bench(&pred15, &gt, &rows(), 20.0).accuracy, 1.0);
     }
 
@@ -228,14 +226,7 @@ mod tests {
     fn slanted_lines_get_a_wider_threshold() {
         // slope 1 -> 45 degrees -> threshold 20 / cos 45 = 28.3 px: a 25 px shift passes.
         let gt = vec![gt_line(300.0, 1.0)];
-        let pred: Vec<Vec<f64>> = gt
-            .iter()
-            .map(|l| {
-                l.iter()
-                    .map(|x| if *x >= 0.0 { x + 25.0 } else { *x })
-                    .collect()
-            })
-            .collect();
+        let pred: Vec<Vec<f64>> = shifted(&gt, 25.0);
         assert_eq!(bench(&pred, &gt, &rows(), 20.0).accuracy, 1.0);
     }
 
