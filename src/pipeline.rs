@@ -150,9 +150,9 @@ impl Pipeline {
             }
             _ => None,
         };
-        let (birdseye, thresholded, t1) = match &bands {
+        let (birdseye, thresholded, t1) = match bands {
             Some(b) => {
-                let img = self.birdseye.apply_bands(raw, b)?;
+                let img = self.birdseye.apply_bands(raw, &b)?;
                 let t1 = Instant::now();
                 (
                     None,

@@ -261,7 +261,7 @@ fn decision_tables(lmax: u32, bmax: u32, cfg: &ThresholdConfig) -> ([u8; 256], [
 /// here (the pipeline uses the whole view when it is on).
 pub fn threshold_bands(
     img: &BgrFrame,
-    bands: &ColumnBands,
+    bands: ColumnBands,
     cfg: &ThresholdConfig,
 ) -> Result<Thresholded> {
     let pw = bands.packed_width();
@@ -338,7 +338,7 @@ pub fn threshold_bands(
         mask: BinaryMask::new(mask)?,
         l: GrayImage::new(lm)?,
         b: GrayImage::new(bm)?,
-        bands: Some(bands.clone()),
+        bands: Some(bands),
         l_max: lmax as u8,
         b_max: bmax as u8,
         b_was_scaled: b_scaled,
