@@ -285,12 +285,21 @@ pub fn threshold_bands(
             core::Scalar::all(0.0),
         )
     };
-    let (mut lm, mut bm, mut mask) = (zeros(rows, pw)?, zeros(rows, pw)?, zeros(h, w)?);
+    // SAFETY: `new_rows_cols` leaves the bytes uninitialised; pass 1 writes every one of them
+    // (the spans and the gaps cover the packed image exactly) before anything reads them.
+    let uninit = |rows: usize, cols: usize| unsafe {
+        Mat::new_rows_cols(rows as i32, cols as i32, core::CV_8UC1)
+    };
+    let (mut lm, mut bm, mut mask) = (uninit(rows, pw)?, uninit(rows, pw)?, zeros(h, w)?);
     let (mut lmax, mut bmax) = (0u8, 0u8);
     {
-        // Pass 1: L and B of the band pixels, and their maxima.
+        // Pass 1: L and B of the band pixels, and their maxima; zeros in the gaps.
         let ld = lm.data_bytes_mut()?;
         let bd = bm.data_bytes_mut()?;
+        for g in bands.gaps() {
+            ld[g.clone()].fill(0);
+            bd[g].fill(0);
+        }
         for sp in bands.spans() {
             let (a, e) = (sp.packed, sp.packed + sp.len);
             for ((px, lo), bo) in src[a * 3..e * 3]

@@ -221,19 +221,14 @@ impl BirdseyeRemap {
         }
         let pw = bands.packed_width();
         let rows = bands.rows();
-        let mut m1 = Mat::new_rows_cols_with_default(
-            rows as i32,
-            pw as i32,
-            core::CV_16SC2,
-            core::Scalar::all(-30000.0),
-        )?;
-        let mut m2 = Mat::new_rows_cols_with_default(
-            rows as i32,
-            pw as i32,
-            core::CV_16UC1,
-            core::Scalar::all(0.0),
-        )?;
+        // SAFETY: `new_rows_cols` leaves the elements uninitialised; every element of both maps
+        // is written below before OpenCV reads them (the spans and the gaps cover the packed
+        // image exactly).
+        let mut m1 = unsafe { Mat::new_rows_cols(rows as i32, pw as i32, core::CV_16SC2) }?;
+        let mut m2 = unsafe { Mat::new_rows_cols(rows as i32, pw as i32, core::CV_16UC1) }?;
         {
+            // Out of the view: a source point far outside the frame, so the border (black).
+            const OUTSIDE: core::Vec2s = core::Vec2s::from_array([-30000, -30000]);
             let src1: &[core::Vec2s] = self.map1.data_typed()?;
             let src2: &[u16] = self.map2.data_typed()?;
             let d1: &mut [core::Vec2s] = m1.data_typed_mut()?;
@@ -242,6 +237,10 @@ impl BirdseyeRemap {
                 let (a, b, n) = (sp.view, sp.packed, sp.len);
                 d1[b..b + n].copy_from_slice(&src1[a..a + n]);
                 d2[b..b + n].copy_from_slice(&src2[a..a + n]);
+            }
+            for g in bands.gaps() {
+                d1[g.clone()].fill(OUTSIDE);
+                d2[g].fill(0);
             }
         }
         let mut out = Mat::default();
@@ -372,6 +371,25 @@ impl ColumnBands {
             })
         })
     }
+
+    /// The packed indices (row-major) that no run covers: in each run's slot, the columns
+    /// outside the view, and whole slots of empty runs. With `spans`, they cover the packed
+    /// band image exactly once.
+    pub fn gaps(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let pw = self.packed_width();
+        (0..self.rows()).flat_map(move |r| {
+            (0..self.bands).flat_map(move |k| {
+                let slot = r * pw + k * self.cols;
+                let (lo, hi) = match self.run(r, k) {
+                    Some((rg, _)) => (r * pw + rg.start, r * pw + rg.end),
+                    None => (slot, slot),
+                };
+                [slot..lo, hi..slot + self.cols]
+                    .into_iter()
+                    .filter(|g| !g.is_empty())
+            })
+        })
+    }
 }
 
 /// One computed run of `ColumnBands`: `len` pixels starting at index `packed` of the packed
@@ -425,6 +443,35 @@ mod tests {
             Perspective::new(&src, &dst, 1280, 720),
             Err(Error::SingularPerspective(_))
         ));
+    }
+
+    #[test]
+    fn spans_and_gaps_cover_the_packed_image_exactly_once() {
+        // Curves inside, across the left and right edges, entirely outside, and not finite.
+        let curves = [
+            crate::fit::Poly2::new(0.0, 0.0, 300.0),
+            crate::fit::Poly2::new(0.0, 2.0, -100.0),
+            crate::fit::Poly2::new(0.0, -1.5, 1000.0),
+            crate::fit::Poly2::new(0.0, 0.0, 5000.0),
+            crate::fit::Poly2::new(f64::NAN, 0.0, 0.0),
+        ];
+        for step in [1, 3] {
+            let bands = ColumnBands::around(&curves, 40, 640, 360, step);
+            let mut seen = vec![0u8; bands.rows() * bands.packed_width()];
+            let (mut in_spans, mut in_gaps) = (0, 0);
+            for sp in bands.spans() {
+                seen[sp.packed..sp.packed + sp.len]
+                    .iter_mut()
+                    .for_each(|v| *v += 1);
+                in_spans += sp.len;
+            }
+            for g in bands.gaps() {
+                in_gaps += g.len();
+                seen[g].iter_mut().for_each(|v| *v += 1);
+            }
+            assert!(seen.iter().all(|v| *v == 1), "row step {step}");
+            assert!(in_spans > 0 && in_gaps > 0, "{in_spans} {in_gaps}");
+        }
     }
 
     #[test]
