@@ -4,7 +4,7 @@
 use crate::config::ThresholdConfig;
 use crate::error::Result;
 use crate::frame::{BgrFrame, BinaryMask, GrayImage};
-use crate::warp::ColumnBands;
+use crate::warp::{BirdseyeRemap, ColumnBands};
 use opencv::core::{self, Mat};
 use opencv::imgproc;
 use opencv::prelude::*;
@@ -132,7 +132,22 @@ impl BTable {
 
 static B_LUT: std::sync::OnceLock<std::result::Result<BTable, String>> = std::sync::OnceLock::new();
 
-/// LAB B of every 8-bit BGR colour, indexed `(b << 16) | (g << 8) | r`, computed once by
+/// Place of colour (b, g, r) in the B table: the table is tiled in 4x4x4 colour cubes of 64
+/// bytes, one cache line each, so that the similar colours of a road (grey, where b, g and r
+/// move together) share lines; a row-major table would touch a new line for nearly every
+/// step of b or g.
+#[inline(always)]
+fn b_index(b: u8, g: u8, r: u8) -> usize {
+    let (b, g, r) = (b as usize, g as usize, r as usize);
+    ((b >> 2) << 18)
+        | ((g >> 2) << 12)
+        | ((r >> 2) << 6)
+        | ((b & 3) << 4)
+        | ((g & 3) << 2)
+        | (r & 3)
+}
+
+/// LAB B of every 8-bit BGR colour, at `b_index(b, g, r)`, computed once by
 /// OpenCV's own `cvtColor(BGR2Lab)` (16 MiB), so per-pixel lookups give OpenCV's exact values.
 fn b_lut() -> Result<&'static [u8]> {
     let r = B_LUT.get_or_init(|| {
@@ -157,9 +172,10 @@ fn b_lut() -> Result<&'static [u8]> {
                 }
                 imgproc::cvt_color_def(&slab, &mut lab, imgproc::COLOR_BGR2Lab)?;
                 let ld = lab.data_bytes()?;
-                let out = &mut lut[b << 16..(b + 1) << 16];
-                for (k, o) in out.iter_mut().enumerate() {
-                    *o = ld[k * 3 + 2];
+                for g in 0..256usize {
+                    for r in 0..256usize {
+                        lut[b_index(b as u8, g as u8, r as u8)] = ld[(g * 256 + r) * 3 + 2];
+                    }
                 }
             }
             Ok(table)
@@ -198,7 +214,7 @@ pub fn channels(img: &BgrFrame) -> Result<(GrayImage, GrayImage)> {
             .for_each(|((lc, bc), sc)| {
                 for ((px, lo), bo) in sc.chunks_exact(3).zip(lc.iter_mut()).zip(bc.iter_mut()) {
                     *lo = lightness(px[0], px[1], px[2]);
-                    *bo = lut[((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
+                    *bo = lut[b_index(px[0], px[1], px[2])];
                 }
             });
     }
@@ -253,29 +269,25 @@ fn decision_tables(lmax: u32, bmax: u32, cfg: &ThresholdConfig) -> ([u8; 256], [
     (white, yellow)
 }
 
-/// Threshold the packed band image `img` (from `BirdseyeRemap::apply_bands` with `bands`):
-/// L and B are computed on the band pixels only and normalised by their maxima over the bands;
-/// the mask comes back over the whole view (zero outside the bands), L and B packed. Two
-/// passes on one thread (the band image is small; waking a second thread costs more than it
-/// saves while the decoder is busy). The Sobel option needs whole rows and is not available
-/// here (the pipeline uses the whole view when it is on).
+/// Threshold the bird's-eye view of `raw` on `bands` only: each band pixel comes straight from
+/// `remap` (`BirdseyeRemap::visit_band_runs`, the pixel OpenCV's remap gives) and goes into L
+/// and B at once, so the band view itself is never written. L and B are normalised by their
+/// maxima over the bands; the mask comes back over the whole view (zero outside the bands), L
+/// and B packed. Two passes on one thread (the bands are small; waking a second thread costs
+/// more than it saves while the decoder is busy). The Sobel option needs whole rows and is not
+/// available here (the pipeline uses the whole view when it is on).
 pub fn threshold_bands(
-    img: &BgrFrame,
+    raw: &BgrFrame,
+    remap: &BirdseyeRemap,
     bands: ColumnBands,
     cfg: &ThresholdConfig,
 ) -> Result<Thresholded> {
-    let pw = bands.packed_width();
-    if img.width() as usize != pw || img.height() as usize != bands.rows() {
-        return Err(crate::error::Error::Invalid(format!(
-            "band image {}x{} does not match its bands ({}x{})",
-            img.width(),
-            img.height(),
-            pw,
-            bands.rows()
-        )));
-    }
-    let (w, h, rows) = (bands.width as usize, bands.height as usize, bands.rows());
-    let src = img.bytes()?;
+    let (w, h, rows, pw) = (
+        bands.width as usize,
+        bands.height as usize,
+        bands.rows(),
+        bands.packed_width(),
+    );
     let lut = b_lut()?;
     let zeros = |rows: usize, cols: usize| {
         Mat::new_rows_cols_with_default(
@@ -291,6 +303,12 @@ pub fn threshold_bands(
         Mat::new_rows_cols(rows as i32, cols as i32, core::CV_8UC1)
     };
     let (mut lm, mut bm, mut mask) = (uninit(rows, pw)?, uninit(rows, pw)?, zeros(h, w)?);
+    // HLS S of the band pixels, only when the S threshold is on.
+    let mut sat = if cfg.s_enabled {
+        vec![0u8; rows * pw]
+    } else {
+        Vec::new()
+    };
     let (mut lmax, mut bmax) = (0u8, 0u8);
     {
         // Pass 1: L and B of the band pixels, and their maxima; zeros in the gaps.
@@ -300,21 +318,28 @@ pub fn threshold_bands(
             ld[g.clone()].fill(0);
             bd[g].fill(0);
         }
-        for sp in bands.spans() {
-            let (a, e) = (sp.packed, sp.packed + sp.len);
-            for ((px, lo), bo) in src[a * 3..e * 3]
-                .chunks_exact(3)
-                .zip(ld[a..e].iter_mut())
-                .zip(bd[a..e].iter_mut())
-            {
+        // Per run: L and the table places first, then the lookups in a loop of their own, so
+        // that many of their cache misses on the 16 MiB table are in flight at once.
+        let mut idx = vec![0u32; bands.cols];
+        remap.visit_band_runs(raw, &bands, |a, run| {
+            let n = run.len();
+            for ((px, lo), ix) in run.iter().zip(ld[a..a + n].iter_mut()).zip(idx.iter_mut()) {
                 let l = lightness(px[0], px[1], px[2]);
-                let b = lut[((px[0] as usize) << 16) | ((px[1] as usize) << 8) | px[2] as usize];
                 lmax = lmax.max(l);
-                bmax = bmax.max(b);
                 *lo = l;
+                *ix = b_index(px[0], px[1], px[2]) as u32;
+            }
+            for (bo, ix) in bd[a..a + n].iter_mut().zip(idx.iter()) {
+                let b = lut[*ix as usize];
+                bmax = bmax.max(b);
                 *bo = b;
             }
-        }
+            if cfg.s_enabled {
+                for (so, px) in sat[a..a + n].iter_mut().zip(run.iter()) {
+                    *so = saturation(px[0], px[1], px[2]);
+                }
+            }
+        })?;
     }
     let (lmax, bmax) = (lmax as u32, bmax as u32);
     let b_scaled = bmax > cfg.b_scale_gate as u32;
@@ -334,10 +359,9 @@ pub fn threshold_bands(
                 *m = white[*l as usize] | yellow[*b as usize];
             }
             if cfg.s_enabled {
-                for (i, px) in src[a * 3..(a + n) * 3].chunks_exact(3).enumerate() {
-                    let s = saturation(px[0], px[1], px[2]);
-                    if s > cfg.s_min && s <= cfg.s_max {
-                        md[o + i] = 255;
+                for (m, s) in md[o..o + n].iter_mut().zip(sat[a..a + n].iter()) {
+                    if *s > cfg.s_min && *s <= cfg.s_max {
+                        *m = 255;
                     }
                 }
             }

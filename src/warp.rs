@@ -145,6 +145,160 @@ impl Perspective {
     }
 }
 
+/// OpenCV's bilinear weights for each of the 32 x 32 sub-pixel positions of a CV_16UC1 remap
+/// map (index `(fy << 5) | fx`), in units of 1/1024: `[(32-fy)(32-fx), (32-fy)fx, fy(32-fx),
+/// fy fx]`. OpenCV's fixed-point weights are these times 32, and its rounding
+/// `(sum + 2^14) >> 15` is then exactly `(sum' + 2^9) >> 10` on these.
+fn bilinear_weights() -> &'static [[i16; 4]; 1024] {
+    static TAB: std::sync::OnceLock<[[i16; 4]; 1024]> = std::sync::OnceLock::new();
+    TAB.get_or_init(|| {
+        let mut t = [[0i16; 4]; 1024];
+        for fy in 0..32i16 {
+            for fx in 0..32i16 {
+                t[(fy * 32 + fx) as usize] = [
+                    (32 - fy) * (32 - fx),
+                    (32 - fy) * fx,
+                    fy * (32 - fx),
+                    fy * fx,
+                ];
+            }
+        }
+        t
+    })
+}
+
+#[inline(always)]
+fn round_weighted(v: i32) -> u8 {
+    ((v + (1 << 9)) >> 10).clamp(0, 255) as u8
+}
+
+/// A raw BGR frame as the source of a remap.
+struct Source<'a> {
+    img: &'a [u8],
+    width: i32,
+    height: i32,
+}
+
+impl Source<'_> {
+    /// The bilinear pixels at the map entries `m1` (integer point) and `m2` (sub-pixel index).
+    #[inline(always)]
+    fn run_with(
+        &self,
+        m1: &[core::Vec2s],
+        m2: &[u16],
+        out: &mut [[u8; 3]],
+        inside: impl Fn(&[u8], usize, &[i16; 4]) -> [u8; 3],
+    ) {
+        let tab = bilinear_weights();
+        let (sw, sh) = (self.width, self.height);
+        let step = sw as usize * 3;
+        for ((xy, fr), o) in m1.iter().zip(m2.iter()).zip(out.iter_mut()) {
+            let (x, y) = (xy[0] as i32, xy[1] as i32);
+            let w = &tab[(*fr & 1023) as usize];
+            *o = if x >= 0 && y >= 0 && x < sw - 1 && y < sh - 1 {
+                inside(&self.img[y as usize * step + x as usize * 3..], step, w)
+            } else if x >= sw || x + 1 < 0 || y >= sh || y + 1 < 0 {
+                [0; 3]
+            } else {
+                self.border(x, y, w)
+            };
+        }
+    }
+
+    fn run(&self, m1: &[core::Vec2s], m2: &[u16], out: &mut [[u8; 3]]) {
+        self.run_with(m1, m2, out, bilinear_inside)
+    }
+
+    /// `run` with SSE4.1 for the taps inside the image.
+    ///
+    /// # Safety
+    /// SSE4.1 must be available.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "sse4.1")]
+    unsafe fn run_sse41(&self, m1: &[core::Vec2s], m2: &[u16], out: &mut [[u8; 3]]) {
+        self.run_with(m1, m2, out, |s, step, w| {
+            if s.len() >= step + 8 {
+                // SAFETY: SSE4.1 is available (this function's contract) and 8 bytes are
+                // readable at the start of `s` and `step` bytes on (checked).
+                unsafe { bilinear_sse41(s.as_ptr(), step, w) }
+            } else {
+                bilinear_inside(s, step, w)
+            }
+        })
+    }
+
+    /// Bilinear BGR at a source point with some taps outside the image, which count as black.
+    #[cold]
+    fn border(&self, x: i32, y: i32, w: &[i16; 4]) -> [u8; 3] {
+        let (sw, sh) = (self.width, self.height);
+        let step = sw as usize * 3;
+        let tap = |xx: i32, yy: i32, c: usize| -> i32 {
+            if xx >= 0 && yy >= 0 && xx < sw && yy < sh {
+                self.img[yy as usize * step + xx as usize * 3 + c] as i32
+            } else {
+                0
+            }
+        };
+        let w = w.map(|v| v as i32);
+        let mut out = [0u8; 3];
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = round_weighted(
+                tap(x, y, c) * w[0]
+                    + tap(x + 1, y, c) * w[1]
+                    + tap(x, y + 1, c) * w[2]
+                    + tap(x + 1, y + 1, c) * w[3],
+            );
+        }
+        out
+    }
+}
+
+/// Bilinear BGR at a source point whose four taps are inside the image: `s` starts at the
+/// top-left tap.
+#[inline(always)]
+fn bilinear_inside(s: &[u8], step: usize, w: &[i16; 4]) -> [u8; 3] {
+    let (r0, r1) = (&s[..6], &s[step..step + 6]);
+    let w = w.map(|v| v as i32);
+    let mut out = [0u8; 3];
+    for (c, o) in out.iter_mut().enumerate() {
+        *o = round_weighted(
+            r0[c] as i32 * w[0]
+                + r0[c + 3] as i32 * w[1]
+                + r1[c] as i32 * w[2]
+                + r1[c + 3] as i32 * w[3],
+        );
+    }
+    out
+}
+
+/// `bilinear_inside` with SSE4.1: each row's two taps are interleaved per channel and
+/// multiplied-added with their two weights in one `pmaddwd`.
+///
+/// # Safety
+/// SSE4.1 must be available, and 8 bytes must be readable at `p` and at `p + step`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.1")]
+#[inline]
+unsafe fn bilinear_sse41(p: *const u8, step: usize, w: &[i16; 4]) -> [u8; 3] {
+    use std::arch::x86_64::*;
+    // b0 b1 g0 g1 r0 r1 of the 8 bytes b0 g0 r0 b1 g1 r1 . . ; the rest zero.
+    let order = _mm_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    let row = |q: *const u8| {
+        _mm_cvtepu8_epi16(_mm_shuffle_epi8(
+            _mm_loadl_epi64(q as *const __m128i),
+            order,
+        ))
+    };
+    let pair = |a: i16, b: i16| _mm_set1_epi32(((b as u16 as i32) << 16) | a as u16 as i32);
+    let s = _mm_add_epi32(
+        _mm_madd_epi16(row(p), pair(w[0], w[1])),
+        _mm_madd_epi16(row(p.add(step)), pair(w[2], w[3])),
+    );
+    let s = _mm_srai_epi32(_mm_add_epi32(s, _mm_set1_epi32(1 << 9)), 10);
+    let v = _mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(s, s), s)) as u32;
+    [v as u8, (v >> 8) as u8, (v >> 16) as u8]
+}
+
 /// One remap from the raw (distorted) frame straight to the bird's-eye view: for every
 /// bird's-eye pixel, its source in the raw frame is `distort(M^-1 * p)`. Computed once.
 pub struct BirdseyeRemap {
@@ -208,52 +362,52 @@ impl BirdseyeRemap {
         })
     }
 
-    /// The bird's-eye view of a raw frame computed only on `bands` (which index into this
-    /// view), packed: row `r` of the result holds the runs of packed row `r` side by side. Each
-    /// computed pixel is exactly the pixel `apply` gives at the same place (the same fixed-point
-    /// map entries); columns outside the view are black.
-    pub fn apply_bands(&self, raw: &BgrFrame, bands: &ColumnBands) -> Result<BgrFrame> {
+    /// The bird's-eye view of a raw frame on `bands` only (which index into this view), run by
+    /// run, without storing it: for each run, `f(packed_index_of_its_first_pixel, pixels)` gets
+    /// its `[b, g, r]` pixels, exactly the pixels `apply` (OpenCV's `remap`) gives at the same
+    /// places: OpenCV's fixed-point bilinear rule on the same map entries (weights in 1/1024,
+    /// rounded, a constant black border). The caller consumes each run while it is in the L1
+    /// cache; the band view itself is never written.
+    pub fn visit_band_runs(
+        &self,
+        raw: &BgrFrame,
+        bands: &ColumnBands,
+        mut f: impl FnMut(usize, &[[u8; 3]]),
+    ) -> Result<()> {
         if bands.width != self.width || bands.height != self.height {
             return Err(Error::Invalid(format!(
                 "column bands for a {}x{} view used on a {}x{} bird's-eye remap",
                 bands.width, bands.height, self.width, self.height
             )));
         }
-        let pw = bands.packed_width();
-        let rows = bands.rows();
-        // SAFETY: `new_rows_cols` leaves the elements uninitialised; every element of both maps
-        // is written below before OpenCV reads them (the spans and the gaps cover the packed
-        // image exactly).
-        let mut m1 = unsafe { Mat::new_rows_cols(rows as i32, pw as i32, core::CV_16SC2) }?;
-        let mut m2 = unsafe { Mat::new_rows_cols(rows as i32, pw as i32, core::CV_16UC1) }?;
-        {
-            // Out of the view: a source point far outside the frame, so the border (black).
-            const OUTSIDE: core::Vec2s = core::Vec2s::from_array([-30000, -30000]);
-            let src1: &[core::Vec2s] = self.map1.data_typed()?;
-            let src2: &[u16] = self.map2.data_typed()?;
-            let d1: &mut [core::Vec2s] = m1.data_typed_mut()?;
-            let d2: &mut [u16] = m2.data_typed_mut()?;
-            for sp in bands.spans() {
-                let (a, b, n) = (sp.view, sp.packed, sp.len);
-                d1[b..b + n].copy_from_slice(&src1[a..a + n]);
-                d2[b..b + n].copy_from_slice(&src2[a..a + n]);
+        let map1: &[core::Vec2s] = self.map1.data_typed()?;
+        let map2: &[u16] = self.map2.data_typed()?;
+        let src = Source {
+            img: raw.bytes()?,
+            width: raw.width(),
+            height: raw.height(),
+        };
+        #[cfg(target_arch = "x86_64")]
+        let simd = std::arch::is_x86_feature_detected!("sse4.1");
+        let mut run = vec![[0u8; 3]; bands.cols];
+        for sp in bands.spans() {
+            let out = &mut run[..sp.len];
+            let (m1, m2) = (
+                &map1[sp.view..sp.view + sp.len],
+                &map2[sp.view..sp.view + sp.len],
+            );
+            #[cfg(target_arch = "x86_64")]
+            if simd {
+                // SAFETY: SSE4.1 is present (checked above).
+                unsafe { src.run_sse41(m1, m2, out) };
+            } else {
+                src.run(m1, m2, out);
             }
-            for g in bands.gaps() {
-                d1[g.clone()].fill(OUTSIDE);
-                d2[g].fill(0);
-            }
+            #[cfg(not(target_arch = "x86_64"))]
+            src.run(m1, m2, out);
+            f(sp.packed, out);
         }
-        let mut out = Mat::default();
-        imgproc::remap(
-            raw.mat(),
-            &mut out,
-            &m1,
-            &m2,
-            imgproc::INTER_LINEAR,
-            core::BORDER_CONSTANT,
-            core::Scalar::default(),
-        )?;
-        BgrFrame::new(out)
+        Ok(())
     }
 
     /// Produce the bird's-eye view of a raw frame (bilinear).
@@ -499,8 +653,15 @@ mod tests {
         let whole = remap.apply(&raw).unwrap();
         let centre = crate::fit::Poly2::new(0.0, 0.0, 640.0);
         let bands = ColumnBands::around(&[centre], 641, remap.width, remap.height, 1);
-        let packed = remap.apply_bands(&raw, &bands).unwrap();
-        let (wd, pd) = (whole.bytes().unwrap(), packed.bytes().unwrap());
+        let mut packed = vec![0u8; bands.rows() * bands.packed_width() * 3];
+        remap
+            .visit_band_runs(&raw, &bands, |a, run| {
+                for (i, px) in run.iter().enumerate() {
+                    packed[(a + i) * 3..(a + i) * 3 + 3].copy_from_slice(px);
+                }
+            })
+            .unwrap();
+        let (wd, pd) = (whole.bytes().unwrap(), &packed);
         let (w, pw) = (remap.width as usize, bands.packed_width());
         let (mut n, mut black) = (0, 0);
         for r in 0..bands.rows() {
@@ -519,5 +680,44 @@ mod tests {
             black > 1000,
             "the view reaches outside the frame ({black} black pixels)"
         );
+    }
+
+    #[test]
+    fn scalar_and_sse41_bilinear_agree_on_every_sub_pixel_position() {
+        let (w, h) = (40usize, 30usize);
+        let mut state = 99u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        let img: Vec<u8> = (0..w * h * 3).map(|_| next() as u8).collect();
+        let src = Source {
+            img: &img,
+            width: w as i32,
+            height: h as i32,
+        };
+        // Every sub-pixel index, at points inside, on the last row and column, and outside.
+        let m1: Vec<core::Vec2s> = (0..1024)
+            .map(|_| {
+                let x = (next() % (w as u32 + 4)) as i16 - 2;
+                let y = (next() % (h as u32 + 4)) as i16 - 2;
+                core::Vec2s::from([x, y])
+            })
+            .collect();
+        let m2: Vec<u16> = (0..1024).collect();
+        let mut a = vec![[0u8; 3]; 1024];
+        src.run(&m1, &m2, &mut a);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("sse4.1") {
+            let mut b = vec![[1u8; 3]; 1024];
+            // SAFETY: SSE4.1 was detected.
+            unsafe { src.run_sse41(&m1, &m2, &mut b) };
+            assert_eq!(a, b);
+        } else {
+            println!("no SSE4.1 on this machine: only the scalar path was run");
+        }
+        assert!(a.contains(&[0, 0, 0]) && a.iter().any(|p| *p != [0, 0, 0]));
     }
 }

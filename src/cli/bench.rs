@@ -89,8 +89,8 @@ fn pct(v: &[f64], p: f64) -> f64 {
 
 fn stage_rows(s: &StageSeries) -> Vec<(&'static str, &Vec<f64>)> {
     vec![
-        ("remap (undistort+warp)", &s.warp),
-        ("threshold", &s.threshold),
+        ("remap (undistort+warp; bands: set-up)", &s.warp),
+        ("threshold (bands: with their remap)", &s.threshold),
         ("search + fit", &s.search_fit),
         ("tracking", &s.track),
         ("undistort (render)", &s.undistort),
