@@ -319,21 +319,25 @@ pub fn threshold_bands(
             bd[g].fill(0);
         }
         // Per run: L and the table places first, then the lookups in a loop of their own, so
-        // that many of their cache misses on the 16 MiB table are in flight at once.
+        // that many of their cache misses on the 16 MiB table are in flight at once. The maxima
+        // are kept in locals within a run: as captured variables they would be loaded and
+        // stored on every pixel, which chains each lookup to the previous one.
         let mut idx = vec![0u32; bands.cols];
         remap.visit_band_runs(raw, &bands, |a, run| {
             let n = run.len();
+            let (mut lm, mut bm) = (lmax, bmax);
             for ((px, lo), ix) in run.iter().zip(ld[a..a + n].iter_mut()).zip(idx.iter_mut()) {
                 let l = lightness(px[0], px[1], px[2]);
-                lmax = lmax.max(l);
+                lm = lm.max(l);
                 *lo = l;
                 *ix = b_index(px[0], px[1], px[2]) as u32;
             }
             for (bo, ix) in bd[a..a + n].iter_mut().zip(idx.iter()) {
                 let b = lut[*ix as usize];
-                bmax = bmax.max(b);
+                bm = bm.max(b);
                 *bo = b;
             }
+            (lmax, bmax) = (lm, bm);
             if cfg.s_enabled {
                 for (so, px) in sat[a..a + n].iter_mut().zip(run.iter()) {
                     *so = saturation(px[0], px[1], px[2]);
