@@ -205,6 +205,46 @@ impl Source<'_> {
         }
     }
 
+    /// Ask the cache for the source pixels the taps of map entries `m1` will read: the bounding
+    /// box of their first, middle and last points plus one row and column (at most 8 rows).
+    #[inline]
+    fn prefetch(&self, m1: &[core::Vec2s]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (Some(a), Some(b)) = (m1.first(), m1.last()) else {
+                return;
+            };
+            let c = m1[m1.len() / 2];
+            let xs = [a[0], b[0], c[0]].map(|v| v as i32);
+            let ys = [a[1], b[1], c[1]].map(|v| v as i32);
+            let clampx = |v: i32| v.clamp(0, self.width - 1) as usize;
+            let clampy = |v: i32| v.clamp(0, self.height - 1) as usize;
+            let (x0, x1) = (
+                clampx(*xs.iter().min().unwrap_or(&0)),
+                clampx(xs.iter().max().unwrap_or(&0) + 1),
+            );
+            let (y0, y1) = (
+                clampy(*ys.iter().min().unwrap_or(&0)),
+                clampy(ys.iter().max().unwrap_or(&0) + 1),
+            );
+            let step = self.width as usize * 3;
+            for y in y0..=y1.min(y0 + 7) {
+                let (lo, hi) = (y * step + x0 * 3, y * step + x1 * 3 + 2);
+                for i in (lo..=hi).step_by(64).chain(std::iter::once(hi)) {
+                    if let Some(p) = self.img.get(i) {
+                        // SAFETY: a prefetch only hints the cache; `p` is inside `img`.
+                        unsafe {
+                            std::arch::x86_64::_mm_prefetch(
+                                p as *const u8 as *const i8,
+                                std::arch::x86_64::_MM_HINT_T0,
+                            )
+                        };
+                    }
+                }
+            }
+        }
+    }
+
     fn run(&self, m1: &[core::Vec2s], m2: &[u16], out: &mut [[u8; 3]]) {
         self.run_with(m1, m2, out, bilinear_inside)
     }
@@ -390,7 +430,13 @@ impl BirdseyeRemap {
         #[cfg(target_arch = "x86_64")]
         let simd = std::arch::is_x86_feature_detected!("sse4.1");
         let mut run = vec![[0u8; 3]; bands.cols];
-        for sp in bands.spans() {
+        let spans: Vec<Span> = bands.spans().collect();
+        for (k, sp) in spans.iter().enumerate() {
+            // The next run's source pixels are fetched while this run is computed: a run's
+            // taps lie on one to three source rows that the hardware prefetcher has not seen.
+            if let Some(next) = spans.get(k + 1) {
+                src.prefetch(&map1[next.view..next.view + next.len]);
+            }
             let out = &mut run[..sp.len];
             let (m1, m2) = (
                 &map1[sp.view..sp.view + sp.len],
