@@ -115,7 +115,7 @@ fn main() {
     {
         let mut g = c.benchmark_group("search_fit");
         g.throughput(Throughput::Elements(pixels));
-        let mask = &a.thresholded.mask;
+        let mask = &a.thresholded.mask().unwrap();
         g.bench_function("sliding_window", |b| {
             b.iter(|| black_box(fit::sliding_window_search(mask, &scfg).unwrap()))
         });

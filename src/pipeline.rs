@@ -63,7 +63,12 @@ impl Analysis {
     pub fn search_picture(&self) -> Result<BgrFrame> {
         let l = self.fit.left.map(|p| p.to_scaled(self.scale));
         let r = self.fit.right.map(|p| p.to_scaled(self.scale));
-        render::search_picture(&self.thresholded.mask, &self.search, l.as_ref(), r.as_ref())
+        render::search_picture(
+            &self.thresholded.mask()?,
+            &self.search,
+            l.as_ref(),
+            r.as_ref(),
+        )
     }
 }
 
@@ -172,8 +177,21 @@ impl Pipeline {
         };
         let t2 = Instant::now();
         let search = match prior {
-            Some((l, r)) => fit::prior_search(&thresholded.mask, &l, &r, search_cfg.prior_margin)?,
-            None => fit::sliding_window_search(&thresholded.mask, &search_cfg)?,
+            Some((l, r)) => match (thresholded.band_mask(), thresholded.view_mask()) {
+                (Some((m, bands)), _) => {
+                    fit::prior_search_bands(m, bands, &l, &r, search_cfg.prior_margin)?
+                }
+                (None, Some(m)) => fit::prior_search(m, &l, &r, search_cfg.prior_margin)?,
+                (None, None) => {
+                    return Err(crate::error::Error::Invalid(
+                        "threshold gave no mask".into(),
+                    ))
+                }
+            },
+            None => match thresholded.view_mask() {
+                Some(m) => fit::sliding_window_search(m, &search_cfg)?,
+                None => fit::sliding_window_search(&thresholded.mask()?, &search_cfg)?,
+            },
         };
         let mut fit = fit::fit_lines(&search, &search_cfg);
         fit.left = fit.left.map(|p| p.from_scaled(s));
@@ -402,8 +420,9 @@ mod tests {
                 assert_eq!(ra, &db[2 * r * pw..(2 * r + 1) * pw], "packed row {r}");
             }
         }
-        let ma = a.thresholded.mask.bytes().unwrap();
-        let w = a.thresholded.mask.width() as usize;
+        let mask = a.thresholded.mask().unwrap();
+        let ma = mask.bytes().unwrap();
+        let w = mask.width() as usize;
         for (y, ra) in ma.chunks(w).enumerate().filter(|(y, _)| y % 2 == 1) {
             assert!(ra.iter().all(|v| *v == 0), "row {y}");
         }

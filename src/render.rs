@@ -466,7 +466,7 @@ pub fn diagnostic(
     let mut out = Mat::zeros(h, w, core::CV_8UC3)?.to_mat()?;
     let a = &d.analysis;
     resize_into(overlay.mat(), &mut out, Rect::new(0, 0, cw, ch))?;
-    let pic = search_picture(&a.thresholded.mask, &a.search, None, None)?;
+    let pic = search_picture(&a.thresholded.mask()?, &a.search, None, None)?;
     resize_into(pic.mat(), &mut out, Rect::new(cw, 0, w - cw, ch))?;
     let (fits, s) = birdseye_panel;
     let mut fits = fits.into_mat();

@@ -12,9 +12,9 @@ use rayon::prelude::*;
 
 /// The channels and mask a threshold pass produces (channels after scaling, for display).
 pub struct Thresholded {
-    /// Union of the enabled thresholds, 0 or 255, over the whole view (zero outside the bands
-    /// when only bands were computed).
-    pub mask: BinaryMask,
+    /// Union of the enabled thresholds, 0 or 255: over the whole view, or packed like `l` and
+    /// `b` when `bands` is set (see `mask`, `view_mask` and `band_mask`).
+    mask: BinaryMask,
     /// HLS L as computed (unscaled); packed as the band image when `bands` is set.
     pub l: GrayImage,
     /// LAB B as computed (unscaled); packed as the band image when `bands` is set.
@@ -33,23 +33,42 @@ impl Thresholded {
     /// L scaled so its maximum is 255 (what the white threshold compares), over the whole
     /// view, for display.
     pub fn l_scaled(&self) -> Result<GrayImage> {
-        let mut m = self.unpacked(&self.l)?;
+        let mut m = self.unpacked(self.l.mat())?;
         scale_to_max(m.data_bytes_mut()?, self.l_max);
         GrayImage::new(m)
     }
     /// B as the yellow threshold compares it (scaled only above the gate), over the whole
     /// view, for display.
     pub fn b_scaled(&self) -> Result<GrayImage> {
-        let mut m = self.unpacked(&self.b)?;
+        let mut m = self.unpacked(self.b.mat())?;
         if self.b_was_scaled {
             scale_to_max(m.data_bytes_mut()?, self.b_max);
         }
         GrayImage::new(m)
     }
+    /// The mask over the whole view (a copy, or the bands' mask unpacked, zero elsewhere).
+    pub fn mask(&self) -> Result<BinaryMask> {
+        BinaryMask::new(self.unpacked(self.mask.mat())?)
+    }
+    /// The mask over the whole view, as computed, when it was computed over the whole view.
+    pub fn view_mask(&self) -> Option<&BinaryMask> {
+        self.bands.is_none().then_some(&self.mask)
+    }
+    /// The packed mask of the bands and the bands, when only bands were computed.
+    pub fn band_mask(&self) -> Option<(&BinaryMask, &ColumnBands)> {
+        self.bands.as_ref().map(|b| (&self.mask, b))
+    }
+    /// The mask over the whole view, consuming the result.
+    pub fn into_mask(self) -> Result<BinaryMask> {
+        match self.bands {
+            None => Ok(self.mask),
+            Some(_) => self.mask(),
+        }
+    }
     /// A channel over the whole view: a copy, or the band image unpacked (zero elsewhere).
-    fn unpacked(&self, ch: &GrayImage) -> Result<Mat> {
+    fn unpacked(&self, ch: &Mat) -> Result<Mat> {
         let Some(bands) = &self.bands else {
-            return Ok(ch.mat().try_clone()?);
+            return Ok(ch.try_clone()?);
         };
         let mut m = Mat::new_rows_cols_with_default(
             bands.height,
@@ -57,7 +76,7 @@ impl Thresholded {
             core::CV_8UC1,
             core::Scalar::all(0.0),
         )?;
-        let src = ch.bytes()?;
+        let src = ch.data_bytes()?;
         let d = m.data_bytes_mut()?;
         for sp in bands.spans() {
             d[sp.view..sp.view + sp.len].copy_from_slice(&src[sp.packed..sp.packed + sp.len]);
@@ -272,8 +291,7 @@ fn decision_tables(lmax: u32, bmax: u32, cfg: &ThresholdConfig) -> ([u8; 256], [
 /// Threshold the bird's-eye view of `raw` on `bands` only: each band pixel comes straight from
 /// `remap` (`BirdseyeRemap::visit_band_runs`, the pixel OpenCV's remap gives) and goes into L
 /// and B at once, so the band view itself is never written. L and B are normalised by their
-/// maxima over the bands; the mask comes back over the whole view (zero outside the bands), L
-/// and B packed. Two passes on one thread (the bands are small; waking a second thread costs
+/// maxima over the bands; the mask, L and B come back packed (`Thresholded::band_mask`). Two passes on one thread (the bands are small; waking a second thread costs
 /// more than it saves while the decoder is busy). The Sobel option needs whole rows and is not
 /// available here (the pipeline uses the whole view when it is on).
 pub fn threshold_bands(
@@ -282,27 +300,15 @@ pub fn threshold_bands(
     bands: ColumnBands,
     cfg: &ThresholdConfig,
 ) -> Result<Thresholded> {
-    let (w, h, rows, pw) = (
-        bands.width as usize,
-        bands.height as usize,
-        bands.rows(),
-        bands.packed_width(),
-    );
+    let (rows, pw) = (bands.rows(), bands.packed_width());
     let lut = b_lut()?;
-    let zeros = |rows: usize, cols: usize| {
-        Mat::new_rows_cols_with_default(
-            rows as i32,
-            cols as i32,
-            core::CV_8UC1,
-            core::Scalar::all(0.0),
-        )
-    };
-    // SAFETY: `new_rows_cols` leaves the bytes uninitialised; pass 1 writes every one of them
-    // (the spans and the gaps cover the packed image exactly) before anything reads them.
+    // SAFETY: `new_rows_cols` leaves the bytes uninitialised; pass 1 (L, B) and pass 2 (the
+    // mask) write every one of them (the spans and the gaps cover the packed image exactly)
+    // before anything reads them.
     let uninit = |rows: usize, cols: usize| unsafe {
         Mat::new_rows_cols(rows as i32, cols as i32, core::CV_8UC1)
     };
-    let (mut lm, mut bm, mut mask) = (uninit(rows, pw)?, uninit(rows, pw)?, zeros(h, w)?);
+    let (mut lm, mut bm, mut mask) = (uninit(rows, pw)?, uninit(rows, pw)?, uninit(rows, pw)?);
     // HLS S of the band pixels, only when the S threshold is on.
     let mut sat = if cfg.s_enabled {
         vec![0u8; rows * pw]
@@ -349,13 +355,16 @@ pub fn threshold_bands(
     let b_scaled = bmax > cfg.b_scale_gate as u32;
     let (white, yellow) = decision_tables(lmax, bmax, cfg);
     {
-        // Pass 2: the decisions, written at the pixels' places in the whole view.
+        // Pass 2: the decisions, packed like L and B (zero in the gaps).
         let md = mask.data_bytes_mut()?;
         let ld = lm.data_bytes()?;
         let bd = bm.data_bytes()?;
+        for g in bands.gaps() {
+            md[g].fill(0);
+        }
         for sp in bands.spans() {
-            let (a, o, n) = (sp.packed, sp.view, sp.len);
-            for ((m, l), b) in md[o..o + n]
+            let (a, n) = (sp.packed, sp.len);
+            for ((m, l), b) in md[a..a + n]
                 .iter_mut()
                 .zip(ld[a..a + n].iter())
                 .zip(bd[a..a + n].iter())
@@ -363,7 +372,7 @@ pub fn threshold_bands(
                 *m = white[*l as usize] | yellow[*b as usize];
             }
             if cfg.s_enabled {
-                for (m, s) in md[o..o + n].iter_mut().zip(sat[a..a + n].iter()) {
+                for (m, s) in md[a..a + n].iter_mut().zip(sat[a..a + n].iter()) {
                     if *s > cfg.s_min && *s <= cfg.s_max {
                         *m = 255;
                     }
@@ -521,11 +530,11 @@ mod tests {
             }
         }
         let t = threshold(&img, &ThresholdConfig::default()).unwrap();
-        let m = t.mask.bytes().unwrap();
+        let m = t.view_mask().unwrap().bytes().unwrap();
         assert_eq!(m[5 * 100 + 12], 255, "white kept");
         assert_eq!(m[5 * 100 + 82], 255, "yellow kept");
         assert_eq!(m[5 * 100 + 50], 0, "asphalt dropped");
-        assert_eq!(t.mask.count().unwrap(), 2 * 5 * 20);
+        assert_eq!(t.mask().unwrap().count().unwrap(), 2 * 5 * 20);
     }
 
     #[test]

@@ -83,7 +83,7 @@ fn process(
             .b_scaled()?
             .write(&out.join(format!("{stem}_b.png")))?;
         a.thresholded
-            .mask
+            .mask()?
             .write(&out.join(format!("{stem}_mask.png")))?;
         let pic = a.search_picture()?;
         pic.write(&out.join(format!("{stem}_search.png")))?;

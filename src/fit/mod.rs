@@ -6,7 +6,7 @@ pub mod prior_search;
 pub mod sliding_window;
 
 pub use poly::{Poly2, Scale};
-pub use prior_search::prior_search;
+pub use prior_search::{prior_search, prior_search_bands};
 pub use sliding_window::sliding_window_search;
 
 use crate::config::SearchConfig;

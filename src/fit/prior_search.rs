@@ -3,36 +3,65 @@
 use super::{LinePixels, Poly2, SearchMode, SearchResult};
 use crate::error::Result;
 use crate::frame::BinaryMask;
+use crate::warp::ColumnBands;
+
+/// The columns `x0..=x1` strictly within `margin` of `fit` on row `y` of a `w` wide view.
+fn columns(fit: &Poly2, margin: f64, y: usize, w: usize) -> Option<(usize, usize)> {
+    let fx = fit.eval(y as f64);
+    let (lo, hi) = (fx - margin, fx + margin);
+    if !(lo.is_finite() && hi.is_finite()) || hi <= 0.0 || lo >= (w - 1) as f64 {
+        return None;
+    }
+    // Columns x with lo < x < hi.
+    let x0 = (lo.floor() + 1.0).max(0.0) as usize;
+    let x1 = ((hi.ceil() - 1.0) as usize).min(w - 1);
+    (x0 <= x1).then_some((x0, x1))
+}
+
+/// Push the set pixels of `row` (view columns from `x0`, view row `y`).
+fn collect(out: &mut LinePixels, row: &[u8], x0: usize, y: usize) {
+    // Mostly empty rows: skip eight zero bytes at a time.
+    let mut i = 0;
+    while i < row.len() {
+        if i + 8 <= row.len() && row[i..i + 8].iter().all(|v| *v == 0) {
+            i += 8;
+            continue;
+        }
+        if row[i] != 0 {
+            out.xs.push((x0 + i) as u32);
+            out.ys.push(y as u32);
+        }
+        i += 1;
+    }
+}
 
 fn band(d: &[u8], w: usize, h: usize, fit: &Poly2, margin: f64) -> LinePixels {
     let mut out = LinePixels::default();
     for y in 0..h {
-        let fx = fit.eval(y as f64);
-        let lo = fx - margin;
-        let hi = fx + margin;
-        if !(lo.is_finite() && hi.is_finite()) || hi <= 0.0 || lo >= (w - 1) as f64 {
+        if let Some((x0, x1)) = columns(fit, margin, y, w) {
+            collect(&mut out, &d[y * w + x0..=y * w + x1], x0, y);
+        }
+    }
+    out
+}
+
+/// `band` on a mask computed only on `bands`, packed: run `k` holds every column strictly
+/// within the margin of curve `k`, so the same pixels come out in the same order.
+fn band_packed(d: &[u8], bands: &ColumnBands, k: usize, fit: &Poly2, margin: f64) -> LinePixels {
+    let mut out = LinePixels::default();
+    let (w, pw) = (bands.width as usize, bands.packed_width());
+    for r in 0..bands.rows() {
+        let y = bands.view_row(r);
+        let (Some((x0, x1)), Some((rg, xv))) = (columns(fit, margin, y, w), bands.run(r, k)) else {
+            continue;
+        };
+        // The wanted columns within the run's (view columns xv..xv + len).
+        let (a, b) = (x0.max(xv), x1.min(xv + rg.len() - 1));
+        if a > b {
             continue;
         }
-        // Columns x with lo < x < hi.
-        let x0 = (lo.floor() + 1.0).max(0.0) as usize;
-        let x1 = ((hi.ceil() - 1.0) as usize).min(w - 1);
-        if x1 < x0 {
-            continue;
-        }
-        let row = &d[y * w + x0..=y * w + x1];
-        // Mostly empty rows: skip eight zero bytes at a time.
-        let mut i = 0;
-        while i < row.len() {
-            if i + 8 <= row.len() && row[i..i + 8].iter().all(|v| *v == 0) {
-                i += 8;
-                continue;
-            }
-            if row[i] != 0 {
-                out.xs.push((x0 + i) as u32);
-                out.ys.push(y as u32);
-            }
-            i += 1;
-        }
+        let p = r * pw + rg.start + (a - xv);
+        collect(&mut out, &d[p..=p + (b - a)], a, y);
     }
     out
 }
@@ -54,4 +83,100 @@ pub fn prior_search(
         right_windows: Vec::new(),
         histogram: Vec::new(),
     })
+}
+
+/// `prior_search` on the packed mask of `ColumnBands::around(&[left, right], margin, ..)`
+/// (`Thresholded::band_mask`): the same pixels, in the same order, as `prior_search` on the
+/// whole view's mask.
+pub fn prior_search_bands(
+    mask: &BinaryMask,
+    bands: &ColumnBands,
+    left: &Poly2,
+    right: &Poly2,
+    margin: u32,
+) -> Result<SearchResult> {
+    if bands.bands != 2
+        || mask.width() as usize != bands.packed_width()
+        || mask.height() as usize != bands.rows()
+    {
+        return Err(crate::error::Error::Invalid(format!(
+            "packed mask {}x{} does not match its {} bands ({}x{})",
+            mask.width(),
+            mask.height(),
+            bands.bands,
+            bands.packed_width(),
+            bands.rows()
+        )));
+    }
+    let d = mask.bytes()?;
+    Ok(SearchResult {
+        mode: SearchMode::Prior,
+        left: band_packed(d, bands, 0, left, margin as f64),
+        right: band_packed(d, bands, 1, right, margin as f64),
+        left_windows: Vec::new(),
+        right_windows: Vec::new(),
+        histogram: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencv::core::Mat;
+    use opencv::prelude::*;
+
+    #[test]
+    fn packed_search_finds_the_same_pixels_in_the_same_order() {
+        let (w, h) = (320usize, 90usize);
+        // Curves inside, across the left edge, and crossing each other (overlapping bands).
+        let cases = [
+            (Poly2::new(0.0, 0.0, 80.0), Poly2::new(0.0, 0.0, 240.0)),
+            (Poly2::new(0.0, 1.5, -40.0), Poly2::new(0.01, -1.0, 200.0)),
+            (Poly2::new(0.0, 1.0, 100.0), Poly2::new(0.0, -1.0, 190.0)),
+        ];
+        let mut state = 7u64;
+        for (margin, step) in [(30u32, 1usize), (17, 2)] {
+            for (l, r) in cases {
+                let bands = ColumnBands::around(&[l, r], margin, w as i32, h as i32, step);
+                // A random whole-view mask, zero outside the bands (what a band threshold
+                // stands for), and its packed form.
+                let mut inside = vec![false; w * h];
+                for sp in bands.spans() {
+                    inside[sp.view..sp.view + sp.len].fill(true);
+                }
+                let full: Vec<u8> = inside
+                    .iter()
+                    .map(|inb| {
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        if *inb && (state >> 60) < 5 {
+                            255
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                let mut packed = vec![0u8; bands.rows() * bands.packed_width()];
+                for sp in bands.spans() {
+                    packed[sp.packed..sp.packed + sp.len]
+                        .copy_from_slice(&full[sp.view..sp.view + sp.len]);
+                }
+                let mat = |d: &[u8], rows: usize, cols: usize| {
+                    let m = Mat::new_rows_cols_with_data(rows as i32, cols as i32, d)
+                        .unwrap()
+                        .try_clone()
+                        .unwrap();
+                    BinaryMask::new(m).unwrap()
+                };
+                let pm = mat(&packed, bands.rows(), bands.packed_width());
+                let fm = mat(&full, h, w);
+                let a = prior_search_bands(&pm, &bands, &l, &r, margin).unwrap();
+                let b = prior_search(&fm, &l, &r, margin).unwrap();
+                assert!(b.left.xs.len() > 50 && b.right.xs.len() > 50);
+                assert_eq!((&a.left.xs, &a.left.ys), (&b.left.xs, &b.left.ys));
+                assert_eq!((&a.right.xs, &a.right.ys), (&b.right.xs, &b.right.ys));
+            }
+        }
+    }
 }

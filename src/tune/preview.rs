@@ -489,7 +489,8 @@ impl Tuner {
         // As Pipeline::analyze: search in the analysed (scaled) view, fits in nominal pixels.
         let bs = cfg.perspective.scale();
         let search_cfg = scaled_search(&cfg.search, bs);
-        let search = fit::sliding_window_search(&th.mask, &search_cfg)?;
+        let mask = th.into_mask()?;
+        let search = fit::sliding_window_search(&mask, &search_cfg)?;
         let mut fit = fit::fit_lines(&search, &search_cfg);
         fit.left = fit.left.map(|p| p.from_scaled(bs));
         fit.right = fit.right.map(|p| p.from_scaled(bs));
@@ -504,7 +505,7 @@ impl Tuner {
             _ => None,
         };
         Ok(StillResult {
-            mask: th.mask,
+            mask,
             search,
             fit,
             measure,
