@@ -214,6 +214,9 @@ impl Source<'_> {
             let (Some(a), Some(b)) = (m1.first(), m1.last()) else {
                 return;
             };
+            if self.width < 1 || self.height < 1 {
+                return;
+            }
             let c = m1[m1.len() / 2];
             let xs = [a[0], b[0], c[0]].map(|v| v as i32);
             let ys = [a[1], b[1], c[1]].map(|v| v as i32);
