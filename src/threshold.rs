@@ -291,9 +291,10 @@ fn decision_tables(lmax: u32, bmax: u32, cfg: &ThresholdConfig) -> ([u8; 256], [
 /// Threshold the bird's-eye view of `raw` on `bands` only: each band pixel comes straight from
 /// `remap` (`BirdseyeRemap::visit_band_runs`, the pixel OpenCV's remap gives) and goes into L
 /// and B at once, so the band view itself is never written. L and B are normalised by their
-/// maxima over the bands; the mask, L and B come back packed (`Thresholded::band_mask`). Two passes on one thread (the bands are small; waking a second thread costs
-/// more than it saves while the decoder is busy). The Sobel option needs whole rows and is not
-/// available here (the pipeline uses the whole view when it is on).
+/// maxima over the bands; the mask, L and B come back packed (`Thresholded::band_mask`). Two
+/// passes on one thread (the bands are small; waking a second thread costs more than it saves
+/// while the decoder is busy). The Sobel option needs whole rows and is not available here (the
+/// pipeline uses the whole view when it is on).
 pub fn threshold_bands(
     raw: &BgrFrame,
     remap: &BirdseyeRemap,
