@@ -110,7 +110,7 @@ pub struct SearchConfig {
     /// A window re-centres on its pixels' mean x when it holds more than this many. Default 40.
     pub min_pixels: u32,
     /// Half-width of the band around the previous fit used by the prior search, px (nominal
-    /// bird's-eye pixels; about 26 cm at the default scale of 3.7 m per 700 px). Default 50:
+    /// bird's-eye pixels; about 49 cm at the default scale of 3.7 m per 378 px). Default 50:
     /// the same telemetry as 80 within 0.03 cm of offset on the five real clips in the data set
     /// (60 and 80 give identical telemetry), the same `lanes eval` scores on the synthetic drive
     /// down to 40, and 37% fewer pixels to analyse per frame than 80.
