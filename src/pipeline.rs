@@ -8,7 +8,7 @@ use crate::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::frame::BgrFrame;
 use crate::measure::{self, LaneMeasure};
 use crate::render;
-use crate::threshold::{self, Thresholded};
+use crate::threshold::{self, MaskRef, Thresholded};
 use crate::undistort::Undistorter;
 use crate::warp::{BirdseyeRemap, ColumnBands, Perspective};
 use serde::Serialize;
@@ -176,22 +176,18 @@ impl Pipeline {
             }
         };
         let t2 = Instant::now();
-        let search = match prior {
-            Some((l, r)) => match (thresholded.band_mask(), thresholded.view_mask()) {
-                (Some((m, bands)), _) => {
-                    fit::prior_search_bands(m, bands, &l, &r, search_cfg.prior_margin)?
-                }
-                (None, Some(m)) => fit::prior_search(m, &l, &r, search_cfg.prior_margin)?,
-                (None, None) => {
-                    return Err(crate::error::Error::Invalid(
-                        "threshold gave no mask".into(),
-                    ))
-                }
-            },
-            None => match thresholded.view_mask() {
-                Some(m) => fit::sliding_window_search(m, &search_cfg)?,
-                None => fit::sliding_window_search(&thresholded.mask()?, &search_cfg)?,
-            },
+        let search = match (prior, thresholded.mask_as_computed()) {
+            (Some((l, r)), MaskRef::Bands(m, bands)) => {
+                fit::prior_search_bands(m, bands, &l, &r, search_cfg.prior_margin)?
+            }
+            (Some((l, r)), MaskRef::View(m)) => {
+                fit::prior_search(m, &l, &r, search_cfg.prior_margin)?
+            }
+            (None, MaskRef::View(m)) => fit::sliding_window_search(m, &search_cfg)?,
+            // Bands are only computed around a prior fit.
+            (None, MaskRef::Bands(..)) => {
+                fit::sliding_window_search(&thresholded.mask()?, &search_cfg)?
+            }
         };
         let mut fit = fit::fit_lines(&search, &search_cfg);
         fit.left = fit.left.map(|p| p.from_scaled(s));

@@ -209,9 +209,11 @@ impl TextStamp {
         Ok(stamp)
     }
 
-    /// Draw `text` with its baseline's left end at `origin`, in `color` (BGR), as `putText`
-    /// would. Characters outside printable ASCII are drawn as '?', as `putText` does.
-    pub fn draw(&self, img: &mut Mat, text: &str, origin: Point, color: [u8; 3]) -> Result<()> {
+    /// Draw `text` with its baseline's left end at `origin`, in `color` (BGR, as for
+    /// `putText`), as `putText` would. Characters outside printable ASCII are drawn as '?', as
+    /// `putText` does.
+    pub fn draw(&self, img: &mut Mat, text: &str, origin: Point, color: Scalar) -> Result<()> {
+        let color = [color[0], color[1], color[2]].map(|v| v.clamp(0.0, 255.0) as u8);
         let (w, h) = (img.cols(), img.rows());
         let ch = img.channels() as usize;
         let rows = self.ascent + self.descent + 2 * self.pad;
@@ -285,10 +287,9 @@ pub fn draw_text_lines(
         dark.copy_to(&mut roi)?;
     }
     let stamp = TextStamp::cached(font, scale, thick)?;
-    let bgr = [color[0], color[1], color[2]].map(|v| v.clamp(0.0, 255.0) as u8);
     for (i, line) in lines.iter().enumerate() {
         let p = Point::new(origin.0, origin.1 + i as i32 * step);
-        stamp.draw(img, line, p, bgr)?;
+        stamp.draw(img, line, p, color)?;
     }
     Ok(())
 }
@@ -524,8 +525,7 @@ pub fn diagnostic(
     let mut y = ch + step;
     let stamp = TextStamp::cached(imgproc::FONT_HERSHEY_SIMPLEX, scale, 1)?;
     let put = |img: &mut Mat, text: &str, x: i32, y: i32, c: Scalar| -> Result<()> {
-        let bgr = [c[0], c[1], c[2]].map(|v| v.clamp(0.0, 255.0) as u8);
-        stamp.draw(img, text, Point::new(x, y), bgr)
+        stamp.draw(img, text, Point::new(x, y), c)
     };
     let det = if d.track.detected {
         "accepted"
@@ -694,7 +694,7 @@ mod tests {
             .unwrap();
             TextStamp::new(font, scale, thick)
                 .unwrap()
-                .draw(&mut b, t, Point::new(20, 60), [255, 255, 255])
+                .draw(&mut b, t, Point::new(20, 60), Scalar::all(255.0))
                 .unwrap();
             let mut d = Mat::default();
             core::absdiff(&a, &b, &mut d).unwrap();

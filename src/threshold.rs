@@ -10,10 +10,18 @@ use opencv::imgproc;
 use opencv::prelude::*;
 use rayon::prelude::*;
 
+/// A threshold pass's mask as it was computed (`Thresholded::mask_as_computed`).
+pub enum MaskRef<'a> {
+    /// Over the whole view.
+    View(&'a BinaryMask),
+    /// Packed like the bands' L and B (see `ColumnBands`).
+    Bands(&'a BinaryMask, &'a ColumnBands),
+}
+
 /// The channels and mask a threshold pass produces (channels after scaling, for display).
 pub struct Thresholded {
     /// Union of the enabled thresholds, 0 or 255: over the whole view, or packed like `l` and
-    /// `b` when `bands` is set (see `mask`, `view_mask` and `band_mask`).
+    /// `b` when `bands` is set (see `mask` and `mask_as_computed`).
     mask: BinaryMask,
     /// HLS L as computed (unscaled); packed as the band image when `bands` is set.
     pub l: GrayImage,
@@ -50,13 +58,12 @@ impl Thresholded {
     pub fn mask(&self) -> Result<BinaryMask> {
         BinaryMask::new(self.unpacked(self.mask.mat())?)
     }
-    /// The mask over the whole view, as computed, when it was computed over the whole view.
-    pub fn view_mask(&self) -> Option<&BinaryMask> {
-        self.bands.is_none().then_some(&self.mask)
-    }
-    /// The packed mask of the bands and the bands, when only bands were computed.
-    pub fn band_mask(&self) -> Option<(&BinaryMask, &ColumnBands)> {
-        self.bands.as_ref().map(|b| (&self.mask, b))
+    /// The mask as computed, without a copy: over the whole view, or packed with its bands.
+    pub fn mask_as_computed(&self) -> MaskRef<'_> {
+        match &self.bands {
+            None => MaskRef::View(&self.mask),
+            Some(b) => MaskRef::Bands(&self.mask, b),
+        }
     }
     /// The mask over the whole view, consuming the result.
     pub fn into_mask(self) -> Result<BinaryMask> {
@@ -291,7 +298,7 @@ fn decision_tables(lmax: u32, bmax: u32, cfg: &ThresholdConfig) -> ([u8; 256], [
 /// Threshold the bird's-eye view of `raw` on `bands` only: each band pixel comes straight from
 /// `remap` (`BirdseyeRemap::visit_band_runs`, the pixel OpenCV's remap gives) and goes into L
 /// and B at once, so the band view itself is never written. L and B are normalised by their
-/// maxima over the bands; the mask, L and B come back packed (`Thresholded::band_mask`). Two
+/// maxima over the bands; the mask, L and B come back packed (`MaskRef::Bands`). Two
 /// passes on one thread (the bands are small; waking a second thread costs more than it saves
 /// while the decoder is busy). The Sobel option needs whole rows and is not available here (the
 /// pipeline uses the whole view when it is on).
@@ -318,12 +325,14 @@ pub fn threshold_bands(
     };
     let (mut lmax, mut bmax) = (0u8, 0u8);
     {
-        // Pass 1: L and B of the band pixels, and their maxima; zeros in the gaps.
+        // Pass 1: L and B of the band pixels, and their maxima; zeros in the gaps of all three.
         let ld = lm.data_bytes_mut()?;
         let bd = bm.data_bytes_mut()?;
+        let md = mask.data_bytes_mut()?;
         for g in bands.gaps() {
             ld[g.clone()].fill(0);
-            bd[g].fill(0);
+            bd[g.clone()].fill(0);
+            md[g].fill(0);
         }
         // Per run: L and the table places first, then the lookups in a loop of their own, so
         // that many of their cache misses on the 16 MiB table are in flight at once. The maxima
@@ -356,13 +365,10 @@ pub fn threshold_bands(
     let b_scaled = bmax > cfg.b_scale_gate as u32;
     let (white, yellow) = decision_tables(lmax, bmax, cfg);
     {
-        // Pass 2: the decisions, packed like L and B (zero in the gaps).
+        // Pass 2: the decisions, packed like L and B (the gaps were zeroed in pass 1).
         let md = mask.data_bytes_mut()?;
         let ld = lm.data_bytes()?;
         let bd = bm.data_bytes()?;
-        for g in bands.gaps() {
-            md[g].fill(0);
-        }
         for sp in bands.spans() {
             let (a, n) = (sp.packed, sp.len);
             for ((m, l), b) in md[a..a + n]
@@ -531,7 +537,10 @@ mod tests {
             }
         }
         let t = threshold(&img, &ThresholdConfig::default()).unwrap();
-        let m = t.view_mask().unwrap().bytes().unwrap();
+        let MaskRef::View(m) = t.mask_as_computed() else {
+            panic!("a whole-view threshold gives a whole-view mask");
+        };
+        let m = m.bytes().unwrap();
         assert_eq!(m[5 * 100 + 12], 255, "white kept");
         assert_eq!(m[5 * 100 + 82], 255, "yellow kept");
         assert_eq!(m[5 * 100 + 50], 0, "asphalt dropped");

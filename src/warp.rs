@@ -218,18 +218,13 @@ impl Source<'_> {
                 return;
             }
             let c = m1[m1.len() / 2];
-            let xs = [a[0], b[0], c[0]].map(|v| v as i32);
-            let ys = [a[1], b[1], c[1]].map(|v| v as i32);
-            let clampx = |v: i32| v.clamp(0, self.width - 1) as usize;
-            let clampy = |v: i32| v.clamp(0, self.height - 1) as usize;
-            let (x0, x1) = (
-                clampx(*xs.iter().min().unwrap_or(&0)),
-                clampx(xs.iter().max().unwrap_or(&0) + 1),
-            );
-            let (y0, y1) = (
-                clampy(*ys.iter().min().unwrap_or(&0)),
-                clampy(ys.iter().max().unwrap_or(&0) + 1),
-            );
+            // Bounding box of the three points, one more row and column, inside the frame.
+            let span = |i: usize, last: i32| {
+                let v = [a[i], b[i], c[i]].map(|v| v as i32);
+                let (lo, hi) = (v[0].min(v[1]).min(v[2]), v[0].max(v[1]).max(v[2]) + 1);
+                (lo.clamp(0, last) as usize, hi.clamp(0, last) as usize)
+            };
+            let ((x0, x1), (y0, y1)) = (span(0, self.width - 1), span(1, self.height - 1));
             let step = self.width as usize * 3;
             for y in y0..=y1.min(y0 + 7) {
                 let (lo, hi) = (y * step + x0 * 3, y * step + x1 * 3 + 2);
@@ -433,11 +428,11 @@ impl BirdseyeRemap {
         #[cfg(target_arch = "x86_64")]
         let simd = std::arch::is_x86_feature_detected!("sse4.1");
         let mut run = vec![[0u8; 3]; bands.cols];
-        let spans: Vec<Span> = bands.spans().collect();
-        for (k, sp) in spans.iter().enumerate() {
+        let mut spans = bands.spans().peekable();
+        while let Some(sp) = spans.next() {
             // The next run's source pixels are fetched while this run is computed: a run's
             // taps lie on one to three source rows that the hardware prefetcher has not seen.
-            if let Some(next) = spans.get(k + 1) {
+            if let Some(next) = spans.peek() {
                 src.prefetch(&map1[next.view..next.view + next.len]);
             }
             let out = &mut run[..sp.len];

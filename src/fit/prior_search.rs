@@ -86,7 +86,7 @@ pub fn prior_search(
 }
 
 /// `prior_search` on the packed mask of `ColumnBands::around(&[left, right], margin, ..)`
-/// (`Thresholded::band_mask`): the same pixels, in the same order, as `prior_search` on the
+/// (`threshold::MaskRef::Bands`): the same pixels, in the same order, as `prior_search` on the
 /// whole view's mask.
 pub fn prior_search_bands(
     mask: &BinaryMask,
