@@ -59,6 +59,12 @@ pub fn scaled_search(cfg: &crate::config::SearchConfig, s: Scale) -> crate::conf
 }
 
 impl Analysis {
+    /// The lines this frame reports (nominal bird's-eye pixels): what stills, `lanes eval` and
+    /// the overlay of a still draw. A line the pipeline is not confident of is `None`.
+    pub fn reported_lines(&self) -> (Option<Poly2>, Option<Poly2>) {
+        (self.fit.left, self.fit.right)
+    }
+
     /// The search picture (windows, line pixels, this frame's fits, histogram) in the analysed view.
     pub fn search_picture(&self) -> Result<BgrFrame> {
         let l = self.fit.left.map(|p| p.to_scaled(self.scale));
