@@ -15,8 +15,47 @@ pub struct Config {
     pub perspective: PerspectiveConfig,
     pub search: SearchConfig,
     pub tracking: TrackingConfig,
+    pub confidence: ConfidenceConfig,
     pub render: RenderConfig,
     pub units: UnitsConfig,
+}
+
+/// How lane-marking pixels are told from the road.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdMethod {
+    /// A marking is a bright (L) or yellow (B) stripe at most `marking_width_px` wide: each
+    /// pixel is compared with the road on both sides at about one marking width (a symmetric
+    /// local threshold), so shadow edges, tar seams and cracks do not pass, and a flat or
+    /// uniformly lit image gives an empty mask.
+    LocalContrast,
+    /// The reference pipeline's rule: L and B scaled so their maxima become 255, then fixed
+    /// thresholds (`l_min`, `b_min`, `b_scale_gate`).
+    GlobalMax,
+}
+
+/// How the tracker smooths the lane over frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrackingMethod {
+    /// A Kalman filter over the lane model (centre line's curvature, heading and position,
+    /// and the lane width) in bird's-eye pixels: it predicts through gaps of up to
+    /// `max_gap_s` and resets after longer ones.
+    Kalman,
+    /// The reference pipeline's rule: the mean of the last `keep` accepted fits per line,
+    /// with the lane-width and coefficient-jump checks.
+    Average,
+}
+
+/// Named starting points for the configuration (`--preset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// The defaults: local-contrast markings, robust fits, confidence, Kalman tracking.
+    Robust,
+    /// The reference Udacity pipeline (global max-scaled thresholds, plain least squares, no
+    /// confidence gate, mean of the last 5 fits): reproduces the reference's numbers.
+    Reference,
 }
 
 /// Colour thresholds applied to the bird's-eye image.
@@ -44,6 +83,28 @@ pub struct ThresholdConfig {
     /// S range `(s_min, s_max]`. Defaults 180..255.
     pub s_min: u8,
     pub s_max: u8,
+    /// How marking pixels are found. Default `local_contrast`; `global_max` is the
+    /// reference's rule (the `l_min`.. `b_scale_gate` keys above apply only to it).
+    pub method: ThresholdMethod,
+    /// Widest marking, nominal bird's-eye px: the road is sampled this far to each side of a
+    /// pixel. Default 30 (about 29 cm at 3.7 m per 378 px; markings are 10-30 cm wide).
+    pub marking_width_px: u32,
+    /// Length of each side's road sample, nominal px. Default 10.
+    pub side_px: u32,
+    /// White: L must exceed the brighter side by at least this much (0..255). Default 18.
+    pub l_contrast_min: u8,
+    /// White: ... and by at least this fraction of the brighter side's L, so the contrast
+    /// needed scales with the light (a marking in shade is darker, and so is its road).
+    /// Default 0.25.
+    pub l_contrast_ratio: f64,
+    /// Yellow: B must exceed the more yellow side by at least this much. Default 8.
+    pub b_contrast_min: u8,
+    /// Yellow: ... and B itself must be at least this (128 is neutral grey). Default 138.
+    pub b_yellow_min: u8,
+    /// Whole-view masks keep only pixels on a vertical run of at least this many nominal
+    /// px (markings run along the bird's-eye view; speckle and texture do not). 0 = off.
+    /// Default 8 (4 rows of the half-height view; a dash is about 100 px long).
+    pub min_run_px: u32,
 }
 
 impl Default for ThresholdConfig {
@@ -60,6 +121,14 @@ impl Default for ThresholdConfig {
             s_enabled: false,
             s_min: 180,
             s_max: 255,
+            method: ThresholdMethod::LocalContrast,
+            marking_width_px: 30,
+            side_px: 10,
+            l_contrast_min: 18,
+            l_contrast_ratio: 0.25,
+            b_contrast_min: 8,
+            b_yellow_min: 138,
+            min_run_px: 8,
         }
     }
 }
@@ -125,6 +194,10 @@ pub struct SearchConfig {
     /// work at the cost of noisier fits in hard light (shadow clip: largest frame-to-frame
     /// offset change 4.9 cm instead of 3.0 cm). 1..=8. Default 1 (every row).
     pub band_row_step: u32,
+    /// Robust search and fit: sliding windows that follow the curve's direction through empty
+    /// windows, and fits that drop outlier pixels (iteratively trimmed least squares).
+    /// Default true; false is the reference's search and plain least squares.
+    pub robust: bool,
 }
 
 impl Default for SearchConfig {
@@ -137,6 +210,7 @@ impl Default for SearchConfig {
             min_rows: 3,
             band_only: true,
             band_row_step: 1,
+            robust: true,
         }
     }
 }
@@ -153,6 +227,20 @@ pub struct TrackingConfig {
     pub lane_width_tolerance_px: f64,
     /// Largest allowed |coefficient - smoothed coefficient| for a, b, c. Default (0.001, 1.0, 100).
     pub max_coeff_diff: [f64; 3],
+    /// The smoothing. Default `kalman`; `average` is the reference's (uses `keep`,
+    /// `lane_width_px`, `lane_width_tolerance_px` and `max_coeff_diff`).
+    pub method: TrackingMethod,
+    /// Kalman: longest gap without a confident detection that is bridged by prediction
+    /// (status `predicted`), seconds. Longer gaps reset the tracker. Default 0.5.
+    pub max_gap_s: f64,
+    /// Kalman: a detection whose bottom-row position differs from the prediction by more than
+    /// this (nominal px) is an outlier and not used, unless `max_gap_s` has passed. Default 60
+    /// (about 0.6 m: a lane change moves the lines by a whole lane width, 378 px).
+    pub gate_px: f64,
+    /// Kalman: process noise per frame (standard deviation) of the centre line's curvature
+    /// `a` (px^-1), heading `b`, position `c` (px) and the lane width (px).
+    /// Default (2e-5, 0.01, 4.0, 2.0): a 25 fps video changes curvature over seconds.
+    pub process_noise: [f64; 4],
 }
 
 impl Default for TrackingConfig {
@@ -162,6 +250,49 @@ impl Default for TrackingConfig {
             lane_width_px: 350.0,
             lane_width_tolerance_px: 100.0,
             max_coeff_diff: [0.001, 1.0, 100.0],
+            method: TrackingMethod::Kalman,
+            max_gap_s: 0.5,
+            gate_px: 60.0,
+            process_noise: [2e-5, 0.01, 4.0, 2.0],
+        }
+    }
+}
+
+/// How much the pipeline believes a line and a lane (`confidence`, 0..1, from evidence).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConfidenceConfig {
+    /// A line below this confidence is not reported. 0 reports every fit (the reference).
+    /// Default 0.5.
+    pub min_line: f64,
+    /// A marking pixel supports a row of the fit when it lies within this many nominal px of
+    /// it. Default 12 (half a wide marking plus the fit's noise).
+    pub row_tolerance_px: f64,
+    /// Share of bird's-eye rows with support that gives full marks. A dashed line (3 m dash,
+    /// 9 m gap) supports about a quarter of the rows. Default 0.2.
+    pub full_support: f64,
+    /// Plausible lane width at the bottom of the view, metres. Default 2.5..=4.8.
+    pub lane_width_m: [f64; 2],
+    /// Largest change of the lane width between the bottom and the top of the view, metres
+    /// (the two lines of a lane are parallel). Default 0.9.
+    pub max_width_change_m: f64,
+    /// Tightest plausible radius of a line, metres (hairpins are about 15 m). Default 12.
+    pub min_radius_m: f64,
+    /// Lane width assumed to place the second line from one confident line when nothing
+    /// better is known (a still, or a tracker without history), metres. Default 3.7.
+    pub default_lane_width_m: f64,
+}
+
+impl Default for ConfidenceConfig {
+    fn default() -> Self {
+        Self {
+            min_line: 0.5,
+            row_tolerance_px: 12.0,
+            full_support: 0.2,
+            lane_width_m: [2.5, 4.8],
+            max_width_change_m: 0.9,
+            min_radius_m: 12.0,
+            default_lane_width_m: 3.7,
         }
     }
 }
@@ -276,9 +407,89 @@ impl Config {
         toml::to_string(self).unwrap_or_default()
     }
 
+    /// The configuration a preset starts from.
+    pub fn preset(p: Preset) -> Self {
+        match p {
+            Preset::Robust => Self::default(),
+            Preset::Reference => Self::reference(),
+        }
+    }
+
+    /// The reference Udacity pipeline: global max-scaled thresholds, no confidence gate, the
+    /// mean of the last five fits.
+    pub fn reference() -> Self {
+        let mut c = Self::default();
+        c.threshold.method = ThresholdMethod::GlobalMax;
+        c.tracking.method = TrackingMethod::Average;
+        c.confidence.min_line = 0.0;
+        c.search.robust = false;
+        c
+    }
+
+    /// Parse a TOML string over a preset (keys in the text override the preset's values).
+    pub fn from_toml_str_over(text: &str, path: &Path, base: Preset) -> Result<Self> {
+        let parse_err = |m: String| Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: m,
+        };
+        let over: toml::Table = toml::from_str(text).map_err(|e| parse_err(e.message().to_string()))?;
+        let mut merged: toml::Table = toml::from_str(&Self::preset(base).to_toml())
+            .map_err(|e| parse_err(e.message().to_string()))?;
+        for (section, v) in over {
+            match (merged.get_mut(&section), v) {
+                (Some(toml::Value::Table(m)), toml::Value::Table(o)) => {
+                    for (k, v) in o {
+                        m.insert(k, v);
+                    }
+                }
+                (_, v) => {
+                    merged.insert(section, v);
+                }
+            }
+        }
+        let cfg: Config = toml::Value::Table(merged)
+            .try_into()
+            .map_err(|e: toml::de::Error| parse_err(e.message().to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
     /// Check every value against its allowed range; the message names the key and the value.
     pub fn validate(&self) -> Result<()> {
         let t = &self.threshold;
+        if !(1..=200).contains(&t.marking_width_px) {
+            return Err(bad("threshold.marking_width_px", t.marking_width_px, "1..=200"));
+        }
+        if !(1..=200).contains(&t.side_px) {
+            return Err(bad("threshold.side_px", t.side_px, "1..=200"));
+        }
+        if !(t.l_contrast_ratio.is_finite() && (0.0..=10.0).contains(&t.l_contrast_ratio)) {
+            return Err(bad("threshold.l_contrast_ratio", t.l_contrast_ratio, "0..=10"));
+        }
+        if t.min_run_px > 200 {
+            return Err(bad("threshold.min_run_px", t.min_run_px, "0..=200"));
+        }
+        let c = &self.confidence;
+        for (key, v, lo, hi) in [
+            ("confidence.min_line", c.min_line, 0.0, 1.0),
+            ("confidence.row_tolerance_px", c.row_tolerance_px, 1.0, 200.0),
+            ("confidence.full_support", c.full_support, 0.01, 1.0),
+            ("confidence.max_width_change_m", c.max_width_change_m, 0.0, 100.0),
+            ("confidence.min_radius_m", c.min_radius_m, 0.0, 100_000.0),
+            ("confidence.default_lane_width_m", c.default_lane_width_m, 0.5, 20.0),
+        ] {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                return Err(bad(key, v, &format!("{lo}..={hi}")));
+            }
+        }
+        let [wlo, whi] = c.lane_width_m;
+        if !(wlo.is_finite() && whi.is_finite() && 0.0 < wlo && wlo < whi && whi <= 20.0) {
+            return Err(bad(
+                "confidence.lane_width_m",
+                format!("[{wlo}, {whi}]"),
+                "0 < min < max <= 20",
+            ));
+        }
         if t.l_min >= t.l_max {
             return Err(bad(
                 "threshold.l_min",
@@ -339,6 +550,17 @@ impl Config {
         for (i, d) in k.max_coeff_diff.iter().enumerate() {
             if !(d.is_finite() && *d > 0.0) {
                 return Err(bad(&format!("tracking.max_coeff_diff[{i}]"), d, "> 0"));
+            }
+        }
+        if !(k.max_gap_s.is_finite() && (0.0..=60.0).contains(&k.max_gap_s)) {
+            return Err(bad("tracking.max_gap_s", k.max_gap_s, "0..=60"));
+        }
+        if !(k.gate_px.is_finite() && k.gate_px > 0.0) {
+            return Err(bad("tracking.gate_px", k.gate_px, "> 0"));
+        }
+        for (i, d) in k.process_noise.iter().enumerate() {
+            if !(d.is_finite() && *d > 0.0) {
+                return Err(bad(&format!("tracking.process_noise[{i}]"), d, "> 0"));
             }
         }
         let r = &self.render;

@@ -10,12 +10,15 @@
 //! - Geometry is computed in `f64`.
 //!
 //! # Stages
-//! A frame flows `undistort -> warp -> threshold -> fit -> measure -> render`,
+//! A frame flows `undistort -> warp -> threshold -> fit -> confidence -> measure -> render`,
 //! with `track` as the only stateful stage between frames. See ARCHITECTURE.md.
+//! Confidences are 0..1; a frame's `status` is one of `both`, `left_only`, `right_only`,
+//! `none` and (video only) `predicted`.
 
 pub mod autoperspective;
 pub mod calibrate;
 pub mod camera;
+pub mod confidence;
 pub mod config;
 pub mod error;
 pub mod eval;

@@ -2,6 +2,7 @@
 //! (raw frame -> bird's-eye -> threshold -> search -> fit -> measure) and `overlay` to draw.
 
 use crate::camera::Camera;
+use crate::confidence::{self, Detection, LaneStatus, ViewGeometry};
 use crate::config::Config;
 use crate::error::Result;
 use crate::fit::{self, LaneFit, Poly2, Scale, SearchResult};
@@ -38,8 +39,11 @@ pub struct Analysis {
     pub birdseye: Option<BgrFrame>,
     pub thresholded: Thresholded,
     pub search: SearchResult,
+    /// This frame's fits (every line the search found enough rows for).
     pub fit: LaneFit,
-    /// Measurements of this frame's own fits, when both lines were found.
+    /// What the frame reports: the lines the evidence supports, their confidences, the status.
+    pub detection: Detection,
+    /// Measurements of the lane this frame reports (`Analysis::lane`), when it reports one.
     pub measure: Option<LaneMeasure>,
     pub times: StageTimes,
 }
@@ -52,17 +56,72 @@ pub fn scaled_search(cfg: &crate::config::SearchConfig, s: Scale) -> crate::conf
         margin: ((cfg.margin as f64 * s.x).round() as u32).max(1),
         min_pixels: (cfg.min_pixels as f64 * s.x * s.y).round() as u32,
         prior_margin: ((cfg.prior_margin as f64 * s.x).round() as u32).max(1),
-        min_rows: cfg.min_rows,
-        band_only: cfg.band_only,
-        band_row_step: cfg.band_row_step,
+        ..*cfg
     }
+}
+
+/// Threshold parameters for a bird's-eye view scaled by `s`: widths across the road scale by
+/// `s.x`, run lengths along it by `s.y`.
+pub fn scaled_threshold(
+    cfg: &crate::config::ThresholdConfig,
+    s: Scale,
+) -> crate::config::ThresholdConfig {
+    let px = |v: u32, k: f64| ((v as f64 * k).round() as u32).max(1);
+    crate::config::ThresholdConfig {
+        marking_width_px: px(cfg.marking_width_px, s.x),
+        side_px: px(cfg.side_px, s.x),
+        min_run_px: if cfg.min_run_px == 0 {
+            0
+        } else {
+            px(cfg.min_run_px, s.y)
+        },
+        ..*cfg
+    }
+}
+
+/// From a search's pixels (analysed view) to what a frame reports, as `Pipeline::analyze`
+/// does after the search: the fits (robust when `search.robust`), mapped to nominal pixels;
+/// the confidence and the reported lines; the measurements of the lane a still draws.
+pub fn judge(
+    search: &SearchResult,
+    cfg: &Config,
+    persp: &Perspective,
+) -> (LaneFit, Detection, Option<LaneMeasure>) {
+    let s = cfg.perspective.scale();
+    let search_cfg = scaled_search(&cfg.search, s);
+    let mut fit = fit::fit_lines_with(search, &search_cfg, 6.0 * s.x);
+    fit.left = fit.left.map(|p| p.from_scaled(s));
+    fit.right = fit.right.map(|p| p.from_scaled(s));
+    let detection = confidence::assess(
+        &fit,
+        &search.left,
+        &search.right,
+        ViewGeometry {
+            width: persp.width,
+            height: persp.height,
+            scale: s,
+        },
+        &cfg.confidence,
+        &cfg.units,
+    );
+    let width_px = cfg.confidence.default_lane_width_m / cfg.units.xm_per_px;
+    let measure = detection
+        .lane(width_px)
+        .map(|(l, r)| measure::measure(&l, &r, persp.width, persp.height, &cfg.units));
+    (fit, detection, measure)
 }
 
 impl Analysis {
     /// The lines this frame reports (nominal bird's-eye pixels): what stills, `lanes eval` and
     /// the overlay of a still draw. A line the pipeline is not confident of is `None`.
     pub fn reported_lines(&self) -> (Option<Poly2>, Option<Poly2>) {
-        (self.fit.left, self.fit.right)
+        (self.detection.left, self.detection.right)
+    }
+
+    /// The lane a still draws: both reported lines, or the one seen and the other placed one
+    /// lane width (`width_px`, nominal) from it.
+    pub fn lane(&self, width_px: f64) -> Option<(Poly2, Poly2)> {
+        self.detection.lane(width_px)
     }
 
     /// The search picture (windows, line pixels, this frame's fits, histogram) in the analysed view.
@@ -150,12 +209,14 @@ impl Pipeline {
         let t0 = Instant::now();
         let s = self.cfg.perspective.scale();
         let search_cfg = scaled_search(&self.cfg.search, s);
+        let thr_cfg = scaled_threshold(&self.cfg.threshold, s);
         let prior = prior.map(|(l, r)| (l.to_scaled(s), r.to_scaled(s)));
         let bands = match prior {
             Some((l, r)) if self.cfg.search.band_only && !self.cfg.threshold.sobel_enabled => {
+                // The local-contrast decision needs road on both sides of every band pixel.
                 Some(ColumnBands::around(
                     &[l, r],
-                    search_cfg.prior_margin,
+                    search_cfg.prior_margin + threshold::context_px(&thr_cfg),
                     self.birdseye.width,
                     self.birdseye.height,
                     self.cfg.search.band_row_step as usize,
@@ -170,14 +231,14 @@ impl Pipeline {
                 let t1 = Instant::now();
                 (
                     None,
-                    threshold::threshold_bands(raw, &self.birdseye, b, &self.cfg.threshold)?,
+                    threshold::threshold_bands(raw, &self.birdseye, b, &thr_cfg)?,
                     t1,
                 )
             }
             None => {
                 let img = self.birdseye.apply(raw)?;
                 let t1 = Instant::now();
-                let th = threshold::threshold(&img, &self.cfg.threshold)?;
+                let th = threshold::threshold(&img, &thr_cfg)?;
                 (Some(img), th, t1)
             }
         };
@@ -195,19 +256,7 @@ impl Pipeline {
                 fit::sliding_window_search(&thresholded.mask()?, &search_cfg)?
             }
         };
-        let mut fit = fit::fit_lines(&search, &search_cfg);
-        fit.left = fit.left.map(|p| p.from_scaled(s));
-        fit.right = fit.right.map(|p| p.from_scaled(s));
-        let measure = match (&fit.left, &fit.right) {
-            (Some(l), Some(r)) => Some(measure::measure(
-                l,
-                r,
-                self.persp.width,
-                self.persp.height,
-                &self.cfg.units,
-            )),
-            _ => None,
-        };
+        let (fit, detection, measure) = judge(&search, &self.cfg, &self.persp);
         let t3 = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
         Ok(Analysis {
@@ -216,6 +265,7 @@ impl Pipeline {
             thresholded,
             search,
             fit,
+            detection,
             measure,
             times: StageTimes {
                 warp_ms: ms(t0, t1),
@@ -223,6 +273,11 @@ impl Pipeline {
                 search_fit_ms: ms(t2, t3),
             },
         })
+    }
+
+    /// The lane width assumed to place a missing line, nominal bird's-eye px.
+    pub fn default_lane_width_px(&self) -> f64 {
+        self.cfg.confidence.default_lane_width_m / self.cfg.units.xm_per_px
     }
 
     /// Measure a lane given its two fits.
@@ -242,6 +297,7 @@ impl Pipeline {
         undistorted: BgrFrame,
         lane: Option<(&Poly2, &Poly2)>,
         m: Option<&LaneMeasure>,
+        status: LaneStatus,
     ) -> Result<BgrFrame> {
         render::overlay(
             undistorted,
@@ -249,6 +305,7 @@ impl Pipeline {
             &self.persp,
             &|x, y| (x, y),
             m,
+            status,
             &self.cfg.render,
         )
     }
@@ -259,6 +316,7 @@ impl Pipeline {
         raw: BgrFrame,
         lane: Option<(&Poly2, &Poly2)>,
         m: Option<&LaneMeasure>,
+        status: LaneStatus,
     ) -> Result<BgrFrame> {
         match &self.camera {
             Some(cam) => render::overlay(
@@ -267,9 +325,10 @@ impl Pipeline {
                 &self.persp,
                 &|x, y| cam.distort_pixel(x, y),
                 m,
+                status,
                 &self.cfg.render,
             ),
-            None => self.overlay(raw, lane, m),
+            None => self.overlay(raw, lane, m, status),
         }
     }
 
@@ -279,12 +338,13 @@ impl Pipeline {
         raw: BgrFrame,
         lane: Option<(&Poly2, &Poly2)>,
         m: Option<&LaneMeasure>,
+        status: LaneStatus,
     ) -> Result<BgrFrame> {
         match self.cfg.render.geometry {
-            crate::config::Geometry::Original => self.overlay_raw(raw, lane, m),
+            crate::config::Geometry::Original => self.overlay_raw(raw, lane, m, status),
             crate::config::Geometry::Undistorted => {
                 let u = self.undistort(&raw)?;
-                self.overlay(u, lane, m)
+                self.overlay(u, lane, m, status)
             }
         }
     }

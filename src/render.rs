@@ -1,6 +1,7 @@
 //! Drawing: the lane overlay (polygon warped back by its vertices, blended, with text) and the
 //! search picture (windows, line pixels, fitted curves, histogram).
 
+use crate::confidence::LaneStatus;
 use crate::config::RenderConfig;
 use crate::error::Result;
 use crate::fit::{Poly2, SearchResult};
@@ -304,6 +305,7 @@ pub fn overlay(
     persp: &Perspective,
     to_frame: &dyn Fn(f64, f64) -> (f64, f64),
     measure: Option<&LaneMeasure>,
+    status: LaneStatus,
     cfg: &RenderConfig,
 ) -> Result<BgrFrame> {
     let width = frame.width();
@@ -316,13 +318,21 @@ pub fn overlay(
         fill_polygon_blended(&mut out, &poly, cfg.lane_color, cfg.alpha)?;
     }
     let scale = (width as f64 / 1280.0).max(0.4);
-    let lines = match measure {
-        Some(m) => vec![
+    let mut lines = match (measure, lane) {
+        (Some(m), Some(_)) => vec![
             radius_text(m.radius_m, cfg.straight_above_m),
             offset_text(m.offset_m),
         ],
-        None => vec!["Lane not found".to_string()],
+        _ => vec!["Lane not found".to_string()],
     };
+    if lane.is_some() {
+        match status {
+            LaneStatus::LeftOnly => lines.push("Left line only".into()),
+            LaneStatus::RightOnly => lines.push("Right line only".into()),
+            LaneStatus::Predicted => lines.push("Lane predicted".into()),
+            LaneStatus::Both | LaneStatus::None => {}
+        }
+    }
     let origin = ((40.0 * scale) as i32, (60.0 * scale) as i32);
     draw_text_lines(
         &mut out,

@@ -1,7 +1,9 @@
 //! Colour thresholds on the bird's-eye view: HLS L for white lines, LAB B for yellow lines,
-//! each normalised, combined into one binary mask (0 or 255).
+//! combined into one binary mask (0 or 255). By default each pixel is compared with the road
+//! on both sides of it (local contrast); the reference's rule scales each channel by its
+//! maximum over the view instead (`threshold.method`).
 
-use crate::config::ThresholdConfig;
+use crate::config::{ThresholdConfig, ThresholdMethod};
 use crate::error::Result;
 use crate::frame::{BgrFrame, BinaryMask, GrayImage};
 use crate::warp::{BirdseyeRemap, ColumnBands};
@@ -247,8 +249,119 @@ pub fn channels(img: &BgrFrame) -> Result<(GrayImage, GrayImage)> {
     Ok((GrayImage::new(l)?, GrayImage::new(b)?))
 }
 
+/// The symmetric local threshold in integer form (see `ThresholdMethod::LocalContrast`).
+#[derive(Debug, Clone, Copy)]
+struct LocalContrast {
+    /// Distance from the pixel to the near end of each side's road sample, px.
+    d: usize,
+    /// Length of each side's sample, px.
+    s: usize,
+    l_min: u32,
+    /// `l_contrast_ratio` in 1/256.
+    l_ratio: u32,
+    b_min: u32,
+    b_yellow: u8,
+}
+
+impl LocalContrast {
+    fn new(cfg: &ThresholdConfig) -> Self {
+        Self {
+            d: cfg.marking_width_px.max(1) as usize,
+            s: cfg.side_px.max(1) as usize,
+            l_min: cfg.l_contrast_min as u32,
+            l_ratio: (cfg.l_contrast_ratio * 256.0).round().clamp(0.0, 1e6) as u32,
+            b_min: cfg.b_contrast_min as u32,
+            b_yellow: cfg.b_yellow_min,
+        }
+    }
+
+    /// Pixels a decision needs on each side.
+    fn reach(&self) -> usize {
+        self.d + self.s
+    }
+
+    /// Marking decisions (0 or 255) for one contiguous row segment of L and B: a pixel is white
+    /// when its L exceeds the brighter of the two road samples (`[x-d-s, x-d)` and
+    /// `(x+d, x+d+s]`) by `max(l_min, l_ratio * side)`, yellow when its B is at least `b_yellow`
+    /// and exceeds the yellower side by `b_min`. Taking the brighter side makes it symmetric:
+    /// at a shadow edge or a light/dark seam one side is as bright as the pixel, so it fails.
+    /// The first and last `reach()` pixels have no road sample on one side and stay 0.
+    /// `pl` and `pb` are scratch buffers for the prefix sums.
+    fn row(&self, l: &[u8], b: &[u8], out: &mut [u8], pl: &mut Vec<u32>, pb: &mut Vec<u32>) {
+        let n = l.len();
+        out.fill(0);
+        let r = self.reach();
+        if n < 2 * r + 1 {
+            return;
+        }
+        for (src, p) in [(l, &mut *pl), (b, &mut *pb)] {
+            p.clear();
+            p.reserve(n + 1);
+            let mut acc = 0u32;
+            p.push(0);
+            for v in src {
+                acc += *v as u32;
+                p.push(acc);
+            }
+        }
+        let (d, s) = (self.d, self.s as u32);
+        let (l_min_s, b_min_s) = (self.l_min * s, self.b_min * s);
+        for x in r..n - r {
+            // Sums over the two samples of s pixels each.
+            let side_l = (pl[x - d] - pl[x - r]).max(pl[x + r + 1] - pl[x + d + 1]);
+            let v = l[x] as u32 * s;
+            let need = l_min_s.max((side_l * self.l_ratio) >> 8);
+            let white = v >= side_l + need;
+            let bx = b[x];
+            let yellow = bx >= self.b_yellow && {
+                let side_b = (pb[x - d] - pb[x - r]).max(pb[x + r + 1] - pb[x + d + 1]);
+                bx as u32 * s >= side_b + b_min_s
+            };
+            if white || yellow {
+                out[x] = 255;
+            }
+        }
+    }
+}
+
+/// Pixels on each side a `threshold.method = local_contrast` decision needs (0 for the
+/// reference's rule): band analysis computes this much more on each side of its bands.
+pub fn context_px(cfg: &ThresholdConfig) -> u32 {
+    match cfg.method {
+        ThresholdMethod::LocalContrast => LocalContrast::new(cfg).reach() as u32,
+        ThresholdMethod::GlobalMax => 0,
+    }
+}
+
+/// Keep only mask pixels on a vertical run of at least `k` rows (a morphological opening with
+/// a `1 x k` column): markings run along the bird's-eye view, speckle does not.
+fn keep_vertical_runs(mask: Mat, k: u32) -> Result<Mat> {
+    if k <= 1 {
+        return Ok(mask);
+    }
+    let kernel = imgproc::get_structuring_element(
+        imgproc::MORPH_RECT,
+        core::Size::new(1, k as i32),
+        core::Point::new(-1, -1),
+    )?;
+    let mut out = Mat::default();
+    imgproc::morphology_ex(
+        &mask,
+        &mut out,
+        imgproc::MORPH_OPEN,
+        &kernel,
+        core::Point::new(-1, -1),
+        1,
+        core::BORDER_CONSTANT,
+        imgproc::morphology_default_border_value()?,
+    )?;
+    Ok(out)
+}
+
 /// Threshold a bird's-eye BGR image into the lane-pixel mask.
 ///
+/// Local contrast (default): see `ThresholdMethod::LocalContrast`; then only vertical runs of
+/// `min_run_px` rows are kept. Global max (the reference's rule):
 /// White: L scaled so that its maximum becomes 255, kept where `l_min < L <= l_max`.
 /// Yellow: B scaled the same way only when its maximum is over `b_scale_gate`, kept where
 /// `b_min < B <= b_max`. Optional Sobel-x on L and HLS S are added when enabled.
@@ -364,6 +477,8 @@ pub fn threshold_bands(
     let (lmax, bmax) = (lmax as u32, bmax as u32);
     let b_scaled = bmax > cfg.b_scale_gate as u32;
     let (white, yellow) = decision_tables(lmax, bmax, cfg);
+    let local = LocalContrast::new(cfg);
+    let (mut pl, mut pb) = (Vec::new(), Vec::new());
     {
         // Pass 2: the decisions, packed like L and B (the gaps were zeroed in pass 1).
         let md = mask.data_bytes_mut()?;
@@ -371,12 +486,23 @@ pub fn threshold_bands(
         let bd = bm.data_bytes()?;
         for sp in bands.spans() {
             let (a, n) = (sp.packed, sp.len);
-            for ((m, l), b) in md[a..a + n]
-                .iter_mut()
-                .zip(ld[a..a + n].iter())
-                .zip(bd[a..a + n].iter())
-            {
-                *m = white[*l as usize] | yellow[*b as usize];
+            match cfg.method {
+                ThresholdMethod::LocalContrast => local.row(
+                    &ld[a..a + n],
+                    &bd[a..a + n],
+                    &mut md[a..a + n],
+                    &mut pl,
+                    &mut pb,
+                ),
+                ThresholdMethod::GlobalMax => {
+                    for ((m, l), b) in md[a..a + n]
+                        .iter_mut()
+                        .zip(ld[a..a + n].iter())
+                        .zip(bd[a..a + n].iter())
+                    {
+                        *m = white[*l as usize] | yellow[*b as usize];
+                    }
+                }
             }
             if cfg.s_enabled {
                 for (m, s) in md[a..a + n].iter_mut().zip(sat[a..a + n].iter()) {
@@ -417,9 +543,28 @@ pub fn threshold_channels(
         let md = mask.data_bytes_mut()?;
         let ld = lm.data_bytes()?;
         let bd = bm.data_bytes()?;
-        for ((m, l), b) in md.iter_mut().zip(ld.iter()).zip(bd.iter()) {
-            *m = white[*l as usize] | yellow[*b as usize];
+        match cfg.method {
+            ThresholdMethod::LocalContrast => {
+                let local = LocalContrast::new(cfg);
+                let w = (w.max(1)) as usize;
+                // Rows are independent: in parallel, each with its own scratch sums.
+                md.par_chunks_mut(w)
+                    .zip(ld.par_chunks(w).zip(bd.par_chunks(w)))
+                    .for_each_init(
+                        || (Vec::new(), Vec::new()),
+                        |(pl, pb), (m, (l, b))| local.row(l, b, m, pl, pb),
+                    );
+            }
+            ThresholdMethod::GlobalMax => {
+                for ((m, l), b) in md.iter_mut().zip(ld.iter()).zip(bd.iter()) {
+                    *m = white[*l as usize] | yellow[*b as usize];
+                }
+            }
         }
+    }
+    if cfg.method == ThresholdMethod::LocalContrast {
+        let k = cfg.min_run_px;
+        mask = keep_vertical_runs(mask, k)?;
     }
     if cfg.s_enabled {
         let src = img.bytes()?;

@@ -1,8 +1,14 @@
-//! The lane tracker: the one stateful stage. It takes this frame's fits (or none) and returns
-//! the lane to draw, keeping the last n accepted fits per line, the sanity checks and counters.
+//! The lane tracker: the one stateful stage. It takes this frame's detection (the lines the
+//! frame reports, with their confidences) and returns the lane to draw and its status.
+//!
+//! Two methods (`tracking.method`): a Kalman filter over the lane model in bird's-eye pixels
+//! (default), and the reference's mean of the last n accepted fits per line with its sanity
+//! checks.
 
-use crate::config::TrackingConfig;
+use crate::confidence::{Detection, LaneStatus};
+use crate::config::{TrackingConfig, TrackingMethod};
 use crate::fit::{LaneFit, Poly2, SearchMode};
+use nalgebra::{Matrix3, Matrix3x4, Matrix4, Vector3, Vector4};
 use std::collections::VecDeque;
 
 /// Per-line history of accepted fits.
@@ -55,11 +61,17 @@ pub struct TrackOutput {
     pub right_diff: Option<[f64; 3]>,
     /// Both of this frame's fits were accepted.
     pub detected: bool,
+    /// What is drawn: both lines seen, one seen (the other from the lane model), a prediction
+    /// through a short gap, or nothing.
+    pub status: LaneStatus,
+    /// Confidence of the drawn lane, 0..1: the accepted lines' confidences (a line not seen
+    /// counts 0), decaying over a predicted gap.
+    pub confidence: f64,
 }
 
-/// Tracks both lane lines over frames.
+/// The reference's tracker: the mean of the last `keep` accepted fits per line.
 #[derive(Debug, Clone)]
-pub struct LaneTracker {
+pub struct AverageTracker {
     cfg: TrackingConfig,
     pub left: LineTrack,
     pub right: LineTrack,
@@ -71,7 +83,7 @@ fn diff(a: &Poly2, b: &Poly2) -> [f64; 3] {
     [(a.a - b.a).abs(), (a.b - b.b).abs(), (a.c - b.c).abs()]
 }
 
-impl LaneTracker {
+impl AverageTracker {
     pub fn new(cfg: TrackingConfig) -> Self {
         Self {
             cfg,
@@ -147,14 +159,305 @@ impl LaneTracker {
         }
         self.left_detected = lv == Verdict::Accepted;
         self.right_detected = rv == Verdict::Accepted;
+        let (left, right) = (self.left.smoothed(), self.right.smoothed());
+        let detected = self.left_detected && self.right_detected;
+        let status = match (left.is_some() && right.is_some(), detected) {
+            (false, _) => LaneStatus::None,
+            (true, true) => LaneStatus::Both,
+            (true, false) => LaneStatus::Predicted,
+        };
         TrackOutput {
-            left: self.left.smoothed(),
-            right: self.right.smoothed(),
+            left,
+            right,
             left_verdict: lv,
             right_verdict: rv,
             left_diff: ld,
             right_diff: rd,
-            detected: self.left_detected && self.right_detected,
+            detected,
+            status,
+            confidence: 0.0,
+        }
+    }
+}
+
+/// The lane model the Kalman tracker estimates, in nominal bird's-eye px, referred to the
+/// bottom row `h`: the centre line is `x = a (y-h)^2 + b (y-h) + c` (curvature, heading and
+/// position at the car), and `w` is the lane width; the lines are the centre -/+ `w/2`.
+#[derive(Debug, Clone)]
+pub struct KalmanTracker {
+    cfg: TrackingConfig,
+    /// Bottom row of the nominal view.
+    h: f64,
+    /// Frames a gap may last (`max_gap_s` at the video's rate).
+    max_gap_frames: usize,
+    /// Lane width assumed at a start with one line, px.
+    default_width: f64,
+    /// State [a, b, c, w] and its covariance; `None` until a first detection (or after a reset).
+    x: Option<(Vector4<f64>, Matrix4<f64>)>,
+    /// Frames since a line was last accepted.
+    missed: usize,
+    /// Consecutive frames with only one line accepted.
+    single: usize,
+    /// Confidence of the last frame with an accepted line.
+    last_confidence: f64,
+    /// Width of the lane when it was last tracked, kept over a reset.
+    last_width: Option<f64>,
+}
+
+/// Measurement noise (standard deviations) of one line's bottom-referred coefficients at
+/// confidence 1: curvature (px^-1), heading, position (px). Less confident lines count less.
+const LINE_NOISE: [f64; 3] = [1.5e-4, 0.05, 8.0];
+
+impl KalmanTracker {
+    /// `height` is the nominal bird's-eye height, `fps` the video's frame rate, `default_width`
+    /// the lane width (px) to assume when a track starts from one line.
+    pub fn new(cfg: TrackingConfig, height: i32, fps: f64, default_width: f64) -> Self {
+        let fps = if fps.is_finite() && fps > 0.0 { fps } else { 25.0 };
+        Self {
+            cfg,
+            h: (height - 1) as f64,
+            max_gap_frames: (cfg.max_gap_s * fps).round() as usize,
+            default_width,
+            x: None,
+            missed: 0,
+            single: 0,
+            last_confidence: 0.0,
+            last_width: None,
+        }
+    }
+
+    /// A line's bottom-referred coefficients [a, b, c].
+    fn referred(&self, p: &Poly2) -> Vector3<f64> {
+        let h = self.h;
+        Vector3::new(p.a, 2.0 * p.a * h + p.b, p.eval(h))
+    }
+
+    /// The line at `side` (-1 left, +1 right) of state `x`, as a polynomial in y.
+    fn line(&self, x: &Vector4<f64>, side: f64) -> Poly2 {
+        let (a, b, c) = (x[0], x[1], x[2] + side * x[3] / 2.0);
+        let h = self.h;
+        Poly2::new(a, b - 2.0 * a * h, c - b * h + a * h * h)
+    }
+
+    fn observation(side: f64) -> Matrix3x4<f64> {
+        let mut hm = Matrix3x4::zeros();
+        hm[(0, 0)] = 1.0;
+        hm[(1, 1)] = 1.0;
+        hm[(2, 2)] = 1.0;
+        hm[(2, 3)] = side / 2.0;
+        hm
+    }
+
+    /// Start a track from this frame's lines.
+    fn start(&mut self, l: Option<&Poly2>, r: Option<&Poly2>) -> bool {
+        let width = self.last_width.unwrap_or(self.default_width);
+        let (centre, w) = match (l, r) {
+            (Some(l), Some(r)) => {
+                let (zl, zr) = (self.referred(l), self.referred(r));
+                ((zl + zr) / 2.0, zr[2] - zl[2])
+            }
+            (Some(l), None) => {
+                let z = self.referred(l);
+                (Vector3::new(z[0], z[1], z[2] + width / 2.0), width)
+            }
+            (None, Some(r)) => {
+                let z = self.referred(r);
+                (Vector3::new(z[0], z[1], z[2] - width / 2.0), width)
+            }
+            (None, None) => return false,
+        };
+        let x = Vector4::new(centre[0], centre[1], centre[2], w);
+        let [na, nb, nc] = LINE_NOISE;
+        let p = Matrix4::from_diagonal(&Vector4::new(
+            na * na,
+            nb * nb,
+            nc * nc,
+            if l.is_some() && r.is_some() {
+                2.0 * nc * nc
+            } else {
+                40.0 * 40.0
+            },
+        ));
+        self.x = Some((x, p));
+        true
+    }
+
+    /// The next frame's search: a band around the tracked lines while lines are being
+    /// accepted, sliding windows after a miss or a long run of one-line frames (to find the
+    /// other line again).
+    pub fn next_search(&self) -> (SearchMode, Option<(Poly2, Poly2)>) {
+        match &self.x {
+            Some((x, _)) if self.missed == 0 && self.single < 10 => (
+                SearchMode::Prior,
+                Some((self.line(x, -1.0), self.line(x, 1.0))),
+            ),
+            _ => (SearchMode::Sliding, None),
+        }
+    }
+
+    /// Feed this frame's detection; returns the lane to draw.
+    pub fn update(&mut self, det: &Detection) -> TrackOutput {
+        let q = self.cfg.process_noise;
+        let mut verdicts = [Verdict::NotFound, Verdict::NotFound];
+        let mut diffs = [None, None];
+        let lines = [det.left, det.right];
+        let confs = [det.left_confidence, det.right_confidence];
+        let mut accepted = [false, false];
+        if self.x.is_none() {
+            if self.start(det.left.as_ref(), det.right.as_ref()) {
+                accepted = [det.left.is_some(), det.right.is_some()];
+            }
+        } else if let Some((mut x, mut p)) = self.x.take() {
+            // Predict: the lane model is a random walk.
+            p += Matrix4::from_diagonal(&Vector4::new(q[0] * q[0], q[1] * q[1], q[2] * q[2], q[3] * q[3]));
+            for (i, side) in [-1.0, 1.0].into_iter().enumerate() {
+                let Some(line) = lines[i] else { continue };
+                let z = self.referred(&line);
+                let hm = Self::observation(side);
+                let innov = z - hm * x;
+                diffs[i] = Some([innov[0].abs(), innov[1].abs(), innov[2].abs()]);
+                if innov[2].abs() > self.cfg.gate_px {
+                    verdicts[i] = Verdict::TooDifferent;
+                    continue;
+                }
+                let conf = confs[i].clamp(0.05, 1.0);
+                let r = Matrix3::from_diagonal(&Vector3::new(
+                    LINE_NOISE[0] * LINE_NOISE[0] / conf,
+                    LINE_NOISE[1] * LINE_NOISE[1] / conf,
+                    LINE_NOISE[2] * LINE_NOISE[2] / conf,
+                ));
+                let s = hm * p * hm.transpose() + r;
+                let Some(s_inv) = s.try_inverse() else { continue };
+                let k = p * hm.transpose() * s_inv;
+                x += k * innov;
+                p = (Matrix4::identity() - k * hm) * p;
+                accepted[i] = true;
+            }
+            self.x = Some((x, p));
+        }
+        for i in 0..2 {
+            if accepted[i] {
+                verdicts[i] = Verdict::Accepted;
+            }
+        }
+        let any = accepted[0] || accepted[1];
+        if any {
+            self.missed = 0;
+            self.last_confidence = (if accepted[0] { confs[0] } else { 0.0 }
+                + if accepted[1] { confs[1] } else { 0.0 })
+                / 2.0;
+            self.single = if accepted[0] && accepted[1] { 0 } else { self.single + 1 };
+        } else {
+            self.missed += 1;
+            if self.missed > self.max_gap_frames {
+                // A long gap: forget the lane (keeping its width), and start again from this
+                // frame's lines if it has any (they were gated out of the old track: a lane
+                // change, or the old track was wrong).
+                if let Some((x, _)) = &self.x {
+                    self.last_width = Some(x[3]);
+                }
+                self.x = None;
+                if self.start(det.left.as_ref(), det.right.as_ref()) {
+                    accepted = [det.left.is_some(), det.right.is_some()];
+                    for i in 0..2 {
+                        verdicts[i] = if accepted[i] { Verdict::Accepted } else { Verdict::NotFound };
+                    }
+                    self.missed = 0;
+                    self.single = 0;
+                    self.last_confidence = det.confidence;
+                }
+            }
+        }
+        if let Some((x, _)) = &self.x {
+            self.last_width = Some(x[3]);
+        }
+        let status = match (&self.x, accepted) {
+            (None, _) => LaneStatus::None,
+            (Some(_), [true, true]) => LaneStatus::Both,
+            (Some(_), [true, false]) => LaneStatus::LeftOnly,
+            (Some(_), [false, true]) => LaneStatus::RightOnly,
+            (Some(_), [false, false]) => LaneStatus::Predicted,
+        };
+        let confidence = match status {
+            LaneStatus::None => 0.0,
+            LaneStatus::Predicted => {
+                self.last_confidence
+                    * (1.0 - self.missed as f64 / (self.max_gap_frames + 1) as f64).max(0.0)
+            }
+            _ => self.last_confidence,
+        };
+        let (left, right) = match &self.x {
+            Some((x, _)) => (Some(self.line(x, -1.0)), Some(self.line(x, 1.0))),
+            None => (None, None),
+        };
+        TrackOutput {
+            left,
+            right,
+            left_verdict: verdicts[0],
+            right_verdict: verdicts[1],
+            left_diff: diffs[0],
+            right_diff: diffs[1],
+            detected: accepted[0] && accepted[1],
+            status,
+            confidence,
+        }
+    }
+}
+
+/// The tracker of a run: one of the two methods.
+#[derive(Debug, Clone)]
+pub enum LaneTracker {
+    Kalman(KalmanTracker),
+    Average(AverageTracker),
+}
+
+impl LaneTracker {
+    /// The tracker `cfg.method` names. `height` is the nominal bird's-eye height, `fps` the
+    /// frame rate, `default_width` the lane width (px) assumed when a track starts from one
+    /// line.
+    pub fn new(cfg: TrackingConfig, height: i32, fps: f64, default_width: f64) -> Self {
+        match cfg.method {
+            TrackingMethod::Kalman => {
+                LaneTracker::Kalman(KalmanTracker::new(cfg, height, fps, default_width))
+            }
+            TrackingMethod::Average => LaneTracker::Average(AverageTracker::new(cfg)),
+        }
+    }
+
+    /// The search to run on the next frame (and the prior fits for a band search).
+    pub fn next_search(&self) -> (SearchMode, Option<(Poly2, Poly2)>) {
+        match self {
+            LaneTracker::Kalman(k) => k.next_search(),
+            LaneTracker::Average(a) => a.next_search(),
+        }
+    }
+
+    /// Feed this frame's detection (nominal bird's-eye view of `height` rows).
+    pub fn update(&mut self, det: &Detection, height: i32) -> TrackOutput {
+        match self {
+            LaneTracker::Kalman(k) => k.update(det),
+            LaneTracker::Average(a) => {
+                let fit = LaneFit {
+                    left: det.left,
+                    right: det.right,
+                    left_pixels: 0,
+                    right_pixels: 0,
+                };
+                let mut o = a.update(&fit, height);
+                o.confidence = if o.detected { det.confidence } else { 0.0 };
+                o
+            }
+        }
+    }
+
+    /// The fits the reference tracker keeps per line (empty for the Kalman tracker).
+    pub fn kept(&self) -> (Vec<Poly2>, Vec<Poly2>) {
+        match self {
+            LaneTracker::Average(a) => (
+                a.left.kept().copied().collect(),
+                a.right.kept().copied().collect(),
+            ),
+            LaneTracker::Kalman(_) => (Vec::new(), Vec::new()),
         }
     }
 }
@@ -174,7 +477,7 @@ mod tests {
 
     #[test]
     fn good_frames_are_kept_and_averaged() {
-        let mut t = LaneTracker::new(TrackingConfig::default());
+        let mut t = AverageTracker::new(TrackingConfig::default());
         assert_eq!(t.next_search().0, SearchMode::Sliding);
         let o1 = t.update(&lane(450.0, 800.0), 720);
         assert!(o1.detected);
@@ -185,7 +488,7 @@ mod tests {
 
     #[test]
     fn wrong_lane_width_rejects_both_and_falls_back() {
-        let mut t = LaneTracker::new(TrackingConfig::default());
+        let mut t = AverageTracker::new(TrackingConfig::default());
         t.update(&lane(450.0, 800.0), 720);
         let o = t.update(&lane(450.0, 1000.0), 720); // 550 px apart: outside 350 +/- 100
         assert!(!o.detected);
@@ -198,7 +501,7 @@ mod tests {
 
     #[test]
     fn at_most_keep_fits_and_outlier_rejected() {
-        let mut t = LaneTracker::new(TrackingConfig::default());
+        let mut t = AverageTracker::new(TrackingConfig::default());
         for i in 0..8 {
             t.update(&lane(450.0 + i as f64, 800.0), 720);
         }

@@ -10,6 +10,7 @@ use crate::frame::BgrFrame;
 use crate::measure::LaneMeasure;
 use crate::pipeline::{Analysis, Pipeline};
 use crate::render;
+use crate::confidence::LaneStatus;
 use crate::track::{LaneTracker, TrackOutput, Verdict};
 use opencv::core::{self, Mat};
 use opencv::prelude::*;
@@ -239,6 +240,13 @@ pub struct FrameRecord {
     pub search: &'static str,
     /// This frame's fits were both accepted by the tracker.
     pub detected: bool,
+    /// What is drawn: `both`, `left_only`, `right_only`, `predicted` or `none`.
+    pub status: &'static str,
+    /// This frame's evidence for each line (0..1; 0 when the search found no line).
+    pub left_confidence: f64,
+    pub right_confidence: f64,
+    /// Confidence of the drawn lane (0..1).
+    pub confidence: f64,
     /// The smoothed fits drawn (null when no lane is drawn).
     pub left_fit: Option<Poly2>,
     pub right_fit: Option<Poly2>,
@@ -251,7 +259,7 @@ pub struct FrameRecord {
 
 impl FrameRecord {
     /// CSV header matching `to_csv`.
-    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels";
+    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels";
 
     /// One CSV row (empty cells for nulls).
     pub fn to_csv(&self) -> String {
@@ -261,11 +269,15 @@ impl FrameRecord {
             None => ",,".to_string(),
         };
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             self.frame,
             self.time_s,
             self.search,
             self.detected,
+            self.status,
+            self.left_confidence,
+            self.right_confidence,
+            self.confidence,
             p(self.left_fit),
             p(self.right_fit),
             f(self.radius_m),
@@ -435,6 +447,7 @@ struct RenderItem {
     raw: BgrFrame,
     lane: Option<(Poly2, Poly2)>,
     measure: Option<LaneMeasure>,
+    status: LaneStatus,
     diag: Option<Box<DiagInfo>>,
 }
 
@@ -475,12 +488,12 @@ fn render_item(
             let undist = pipe.undistort(&item.raw)?;
             times.undistort = ms_since(t);
             let t = Instant::now();
-            let o = pipe.overlay(undist, lane, item.measure.as_ref())?;
+            let o = pipe.overlay(undist, lane, item.measure.as_ref(), item.status)?;
             times.overlay = ms_since(t);
             o
         }
         crate::config::Geometry::Original => {
-            let o = pipe.overlay_raw(item.raw, lane, item.measure.as_ref())?;
+            let o = pipe.overlay_raw(item.raw, lane, item.measure.as_ref(), item.status)?;
             times.overlay = ms_since(t);
             o
         }
@@ -566,7 +579,12 @@ pub fn run(
     let max_frames = job.max_frames.unwrap_or(usize::MAX);
     src.limit(max_frames);
     let started = Instant::now();
-    let mut tracker = LaneTracker::new(cfg.tracking);
+    let mut tracker = LaneTracker::new(
+        cfg.tracking,
+        pipe.persp.height,
+        fps,
+        pipe.default_lane_width_px(),
+    );
     let mut summary = VideoSummary {
         frames_read: 0,
         frames_drawn: 0,
@@ -701,13 +719,13 @@ pub fn run(
                     }
                 };
                 let t_track = Instant::now();
-                let out = tracker.update(&analysis.fit, pipe.persp.height);
+                let out = tracker.update(&analysis.detection, pipe.persp.height);
                 let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
                 summary.stages.warp.push(analysis.times.warp_ms);
                 summary.stages.threshold.push(analysis.times.threshold_ms);
                 summary.stages.search_fit.push(analysis.times.search_fit_ms);
                 summary.stages.track.push(track_ms);
-                if analysis.fit.left.is_none() || analysis.fit.right.is_none() {
+                if analysis.detection.left.is_none() || analysis.detection.right.is_none() {
                     summary.search_failed += 1;
                 } else if !out.detected {
                     summary.rejected += 1;
@@ -720,11 +738,16 @@ pub fn run(
                 if lane.is_some() {
                     summary.frames_drawn += 1;
                 }
+                let rec_status = out.status;
                 let rec = FrameRecord {
                     frame: job.start + frame_idx,
                     time_s: (job.start + frame_idx) as f64 / fps,
                     search: analysis.search.mode.as_str(),
                     detected: out.detected,
+                    status: out.status.as_str(),
+                    left_confidence: round3(analysis.detection.left_confidence),
+                    right_confidence: round3(analysis.detection.right_confidence),
+                    confidence: round3(out.confidence),
                     left_fit: lane.map(|l| l.0),
                     right_fit: lane.map(|l| l.1),
                     radius_m: measure.map(|m| m.radius_m),
@@ -744,9 +767,10 @@ pub fn run(
                 summary.frames_read = frame_idx;
                 if mode != RenderMode::None {
                     let diag = if mode == RenderMode::Diagnostic {
+                        let (kept_left, kept_right) = tracker.kept();
                         Some(Box::new(DiagInfo {
-                            kept_left: tracker.left.kept().copied().collect(),
-                            kept_right: tracker.right.kept().copied().collect(),
+                            kept_left,
+                            kept_right,
                             analysis,
                             track: out,
                             frame: rec.frame,
@@ -758,6 +782,7 @@ pub fn run(
                         raw,
                         lane,
                         measure,
+                        status: rec_status,
                         diag,
                     };
                     if threaded_render {
@@ -875,6 +900,11 @@ pub fn analyze_video(
     let mut out = Vec::new();
     run(&job, cfg, camera, &mut |r| out.push(r.clone()), &|_| {})?;
     Ok(out)
+}
+
+/// A confidence rounded to 3 decimals for telemetry.
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
 }
 
 /// A short name for a tracker verdict.

@@ -45,6 +45,12 @@ pub struct ImageRecord {
     pub lane_width_m: Option<f64>,
     pub left_pixels: usize,
     pub right_pixels: usize,
+    /// Evidence for each line and the lane, 0..1 (see `lanes::confidence`).
+    pub left_confidence: f64,
+    pub right_confidence: f64,
+    pub confidence: f64,
+    /// `both`, `left_only`, `right_only` or `none`.
+    pub status: &'static str,
     pub ms: f64,
 }
 
@@ -57,11 +63,13 @@ fn process(
 ) -> Result<ImageRecord> {
     let t0 = Instant::now();
     let a = pipe.analyze(raw, None)?;
-    let lane = match (&a.fit.left, &a.fit.right) {
-        (Some(l), Some(r)) => Some((l, r)),
-        _ => None,
-    };
-    let overlay = pipe.render_overlay(raw.clone(), lane, a.measure.as_ref())?;
+    let lane = a.lane(pipe.default_lane_width_px());
+    let overlay = pipe.render_overlay(
+        raw.clone(),
+        lane.as_ref().map(|(l, r)| (l, r)),
+        a.measure.as_ref(),
+        a.detection.status,
+    )?;
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     let stem = path
         .file_stem()
@@ -89,10 +97,12 @@ fn process(
         pic.write(&out.join(format!("{stem}_search.png")))?;
     }
     let m = a.measure;
+    let d = &a.detection;
+    let r3 = |v: f64| (v * 1000.0).round() / 1000.0;
     Ok(ImageRecord {
         file: path.display().to_string(),
-        left_fit: a.fit.left,
-        right_fit: a.fit.right,
+        left_fit: d.left,
+        right_fit: d.right,
         left_radius_m: m.map(|m| m.left_radius_m),
         right_radius_m: m.map(|m| m.right_radius_m),
         radius_m: m.map(|m| m.radius_m),
@@ -100,6 +110,10 @@ fn process(
         lane_width_m: m.map(|m| m.lane_width_m),
         left_pixels: a.fit.left_pixels,
         right_pixels: a.fit.right_pixels,
+        left_confidence: r3(d.left_confidence),
+        right_confidence: r3(d.right_confidence),
+        confidence: r3(d.confidence),
+        status: d.status.as_str(),
         ms,
     })
 }
@@ -154,8 +168,10 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                         v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
                     };
                     eprintln!(
-                        "{}: radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms",
+                        "{}: {} (confidence {:.2}), radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms",
                         path.display(),
+                        rec.status,
+                        rec.confidence,
                         m(rec.radius_m, 0),
                         m(rec.offset_m, 3),
                         m(rec.lane_width_m, 2),

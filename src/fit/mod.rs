@@ -88,11 +88,58 @@ pub struct LaneFit {
     pub right_pixels: usize,
 }
 
+/// Least squares that drops outliers: fit, keep the pixels within `max(floor_px, 2.5 sigma)`
+/// of the curve (sigma from the median absolute residual, so the outliers do not inflate it),
+/// refit; three rounds. Pixels of a crack, a car or a second marking inside the search window
+/// pull a plain fit towards them; here they are dropped once the line's own pixels dominate.
+pub fn robust_fit(p: &LinePixels, floor_px: f64, min_rows: usize) -> Option<Poly2> {
+    let mut fit = Poly2::fit(&p.xs, &p.ys)?;
+    let mut keep = LinePixels::default();
+    let mut res: Vec<f64> = Vec::with_capacity(p.len());
+    for _ in 0..3 {
+        res.clear();
+        res.extend(
+            p.xs.iter()
+                .zip(&p.ys)
+                .map(|(x, y)| (*x as f64 - fit.eval(*y as f64)).abs()),
+        );
+        let mut sorted = res.clone();
+        let mid = sorted.len() / 2;
+        let (_, med, _) = sorted.select_nth_unstable_by(mid, |a, b| a.total_cmp(b));
+        let limit = floor_px.max(2.5 * 1.4826 * *med);
+        keep.xs.clear();
+        keep.ys.clear();
+        for ((x, y), r) in p.xs.iter().zip(&p.ys).zip(&res) {
+            if *r <= limit {
+                keep.xs.push(*x);
+                keep.ys.push(*y);
+            }
+        }
+        if keep.len() == p.len() {
+            break;
+        }
+        if keep.distinct_rows() < min_rows {
+            return None;
+        }
+        fit = Poly2::fit(&keep.xs, &keep.ys)?;
+    }
+    Some(fit)
+}
+
 /// Fit both lines of a search result; a line with fewer than `min_rows` distinct rows is not found.
+/// With `cfg.robust`, outlier pixels are dropped (`robust_fit`, residual floor `floor_px`, in
+/// the analysed view's pixels).
 pub fn fit_lines(search: &SearchResult, cfg: &SearchConfig) -> LaneFit {
+    fit_lines_with(search, cfg, 6.0)
+}
+
+/// `fit_lines` with the robust fit's residual floor given (analysed-view pixels).
+pub fn fit_lines_with(search: &SearchResult, cfg: &SearchConfig, floor_px: f64) -> LaneFit {
     let fit_one = |p: &LinePixels| {
         if p.distinct_rows() < cfg.min_rows as usize {
             None
+        } else if cfg.robust {
+            robust_fit(p, floor_px, cfg.min_rows as usize)
         } else {
             Poly2::fit(&p.xs, &p.ys)
         }

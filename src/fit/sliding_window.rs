@@ -75,6 +75,9 @@ pub fn sliding_window_search(mask: &BinaryMask, cfg: &SearchConfig) -> Result<Se
     let quarter = mid / 2;
     let mut left_x = argmax(&hist, quarter, mid) as i32;
     let mut right_x = argmax(&hist, mid, mid + quarter) as i32;
+    // Robust search: the last step of each line's window centres, carried through windows
+    // without enough pixels so the stack follows a bend instead of stopping.
+    let (mut left_step, mut right_step) = (0i32, 0i32);
     let d = mask.bytes()?;
     let n = cfg.windows as usize;
     let wh = (h / n.max(1)) as i32;
@@ -106,11 +109,20 @@ pub fn sliding_window_search(mask: &BinaryMask, cfg: &SearchConfig) -> Result<Se
         let (rn, rsum) = collect(d, w, &rw, &mut res.right);
         res.left_windows.push(lw);
         res.right_windows.push(rw);
-        if ln > cfg.min_pixels as usize {
-            left_x = (lsum / ln as u64) as i32;
-        }
-        if rn > cfg.min_pixels as usize {
-            right_x = (rsum / rn as u64) as i32;
+        for (n, sum, x, step) in [
+            (ln, lsum, &mut left_x, &mut left_step),
+            (rn, rsum, &mut right_x, &mut right_step),
+        ] {
+            if n > cfg.min_pixels as usize {
+                let nx = (sum / n as u64) as i32;
+                if cfg.robust && k > 0 {
+                    // At most a window's half-width per window.
+                    *step = (nx - *x).clamp(-margin / 2, margin / 2);
+                }
+                *x = nx;
+            } else if cfg.robust {
+                *x += *step;
+            }
         }
     }
     Ok(res)

@@ -156,6 +156,8 @@ pub struct StillResult {
     pub mask: BinaryMask,
     pub search: SearchResult,
     pub fit: LaneFit,
+    /// The lines the still reports (as `lanes image`).
+    pub detection: crate::confidence::Detection,
     pub measure: Option<LaneMeasure>,
     pipe: Arc<Pipeline>,
     data: Arc<StillData>,
@@ -175,16 +177,15 @@ impl StillResult {
 
     /// The overlay drawn with `cfg.render`.
     pub fn overlay(&self, cfg: &Config) -> Result<BgrFrame> {
-        let lane = match (&self.fit.left, &self.fit.right) {
-            (Some(l), Some(r)) => Some((l, r)),
-            _ => None,
-        };
+        let width_px = cfg.confidence.default_lane_width_m / cfg.units.xm_per_px;
+        let lane = self.detection.lane(width_px);
         render::overlay(
             self.data.undistorted.clone(),
-            lane,
+            lane.as_ref().map(|(l, r)| (l, r)),
             &self.pipe.persp,
             &|x, y| (x, y),
             self.measure.as_ref(),
+            self.detection.status,
             &cfg.render,
         )
     }
@@ -204,9 +205,10 @@ impl StillResult {
         let small = self.data.small(scale)?;
         let mut out = small.try_clone()?;
         let s = scale as f64;
-        if let (Some(l), Some(r)) = (&self.fit.left, &self.fit.right) {
+        let width_px = cfg.confidence.default_lane_width_m / cfg.units.xm_per_px;
+        if let Some((l, r)) = self.detection.lane(width_px) {
             let poly: Vec<(f64, f64)> =
-                render::lane_polygon_frame(l, r, &self.pipe.persp, cfg.render.polygon_points)
+                render::lane_polygon_frame(&l, &r, &self.pipe.persp, cfg.render.polygon_points)
                     .into_iter()
                     .map(|(x, y)| ((x + 0.5) / s - 0.5, (y + 0.5) / s - 0.5))
                     .collect();
@@ -480,34 +482,23 @@ impl Tuner {
                 w
             }
         };
+        let bs = cfg.perspective.scale();
         let th = threshold::threshold_channels(
             &warped.birdseye,
             warped.l.clone(),
             warped.b.clone(),
-            &cfg.threshold,
+            &crate::pipeline::scaled_threshold(&cfg.threshold, bs),
         )?;
         // As Pipeline::analyze: search in the analysed (scaled) view, fits in nominal pixels.
-        let bs = cfg.perspective.scale();
         let search_cfg = scaled_search(&cfg.search, bs);
         let mask = th.into_mask()?;
         let search = fit::sliding_window_search(&mask, &search_cfg)?;
-        let mut fit = fit::fit_lines(&search, &search_cfg);
-        fit.left = fit.left.map(|p| p.from_scaled(bs));
-        fit.right = fit.right.map(|p| p.from_scaled(bs));
-        let measure = match (&fit.left, &fit.right) {
-            (Some(l), Some(r)) => Some(crate::measure::measure(
-                l,
-                r,
-                pipe.persp.width,
-                pipe.persp.height,
-                &cfg.units,
-            )),
-            _ => None,
-        };
+        let (fit, detection, measure) = crate::pipeline::judge(&search, cfg, &pipe.persp);
         Ok(StillResult {
             mask,
             search,
             fit,
+            detection,
             measure,
             pipe,
             data,
@@ -536,8 +527,8 @@ impl Tuner {
             width: r.undistorted().width(),
             height: r.undistorted().height(),
             error: None,
-            left_found: r.fit.left.is_some(),
-            right_found: r.fit.right.is_some(),
+            left_found: r.detection.left.is_some(),
+            right_found: r.detection.right.is_some(),
             left_pixels: r.fit.left_pixels,
             right_pixels: r.fit.right_pixels,
             mask_pixels: r.mask.count()?,

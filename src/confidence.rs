@@ -1,0 +1,327 @@
+//! Confidence: how much the evidence of one frame supports each fitted line and the lane they
+//! make, and which lines a frame reports (`Detection`, with its `LaneStatus`).
+//!
+//! A line's confidence (0..1) is the product of three scores from its pixels in the analysed
+//! bird's-eye view: **support**, the share of rows with a marking pixel within
+//! `row_tolerance_px` of the fit (full marks at `full_support`: a dashed line supports about a
+//! quarter of the rows); **spread**, how much of the view's height lies between the first and
+//! the last supported row (a fit over a short stretch has no reliable curvature; full marks at
+//! half the view); **concentration**, the share of the search's pixels that lie within the
+//! tolerance (a marking is a stripe; texture or noise spreads evenly over the search band; 0
+//! at 0.3, full marks at 0.7). A line tighter than `min_radius_m` or on the wrong side of the
+//! camera scores 0. The lane then needs a plausible width (`lane_width_m`) and two roughly
+//! parallel lines (`max_width_change_m` between bottom and top); when the pair fails, only the
+//! stronger line is kept.
+
+use crate::config::{ConfidenceConfig, UnitsConfig};
+use crate::fit::{LaneFit, LinePixels, Poly2, Scale};
+use crate::measure;
+use serde::Serialize;
+
+/// What a frame (or the tracker) reports about the ego lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaneStatus {
+    /// Both lines seen and the pair is plausible.
+    Both,
+    /// Only the left line seen; the right one is placed one lane width from it.
+    LeftOnly,
+    /// Only the right line seen; the left one is placed one lane width from it.
+    RightOnly,
+    /// No line seen.
+    None,
+    /// No line seen on this frame; the tracker's prediction is drawn (short gaps only).
+    Predicted,
+}
+
+impl LaneStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            LaneStatus::Both => "both",
+            LaneStatus::LeftOnly => "left_only",
+            LaneStatus::RightOnly => "right_only",
+            LaneStatus::None => "none",
+            LaneStatus::Predicted => "predicted",
+        }
+    }
+    /// The status of a frame with these lines seen.
+    pub fn of(left: bool, right: bool) -> Self {
+        match (left, right) {
+            (true, true) => LaneStatus::Both,
+            (true, false) => LaneStatus::LeftOnly,
+            (false, true) => LaneStatus::RightOnly,
+            (false, false) => LaneStatus::None,
+        }
+    }
+}
+
+/// The evidence for one fitted line.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct LineEvidence {
+    /// Share of the view's rows with a pixel near the fit.
+    pub support: f64,
+    /// Share of the view's height between the first and last supported rows.
+    pub spread: f64,
+    /// Share of the line's search pixels near the fit.
+    pub concentration: f64,
+    /// The line's confidence, 0..1.
+    pub confidence: f64,
+}
+
+/// The lines one frame reports, with their confidences.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Detection {
+    /// The reported lines (nominal bird's-eye px): a line below `min_line`, or the weaker of
+    /// an implausible pair, is `None`.
+    pub left: Option<Poly2>,
+    pub right: Option<Poly2>,
+    pub left_confidence: f64,
+    pub right_confidence: f64,
+    /// The lane's confidence: the mean of the reported lines' confidences (a missing line
+    /// counts 0).
+    pub confidence: f64,
+    pub status: LaneStatus,
+    pub left_evidence: LineEvidence,
+    pub right_evidence: LineEvidence,
+}
+
+impl Detection {
+    /// The lane to draw for a still: both lines, or the seen one and the other placed
+    /// `width_px` (nominal) away, parallel.
+    pub fn lane(&self, width_px: f64) -> Option<(Poly2, Poly2)> {
+        match (self.left, self.right) {
+            (Some(l), Some(r)) => Some((l, r)),
+            (Some(l), None) => Some((l, shifted(&l, width_px))),
+            (None, Some(r)) => Some((shifted(&r, -width_px), r)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// `p` moved `dx` px across the view.
+pub fn shifted(p: &Poly2, dx: f64) -> Poly2 {
+    Poly2::new(p.a, p.b, p.c + dx)
+}
+
+/// The evidence for `fit` (analysed view) from the pixels the search gave it, in a view of
+/// `rows` rows. `tol` is the row tolerance in analysed-view px.
+pub fn line_evidence(fit: &Poly2, px: &LinePixels, rows: usize, tol: f64, full: f64) -> LineEvidence {
+    if rows == 0 || px.is_empty() {
+        return LineEvidence::default();
+    }
+    let mut near_row = vec![false; rows];
+    let mut near = 0usize;
+    for (x, y) in px.xs.iter().zip(&px.ys) {
+        if (*x as f64 - fit.eval(*y as f64)).abs() <= tol {
+            near += 1;
+            if let Some(r) = near_row.get_mut(*y as usize) {
+                *r = true;
+            }
+        }
+    }
+    let supported = near_row.iter().filter(|v| **v).count();
+    let first = near_row.iter().position(|v| *v);
+    let last = near_row.iter().rposition(|v| *v);
+    let spread = match (first, last) {
+        (Some(a), Some(b)) => (b - a + 1) as f64 / rows as f64,
+        _ => 0.0,
+    };
+    let support = supported as f64 / rows as f64;
+    let concentration = near as f64 / px.len() as f64;
+    let score = |v: f64, zero: f64, one: f64| ((v - zero) / (one - zero)).clamp(0.0, 1.0);
+    let confidence =
+        score(support, 0.0, full) * score(spread, 0.0, 0.5) * score(concentration, 0.3, 0.7);
+    LineEvidence {
+        support,
+        spread,
+        concentration,
+        confidence,
+    }
+}
+
+/// Everything `assess` needs about the view.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewGeometry {
+    /// Nominal bird's-eye size.
+    pub width: i32,
+    pub height: i32,
+    /// Scale of the analysed view.
+    pub scale: Scale,
+}
+
+/// Judge one frame's fits: per-line evidence, then the plausibility of each line and of the
+/// pair; returns what the frame reports. `fit` is in nominal px, the pixels in the analysed
+/// view.
+pub fn assess(
+    fit: &LaneFit,
+    left_px: &LinePixels,
+    right_px: &LinePixels,
+    view: ViewGeometry,
+    cfg: &ConfidenceConfig,
+    units: &UnitsConfig,
+) -> Detection {
+    let rows = (view.height as f64 * view.scale.y).round().max(1.0) as usize;
+    let tol = cfg.row_tolerance_px * view.scale.x;
+    let y_bottom = (view.height - 1) as f64;
+    let centre = view.width as f64 / 2.0;
+    let max_w_px = cfg.lane_width_m[1] / units.xm_per_px;
+    let line = |f: Option<Poly2>, px: &LinePixels, left: bool| -> (LineEvidence, Option<Poly2>) {
+        let Some(f) = f else {
+            return (LineEvidence::default(), None);
+        };
+        let mut ev = line_evidence(&f.to_scaled(view.scale), px, rows, tol, cfg.full_support);
+        let x = f.eval(y_bottom);
+        // The ego lane's lines lie on either side of the camera, at most a lane width away.
+        let side_ok = if left {
+            x < centre && x > centre - max_w_px
+        } else {
+            x > centre && x < centre + max_w_px
+        };
+        let radius_ok = measure::radius_m(&f, y_bottom, units) >= cfg.min_radius_m;
+        if !(side_ok && radius_ok && x.is_finite()) {
+            ev.confidence = 0.0;
+        }
+        (ev, Some(f))
+    };
+    let (lev, lf) = line(fit.left, left_px, true);
+    let (rev, rf) = line(fit.right, right_px, false);
+    let min = cfg.min_line;
+    // With `min_line` 0 every fit is reported (the reference's behaviour).
+    let pass = |ev: &LineEvidence| min <= 0.0 || ev.confidence >= min;
+    let mut left = lf.filter(|_| pass(&lev));
+    let mut right = rf.filter(|_| pass(&rev));
+    if min > 0.0 {
+        if let (Some(l), Some(r)) = (left, right) {
+            if !pair_plausible(&l, &r, view.height, cfg, units) {
+                if lev.confidence >= rev.confidence {
+                    right = None;
+                } else {
+                    left = None;
+                }
+            }
+        }
+    }
+    let lc = if left.is_some() { lev.confidence } else { 0.0 };
+    let rc = if right.is_some() { rev.confidence } else { 0.0 };
+    Detection {
+        left,
+        right,
+        left_confidence: lev.confidence,
+        right_confidence: rev.confidence,
+        confidence: (lc + rc) / 2.0,
+        status: LaneStatus::of(left.is_some(), right.is_some()),
+        left_evidence: lev,
+        right_evidence: rev,
+    }
+}
+
+/// Two lines make a lane: a plausible width at the bottom, roughly parallel up the view, and
+/// not crossing.
+pub fn pair_plausible(
+    l: &Poly2,
+    r: &Poly2,
+    height: i32,
+    cfg: &ConfidenceConfig,
+    units: &UnitsConfig,
+) -> bool {
+    let h = (height - 1) as f64;
+    let wb = (r.eval(h) - l.eval(h)) * units.xm_per_px;
+    let wt = (r.eval(0.0) - l.eval(0.0)) * units.xm_per_px;
+    let wm = (r.eval(h / 2.0) - l.eval(h / 2.0)) * units.xm_per_px;
+    wb >= cfg.lane_width_m[0]
+        && wb <= cfg.lane_width_m[1]
+        && wt > 0.0
+        && wm > 0.0
+        && (wt - wb).abs() <= cfg.max_width_change_m
+        && (wm - wb).abs() <= cfg.max_width_change_m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pixels_along(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels {
+        let mut out = LinePixels::default();
+        for y in rows.step_by(every as usize) {
+            let x = p.eval(y as f64).round() as u32;
+            for dx in 0..6 {
+                out.xs.push(x + dx - 3);
+                out.ys.push(y);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn solid_line_scores_full_and_noise_scores_zero() {
+        let p = Poly2::new(0.0, 0.0, 400.0);
+        let solid = pixels_along(&p, 0..360, 1);
+        let ev = line_evidence(&p, &solid, 360, 12.0, 0.2);
+        assert!((ev.support - 1.0).abs() < 1e-9 && ev.confidence > 0.99, "{ev:?}");
+        // Pixels spread evenly over an 80 px band on every row: 25 of 161 columns near.
+        let mut noise = LinePixels::default();
+        for y in 0..360u32 {
+            for x in (320..=480u32).step_by(1) {
+                if (x * 7 + y * 13) % 5 == 0 {
+                    noise.xs.push(x);
+                    noise.ys.push(y);
+                }
+            }
+        }
+        let ev = line_evidence(&p, &noise, 360, 12.0, 0.2);
+        assert!(ev.concentration < 0.2 && ev.confidence == 0.0, "{ev:?}");
+    }
+
+    #[test]
+    fn dashed_line_with_a_quarter_of_the_rows_is_confident() {
+        let p = Poly2::new(1e-4, -0.05, 850.0);
+        let mut px = LinePixels::default();
+        // Dashes of 25 rows every 100 rows, over 360 rows.
+        for start in [10u32, 110, 210, 310] {
+            let d = pixels_along(&p, start..start + 25, 1);
+            px.xs.extend(d.xs);
+            px.ys.extend(d.ys);
+        }
+        let ev = line_evidence(&p, &px, 360, 12.0, 0.2);
+        assert!(ev.support > 0.25 && ev.confidence > 0.99, "{ev:?}");
+        // A single short dash spreads over a tenth of the view: too little for curvature.
+        let one = pixels_along(&p, 300..336, 1);
+        let ev = line_evidence(&p, &one, 360, 12.0, 0.2);
+        assert!(ev.confidence < 0.5, "{ev:?}");
+    }
+
+    #[test]
+    fn implausible_pair_keeps_only_the_stronger_line() {
+        let cfg = ConfidenceConfig::default();
+        let units = UnitsConfig::default();
+        let view = ViewGeometry {
+            width: 1280,
+            height: 720,
+            scale: Scale { x: 1.0, y: 0.5 },
+        };
+        let l = Poly2::new(0.0, 0.0, 450.0);
+        // 378 px = 3.7 m apart: a lane.
+        let r = Poly2::new(0.0, 0.0, 828.0);
+        let px = |p: &Poly2, every| pixels_along(&p.to_scaled(view.scale), 0..360, every);
+        let fit = LaneFit {
+            left: Some(l),
+            right: Some(r),
+            left_pixels: 0,
+            right_pixels: 0,
+        };
+        let d = assess(&fit, &px(&l, 1), &px(&r, 4), view, &cfg, &units);
+        assert_eq!(d.status, LaneStatus::Both);
+        assert!(d.confidence > 0.99);
+        // Right line converging to the left one at the top: not a lane; the left is stronger.
+        let bad = Poly2::new(0.0, 0.5, 828.0 - 360.0);
+        let fit = LaneFit {
+            right: Some(bad),
+            ..fit
+        };
+        let d = assess(&fit, &px(&l, 1), &px(&bad, 4), view, &cfg, &units);
+        assert_eq!(d.status, LaneStatus::LeftOnly);
+        assert!(d.right.is_none() && d.left.is_some());
+        let (pl, pr) = d.lane(378.0).unwrap();
+        assert_eq!((pl.c, pr.c), (450.0, 828.0));
+    }
+}
