@@ -4,9 +4,10 @@
 //! A line's confidence (0..1) is the product of three scores from its pixels in the analysed
 //! bird's-eye view: **support**, the share of rows with a marking pixel within
 //! `row_tolerance_px` of the fit (full marks at `full_support`: a dashed line supports about a
-//! quarter of the rows); **spread**, how much of the view's height lies between the first and
-//! the last supported row (a fit over a short stretch has no reliable curvature; full marks at
-//! half the view); **concentration**, the share of the search's pixels that lie within the
+//! quarter of the rows); **coverage**, support in both the near and the far half of the view
+//! (a dash and a gap are shorter than either half, so a real line has pixels in both, while a
+//! blob or a short edge does not, and a fit over a short stretch has no reliable curvature;
+//! full marks at a tenth of each half's rows); **concentration**, the share of the search's pixels that lie within the
 //! tolerance (a marking is a stripe; texture or noise spreads evenly over the search band; 0
 //! at 0.3, full marks at 0.7). A line tighter than `min_radius_m` or on the wrong side of the
 //! camera scores 0. The lane then needs a plausible width (`lane_width_m`) and two roughly
@@ -62,6 +63,9 @@ pub struct LineEvidence {
     pub support: f64,
     /// Share of the view's height between the first and last supported rows.
     pub spread: f64,
+    /// Share of supported rows in the near (bottom) and far (top) half of the view.
+    pub near: f64,
+    pub far: f64,
     /// Share of the line's search pixels near the fit.
     pub concentration: f64,
     /// The line's confidence, 0..1.
@@ -119,21 +123,28 @@ pub fn line_evidence(fit: &Poly2, px: &LinePixels, rows: usize, tol: f64, full: 
             }
         }
     }
-    let supported = near_row.iter().filter(|v| **v).count();
+    let count = |r: &[bool]| r.iter().filter(|v| **v).count() as f64 / r.len().max(1) as f64;
+    let support = count(&near_row);
+    let (far, near_half) = near_row.split_at(rows / 2);
+    let (far, near_half) = (count(far), count(near_half));
     let first = near_row.iter().position(|v| *v);
     let last = near_row.iter().rposition(|v| *v);
     let spread = match (first, last) {
         (Some(a), Some(b)) => (b - a + 1) as f64 / rows as f64,
         _ => 0.0,
     };
-    let support = supported as f64 / rows as f64;
     let concentration = near as f64 / px.len() as f64;
     let score = |v: f64, zero: f64, one: f64| ((v - zero) / (one - zero)).clamp(0.0, 1.0);
-    let confidence =
-        score(support, 0.0, full) * score(spread, 0.0, 0.5) * score(concentration, 0.3, 0.7);
+    // Coverage of the near and the far half: a dash (3 m) and a gap (9 m) are shorter than
+    // either half (11 m at the default scale), so a real line has pixels in both; a blob or a
+    // short edge has them in one.
+    let coverage = score(far.min(near_half), 0.0, 0.1);
+    let confidence = score(support, 0.0, full) * coverage * score(concentration, 0.3, 0.7);
     LineEvidence {
         support,
         spread,
+        near: near_half,
+        far,
         concentration,
         confidence,
     }
@@ -185,6 +196,9 @@ pub fn assess(
     };
     let (lev, lf) = line(fit.left, left_px, true);
     let (rev, rf) = line(fit.right, right_px, false);
+    if std::env::var("LANES_DEBUG").is_ok() {
+        eprintln!("evidence l {lev:?} {lf:?}\n         r {rev:?} {rf:?}");
+    }
     let min = cfg.min_line;
     // With `min_line` 0 every fit is reported (the reference's behaviour).
     let pass = |ev: &LineEvidence| min <= 0.0 || ev.confidence >= min;
@@ -193,12 +207,24 @@ pub fn assess(
     if min > 0.0 {
         if let (Some(l), Some(r)) = (left, right) {
             if !pair_plausible(&l, &r, view.height, cfg, units) {
+                if std::env::var("LANES_DEBUG").is_ok() {
+                    let h = (view.height - 1) as f64;
+                    eprintln!("pair: wb {:.2} wm {:.2} wt {:.2} l {:?} r {:?}", (r.eval(h)-l.eval(h))*units.xm_per_px, (r.eval(h/2.0)-l.eval(h/2.0))*units.xm_per_px, (r.eval(0.0)-l.eval(0.0))*units.xm_per_px, l, r);
+                }
                 if lev.confidence >= rev.confidence {
                     right = None;
                 } else {
                     left = None;
                 }
             }
+        }
+    }
+    if min > 0.0 {
+        // A lone line needs stronger evidence.
+        match (left, right) {
+            (Some(_), None) if lev.confidence < cfg.min_single => left = None,
+            (None, Some(_)) if rev.confidence < cfg.min_single => right = None,
+            _ => {}
         }
     }
     let lc = if left.is_some() { lev.confidence } else { 0.0 };

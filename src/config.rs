@@ -87,7 +87,9 @@ pub struct ThresholdConfig {
     /// reference's rule (the `l_min`.. `b_scale_gate` keys above apply only to it).
     pub method: ThresholdMethod,
     /// Widest marking, nominal bird's-eye px: the road is sampled this far to each side of a
-    /// pixel. Default 30 (about 29 cm at 3.7 m per 378 px; markings are 10-30 cm wide).
+    /// pixel, so every pixel of a marking up to this wide passes, and the centre of a bright
+    /// stripe up to twice as wide; wider bright areas do not. Default 30 (about 29 cm at 3.7 m
+    /// per 378 px; markings are 10-30 cm wide).
     pub marking_width_px: u32,
     /// Length of each side's road sample, nominal px. Default 10.
     pub side_px: u32,
@@ -276,8 +278,13 @@ pub struct ConfidenceConfig {
     /// Largest change of the lane width between the bottom and the top of the view, metres
     /// (the two lines of a lane are parallel). Default 0.9.
     pub max_width_change_m: f64,
-    /// Tightest plausible radius of a line, metres (hairpins are about 15 m). Default 12.
+    /// Tightest plausible radius of a line at the car, metres. Default 30: a line that tight
+    /// leaves the default bird's-eye view (12.5 m wide, 22 m long) sideways after about 16 m,
+    /// so the view cannot hold the evidence for it (hairpins are not tracked).
     pub min_radius_m: f64,
+    /// A line reported without its partner (the other line below `min_line` or the pair
+    /// implausible) needs at least this confidence: nothing confirms it. Default 0.8.
+    pub min_single: f64,
     /// Lane width assumed to place the second line from one confident line when nothing
     /// better is known (a still, or a tracker without history), metres. Default 3.7.
     pub default_lane_width_m: f64,
@@ -290,8 +297,9 @@ impl Default for ConfidenceConfig {
             row_tolerance_px: 12.0,
             full_support: 0.2,
             lane_width_m: [2.5, 4.8],
-            max_width_change_m: 0.9,
-            min_radius_m: 12.0,
+            max_width_change_m: 1.6,
+            min_radius_m: 30.0,
+            min_single: 0.8,
             default_lane_width_m: 3.7,
         }
     }
@@ -476,6 +484,7 @@ impl Config {
             ("confidence.full_support", c.full_support, 0.01, 1.0),
             ("confidence.max_width_change_m", c.max_width_change_m, 0.0, 100.0),
             ("confidence.min_radius_m", c.min_radius_m, 0.0, 100_000.0),
+            ("confidence.min_single", c.min_single, 0.0, 1.0),
             ("confidence.default_lane_width_m", c.default_lane_width_m, 0.5, 20.0),
         ] {
             if !(v.is_finite() && (lo..=hi).contains(&v)) {

@@ -359,8 +359,11 @@ mod tests {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)
     }
 
+    /// The band machinery under the reference threshold (whose band masks equal the whole
+    /// view's pixel for pixel).
     fn pipelines() -> (Pipeline, Pipeline, BgrFrame) {
-        let cfg = Config::load(&repo("test_images/lanes.toml")).unwrap();
+        let mut cfg = Config::load(&repo("test_images/lanes.toml")).unwrap();
+        cfg.threshold.method = crate::config::ThresholdMethod::GlobalMax;
         let cam = Camera::load(&repo("test_images/camera.yml")).unwrap();
         let raw = BgrFrame::read(&repo("test_images/gentle_left.jpg")).unwrap();
         let (w, h) = (raw.width(), raw.height());
@@ -429,6 +432,32 @@ mod tests {
         assert_eq!(a.fit.left, b.fit.left);
         assert_eq!(a.fit.right, b.fit.right);
         assert!(a.search.left.len() > 1000, "{}", a.search.left.len());
+    }
+
+    #[test]
+    fn local_contrast_band_mask_equals_the_whole_view_mask_inside_the_search_band() {
+        let mut cfg = Config::load(&repo("test_images/lanes.toml")).unwrap();
+        cfg.threshold.method = crate::config::ThresholdMethod::LocalContrast;
+        // The vertical-run filter needs whole columns; the band pass has none.
+        cfg.threshold.min_run_px = 0;
+        let cam = Camera::load(&repo("test_images/camera.yml")).unwrap();
+        let raw = BgrFrame::read(&repo("test_images/gentle_left.jpg")).unwrap();
+        let (w, h) = (raw.width(), raw.height());
+        let band = Pipeline::new(cfg.clone(), Some(&cam), w, h).unwrap();
+        let mut full_cfg = cfg;
+        full_cfg.search.band_only = false;
+        let full = Pipeline::new(full_cfg, Some(&cam), w, h).unwrap();
+        let first = full.analyze(&raw, None).unwrap();
+        let prior = (first.fit.left.unwrap(), first.fit.right.unwrap());
+        let a = band.analyze(&raw, Some(prior)).unwrap();
+        let b = full.analyze(&raw, Some(prior)).unwrap();
+        // The band pass computed road context beyond the search band, so every pixel the
+        // prior search looks at has the whole view's decision: same pixels, same fits.
+        assert_eq!(a.search.left.xs, b.search.left.xs);
+        assert_eq!(a.search.right.ys, b.search.right.ys);
+        assert_eq!(a.fit.left, b.fit.left);
+        assert!(a.search.left.len() > 500, "{}", a.search.left.len());
+        assert_eq!(a.detection.status, crate::confidence::LaneStatus::Both);
     }
 
     #[test]

@@ -681,7 +681,11 @@ mod tests {
                 }
             }
         }
-        let t = threshold(&img, &ThresholdConfig::default()).unwrap();
+        let reference = ThresholdConfig {
+            method: ThresholdMethod::GlobalMax,
+            ..Default::default()
+        };
+        let t = threshold(&img, &reference).unwrap();
         let MaskRef::View(m) = t.mask_as_computed() else {
             panic!("a whole-view threshold gives a whole-view mask");
         };
@@ -690,6 +694,68 @@ mod tests {
         assert_eq!(m[5 * 100 + 82], 255, "yellow kept");
         assert_eq!(m[5 * 100 + 50], 0, "asphalt dropped");
         assert_eq!(t.mask().unwrap().count().unwrap(), 2 * 5 * 20);
+    }
+
+    /// A 200x20 road of grey `road`, with `paint(x) -> Some(bgr)` drawn on every row.
+    fn road_with(road: u8, paint: impl Fn(usize) -> Option<[u8; 3]>) -> BgrFrame {
+        let mut img = solid([road, road, road], 200, 20);
+        {
+            let d = img.mat_mut().data_bytes_mut().unwrap();
+            for y in 0..20 {
+                for x in 0..200 {
+                    if let Some(c) = paint(x) {
+                        let i = (y * 200 + x) * 3;
+                        d[i..i + 3].copy_from_slice(&c);
+                    }
+                }
+            }
+        }
+        img
+    }
+
+    fn kept(img: &BgrFrame) -> Vec<usize> {
+        let t = threshold(img, &ThresholdConfig::default()).unwrap();
+        let m = t.mask().unwrap();
+        let d = m.bytes().unwrap();
+        (0..200).filter(|x| d[10 * 200 + x] == 255).collect()
+    }
+
+    #[test]
+    fn local_contrast_keeps_stripes_and_drops_edges_seams_and_flat_images() {
+        // A white stripe (x 90..105) and a yellow one (x 140..150) on asphalt: kept.
+        let img = road_with(70, |x| match x {
+            90..=104 => Some([235, 235, 235]),
+            140..=149 => Some([40, 190, 210]),
+            _ => None,
+        });
+        let k = kept(&img);
+        assert!((90..=104).all(|x| k.contains(&x)), "{k:?}");
+        assert!((140..=149).all(|x| k.contains(&x)), "{k:?}");
+        assert_eq!(k.len(), 25, "{k:?}");
+        // The same stripe in shade (everything at a third of the light): still kept.
+        let shade = road_with(23, |x| (90..=104).contains(&x).then_some([78, 78, 78]));
+        assert_eq!(kept(&shade).len(), 15);
+        // A shadow edge / asphalt-concrete seam: dark left, light right. Nothing passes.
+        let edge = road_with(60, |x| (x >= 100).then_some([170, 170, 170]));
+        assert!(kept(&edge).is_empty(), "{:?}", kept(&edge));
+        // A tar seam (dark stripe) on light concrete: nothing.
+        let seam = road_with(160, |x| (95..=104).contains(&x).then_some([40, 40, 40]));
+        assert!(kept(&seam).is_empty());
+        // A flat grey image: nothing (the reference's max-scaling keeps every pixel).
+        let flat = solid([128, 128, 128], 200, 20);
+        assert!(kept(&flat).is_empty());
+        let reference = ThresholdConfig {
+            method: ThresholdMethod::GlobalMax,
+            ..Default::default()
+        };
+        assert_eq!(
+            threshold(&flat, &reference).unwrap().mask().unwrap().count().unwrap(),
+            200 * 20
+        );
+        // A region more than twice the widest marking (a bright patch of 90 px): its inside
+        // is as bright as its sides, its edges have a bright side. Nothing passes.
+        let patch = road_with(70, |x| (55..145).contains(&x).then_some([230, 230, 230]));
+        assert!(kept(&patch).is_empty(), "{:?}", kept(&patch));
     }
 
     #[test]
