@@ -26,7 +26,15 @@ pub mod video;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Start the configuration from a preset: `robust` (the default: local-contrast markings,
+    /// robust fits, confidence, Kalman tracking) or `reference` (the Udacity reference
+    /// pipeline's behaviour and numbers). A `--config` file's keys apply on top.
+    #[arg(long, global = true, value_enum, value_name = "NAME")]
+    preset: Option<lanes::config::Preset>,
 }
+
+/// The `--preset` of this run (resolved once in `run`).
+static PRESET: std::sync::OnceLock<lanes::config::Preset> = std::sync::OnceLock::new();
 
 #[derive(Subcommand)]
 enum Command {
@@ -55,6 +63,7 @@ enum Command {
 /// Parse the command line and run; returns the process exit code.
 pub fn run() -> Result<i32> {
     let cli = Cli::parse();
+    let _ = PRESET.set(cli.preset.unwrap_or(lanes::config::Preset::Robust));
     match cli.command {
         Command::Calibrate(a) => calibrate::run_calibrate(a),
         Command::Undistort(a) => calibrate::run_undistort(a),
@@ -69,11 +78,19 @@ pub fn run() -> Result<i32> {
     }
 }
 
-/// Load the config file if given (else defaults) and validate it.
+/// Load the config file if given over the run's preset (else the preset) and validate it.
 pub fn load_config(path: Option<&Path>) -> Result<Config> {
+    let preset = PRESET
+        .get()
+        .copied()
+        .unwrap_or(lanes::config::Preset::Robust);
     let cfg = match path {
-        Some(p) => Config::load(p)?,
-        None => Config::default(),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("{}: cannot read config", p.display()))?;
+            Config::from_toml_str_over(&text, p, preset)?
+        }
+        None => Config::preset(preset),
     };
     cfg.validate()?;
     Ok(cfg)
