@@ -5,11 +5,38 @@
 //! from a straight-line fit), the threshold scaled by `width / 1280`; -2 counts as an x of -100,
 //! so rows where both are -2 count as correct, as in the official script. A labelled line is
 //! matched when some predicted line is correct on at least 85% of the rows.
+//!
+//! # Labelled-rows variant ([`bench_labelled_rows`])
+//!
+//! Beside the official figures, the same bench counted only on the rows the pipeline can see and
+//! the labeller measured:
+//!
+//! * a row of a labelled line counts when its x is labelled (`x >= 0`) **and** the row lies
+//!   strictly inside the vertical range of the bird's-eye quad in the image (`top < y < bottom`,
+//!   see [`super::visible_rows`]). Predicted lines stop at the quad's far edge and labels stop
+//!   where the labeller last saw paint; rows outside either are not scored;
+//! * a labelled line with no counted row is not scored at all (not in the accuracy, not a FN);
+//! * a line's accuracy is the share of its counted rows where a predicted line is within the
+//!   official threshold (a predicted -2 at a counted row is wrong); per labelled line the best
+//!   predicted line is taken; the image's accuracy is the mean over scored lines;
+//! * a scored labelled line is matched when that accuracy is at least 85%, else it is a false
+//!   negative (FN rate = unmatched / scored lines);
+//! * a predicted line that matches no scored labelled line is a false positive
+//!   (FP rate = unmatched predicted / predicted lines, 0 with no predicted line). So a line the
+//!   pipeline does not report is a FN only, a wrong line is both a FP and a FN.
+//!
+//! # Ego lines of a label
+//!
+//! A record with exactly two lanes is taken as `[left, right]` ego lines as they stand (the
+//! hand-checked `udacity_hard_ego` labels); otherwise [`ego_lanes`] picks the lines nearest the
+//! image centre at the bottom. Lanes without any labelled point are dropped in both cases.
+//! Records with `"skip": true` are counted, not scored; other extra fields are ignored.
 
 use super::{ego_pair, Polyline};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// The official pixel threshold at 1280 px width.
 pub const PIXEL_THRESH: f64 = 20.0;
@@ -22,6 +49,25 @@ pub struct Label {
     pub raw_file: String,
     pub h_samples: Vec<f64>,
     pub lanes: Vec<Vec<f64>>,
+    /// The labeller could not represent this frame (e.g. a hairpin): count it, do not score it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip: bool,
+}
+
+/// Where a label's `raw_file` is: under `root` when given; otherwise against the label file's
+/// directory and then each of its ancestors, the first that exists (so a label file deep inside
+/// a data folder can name files relative to the folder's root). When none exists, the path
+/// beside the label file (for the error message).
+pub fn resolve_raw_file(label_path: &Path, raw_file: &str, root: Option<&Path>) -> PathBuf {
+    if let Some(r) = root {
+        return r.join(raw_file);
+    }
+    let dir = label_path.parent().unwrap_or(Path::new(""));
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    abs.ancestors()
+        .map(|d| d.join(raw_file))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| dir.join(raw_file))
 }
 
 /// Read a label file: JSON lines (the TuSimple format), a JSON array, or a single object.
@@ -158,6 +204,171 @@ pub fn ego_lanes(label: &Label, width: i32, height: i32) -> Vec<Vec<f64>> {
         .flatten()
         .map(|i| label.lanes[i].clone())
         .collect()
+}
+
+/// The labelled-rows bench (see the module docs): only rows where the labelled x is >= 0 and
+/// `rows[0] < y < rows[1]` (the bird's-eye quad's vertical range in the image) count. `None` when
+/// no labelled line has a counted row.
+pub fn bench_labelled_rows(
+    pred: &[Vec<f64>],
+    gt: &[Vec<f64>],
+    h_samples: &[f64],
+    pixel_thresh: f64,
+    rows: [f64; 2],
+) -> Option<Bench> {
+    let [top, bottom] = rows;
+    let mut line_accs = Vec::new();
+    let mut matched = 0usize;
+    for g in gt {
+        let counted: Vec<usize> = (0..g.len().min(h_samples.len()))
+            .filter(|&i| g[i] >= 0.0 && h_samples[i] > top && h_samples[i] < bottom)
+            .collect();
+        if counted.is_empty() {
+            continue;
+        }
+        let thresh = pixel_thresh / angle(g, h_samples).cos();
+        let acc = |p: &Vec<f64>| {
+            let hits = counted
+                .iter()
+                .filter(|&&i| {
+                    p.get(i)
+                        .is_some_and(|&x| x >= 0.0 && (x - g[i]).abs() < thresh)
+                })
+                .count();
+            hits as f64 / counted.len() as f64
+        };
+        let best = pred.iter().map(acc).fold(0.0, f64::max);
+        if best >= PT_THRESH {
+            matched += 1;
+        }
+        line_accs.push(best);
+    }
+    if line_accs.is_empty() {
+        return None;
+    }
+    let n = line_accs.len() as f64;
+    let fp = pred.len().saturating_sub(matched) as f64;
+    Some(Bench {
+        accuracy: line_accs.iter().sum::<f64>() / n,
+        fp: if pred.is_empty() {
+            0.0
+        } else {
+            fp / pred.len() as f64
+        },
+        fn_: (line_accs.len() - matched) as f64 / n,
+    })
+}
+
+/// The ego lines of a label to score (see the module docs): a two-lane record as it stands
+/// (`[left, right]`), otherwise [`ego_lanes`]; lanes without a labelled point are dropped.
+pub fn scored_lanes(label: &Label, width: i32, height: i32) -> Vec<Vec<f64>> {
+    let lanes = if label.lanes.len() == 2 {
+        label.lanes.clone()
+    } else {
+        ego_lanes(label, width, height)
+    };
+    lanes
+        .into_iter()
+        .filter(|l| l.iter().any(|x| *x >= 0.0))
+        .collect()
+}
+
+/// The subset of a labelled frame, from its file name: `challenge` (`chalvid_*`, `challenge*`),
+/// `harder` (`hardchalprojvid_*`, `hard_challenge*`), `p1` (`p1_challenge*`), else `project`.
+pub fn subset(raw_file: &str) -> &'static str {
+    let name = Path::new(raw_file)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if name.starts_with("chalvid_") || name.starts_with("challenge") {
+        "challenge"
+    } else if name.starts_with("hardchalprojvid_") || name.starts_with("hard_challenge") {
+        "harder"
+    } else if name.starts_with("p1_challenge") {
+        "p1"
+    } else {
+        "project"
+    }
+}
+
+/// The score of one labelled image.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageScore {
+    pub file: String,
+    pub subset: &'static str,
+    /// The official bench.
+    #[serde(flatten)]
+    pub bench: Bench,
+    /// The labelled-rows bench; `None` when no labelled row is inside the visible range.
+    pub labelled_rows: Option<Bench>,
+    pub labelled_lines: usize,
+    pub predicted_lines: usize,
+}
+
+/// Means over a set of images.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Scored images.
+    pub images: usize,
+    /// Records with `"skip": true`.
+    pub skipped: usize,
+    /// Official accuracy, FP and FN rates (means over images).
+    pub accuracy: f64,
+    pub fp: f64,
+    #[serde(rename = "fn")]
+    pub fn_: f64,
+    /// Images with at least one counted labelled row.
+    pub labelled_rows_images: usize,
+    /// Labelled-rows accuracy, FP and FN rates (means over `labelled_rows_images`).
+    pub labelled_rows_accuracy: f64,
+    pub labelled_rows_fp: f64,
+    pub labelled_rows_fn: f64,
+}
+
+/// Mean of `f` over `items` (0 when empty).
+fn mean<T>(items: &[T], f: impl Fn(&T) -> f64) -> f64 {
+    if items.is_empty() {
+        return 0.0;
+    }
+    items.iter().map(f).sum::<f64>() / items.len() as f64
+}
+
+/// Summarise images (and a count of skipped records).
+pub fn summarize(images: &[&ImageScore], skipped: usize) -> Summary {
+    let lr: Vec<Bench> = images.iter().filter_map(|i| i.labelled_rows).collect();
+    Summary {
+        images: images.len(),
+        skipped,
+        accuracy: mean(images, |i| i.bench.accuracy),
+        fp: mean(images, |i| i.bench.fp),
+        fn_: mean(images, |i| i.bench.fn_),
+        labelled_rows_images: lr.len(),
+        labelled_rows_accuracy: mean(&lr, |b| b.accuracy),
+        labelled_rows_fp: mean(&lr, |b| b.fp),
+        labelled_rows_fn: mean(&lr, |b| b.fn_),
+    }
+}
+
+/// The whole set and each subset ([`subset`]); `skipped` holds the subsets of skipped records.
+pub fn summarize_subsets(
+    images: &[ImageScore],
+    skipped: &[&'static str],
+) -> (Summary, BTreeMap<&'static str, Summary>) {
+    let all: Vec<&ImageScore> = images.iter().collect();
+    let total = summarize(&all, skipped.len());
+    let mut names: Vec<&'static str> = images.iter().map(|i| i.subset).collect();
+    names.extend_from_slice(skipped);
+    names.sort_unstable();
+    names.dedup();
+    let per = names
+        .into_iter()
+        .map(|n| {
+            let imgs: Vec<&ImageScore> = images.iter().filter(|i| i.subset == n).collect();
+            let sk = skipped.iter().filter(|s| **s == n).count();
+            (n, summarize(&imgs, sk))
+        })
+        .collect();
+    (total, per)
 }
 
 #[cfg(test)]
