@@ -459,6 +459,173 @@ mod tests {
     }
 
     #[test]
+    fn labelled_rows_perfect_is_one() {
+        let gt = vec![gt_line(300.0, 0.6), gt_line(1000.0, -0.6)];
+        let b = bench_labelled_rows(&gt, &gt, &rows(), 20.0, [0.0, 720.0]).unwrap();
+        assert_eq!(
+            b,
+            Bench {
+                accuracy: 1.0,
+                fp: 0.0,
+                fn_: 0.0
+            }
+        );
+    }
+
+    #[test]
+    fn labelled_rows_shift_of_25_px_is_zero() {
+        let gt = vec![gt_line(300.0, 0.0), gt_line(1000.0, 0.0)];
+        let pred = shifted(&gt, 25.0);
+        // Unlike the official bench, rows where both are -2 do not count.
+        let b = bench_labelled_rows(&pred, &gt, &rows(), 20.0, [0.0, 720.0]).unwrap();
+        assert_eq!(
+            b,
+            Bench {
+                accuracy: 0.0,
+                fp: 1.0,
+                fn_: 1.0
+            }
+        );
+    }
+
+    #[test]
+    fn labelled_rows_outside_the_visible_range_are_not_counted() {
+        let gt = vec![gt_line(300.0, 0.0)];
+        // Wrong (40 px off) on rows 600 and below, right above; predicted -2 above row 400.
+        let pred = vec![gt[0]
+            .iter()
+            .zip(rows())
+            .map(|(x, y)| {
+                if y < 400.0 {
+                    -2.0
+                } else if y >= 600.0 {
+                    x + 40.0
+                } else {
+                    *x
+                }
+            })
+            .collect::<Vec<f64>>()];
+        // Visible 400 < y < 600: rows 410..590, all right.
+        let b = bench_labelled_rows(&pred, &gt, &rows(), 20.0, [400.0, 600.0]).unwrap();
+        assert_eq!(b.accuracy, 1.0);
+        assert_eq!((b.fp, b.fn_), (0.0, 0.0));
+        // Over the whole image: labelled rows 300..710 (42), right only on 400..590 (20).
+        let all = bench_labelled_rows(&pred, &gt, &rows(), 20.0, [0.0, 720.0]).unwrap();
+        assert!((all.accuracy - 20.0 / 42.0).abs() < 1e-12, "{all:?}");
+        assert_eq!((all.fp, all.fn_), (1.0, 1.0));
+        // A label entirely outside the range is not scored.
+        assert_eq!(
+            bench_labelled_rows(&pred, &gt, &rows(), 20.0, [100.0, 290.0]),
+            None
+        );
+    }
+
+    #[test]
+    fn labelled_rows_missing_line_is_a_false_negative_only() {
+        let gt = vec![gt_line(300.0, 0.6), gt_line(1000.0, -0.6)];
+        let b = bench_labelled_rows(&gt[..1], &gt, &rows(), 20.0, [0.0, 720.0]).unwrap();
+        assert_eq!(
+            b,
+            Bench {
+                accuracy: 0.5,
+                fp: 0.0,
+                fn_: 0.5
+            }
+        );
+        // No prediction at all: accuracy 0, no FP.
+        let none = bench_labelled_rows(&[], &gt, &rows(), 20.0, [0.0, 720.0]).unwrap();
+        assert_eq!((none.accuracy, none.fp, none.fn_), (0.0, 0.0, 1.0));
+    }
+
+    #[test]
+    fn two_lane_records_are_scored_as_they_stand() {
+        // Both lines left of the centre: `ego_lanes` would drop one, a two-lane record keeps both;
+        // an all -2 lane is dropped.
+        let l = Label {
+            raw_file: "x".into(),
+            h_samples: rows(),
+            lanes: vec![gt_line(100.0, 0.6), gt_line(500.0, 0.0)],
+            skip: false,
+        };
+        assert_eq!(scored_lanes(&l, 1280, 720), l.lanes);
+        let one = Label {
+            lanes: vec![gt_line(100.0, 0.6), vec![-2.0; 56]],
+            ..l.clone()
+        };
+        assert_eq!(scored_lanes(&one, 1280, 720), vec![one.lanes[0].clone()]);
+    }
+
+    #[test]
+    fn subsets_by_frame_name() {
+        assert_eq!(subset("frames/ysono/x/chalvid_04.png"), "challenge");
+        assert_eq!(subset("frames/jeremy-shannon/challenge01.jpg"), "challenge");
+        assert_eq!(subset("a/hardchalprojvid_20.png"), "harder");
+        assert_eq!(subset("a/hard_challenge01.jpg"), "harder");
+        assert_eq!(subset("clip_frames/p1_challenge_f000.png"), "p1");
+        assert_eq!(subset("udacity/test_images/test1.jpg"), "project");
+        assert_eq!(subset("clip_frames/project_video_shadow_f016.png"), "project");
+    }
+
+    #[test]
+    fn raw_files_resolve_up_the_ancestors() {
+        let d = tempfile::tempdir().unwrap();
+        let labels = d.path().join("labelled/set/labels.json");
+        std::fs::create_dir_all(labels.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(d.path().join("frames")).unwrap();
+        std::fs::write(d.path().join("frames/a.png"), b"").unwrap();
+        let found = resolve_raw_file(&labels, "frames/a.png", None);
+        assert_eq!(
+            found.canonicalize().unwrap(),
+            d.path().join("frames/a.png").canonicalize().unwrap()
+        );
+        // With --root the path is taken as given; a missing file resolves beside the labels.
+        assert_eq!(
+            resolve_raw_file(&labels, "frames/a.png", Some(Path::new("/r"))),
+            Path::new("/r/frames/a.png")
+        );
+        assert_eq!(
+            resolve_raw_file(&labels, "nope.png", None),
+            d.path().join("labelled/set/nope.png")
+        );
+    }
+
+    #[test]
+    fn skip_and_extra_fields_are_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.json");
+        std::fs::write(&p, "{\"raw_file\":\"a.jpg\",\"h_samples\":[700],\"lanes\":[[1],[2]],\"skip\":true,\"note\":\"hairpin\",\"control_points\":{\"left\":[[1,2]]}}\n{\"raw_file\":\"b.jpg\",\"h_samples\":[700],\"lanes\":[]}\n").unwrap();
+        let l = load_labels(&p).unwrap();
+        assert!(l[0].skip && !l[1].skip);
+    }
+
+    #[test]
+    fn subset_summaries_count_skipped_records() {
+        let img = |subset, acc| ImageScore {
+            file: "f".into(),
+            subset,
+            bench: Bench {
+                accuracy: acc,
+                fp: 0.0,
+                fn_: 0.0,
+            },
+            labelled_rows: Some(Bench {
+                accuracy: acc,
+                fp: 0.5,
+                fn_: 0.0,
+            }),
+            labelled_lines: 2,
+            predicted_lines: 2,
+        };
+        let imgs = vec![img("project", 1.0), img("harder", 0.5), img("harder", 0.0)];
+        let (all, per) = summarize_subsets(&imgs, &["harder"]);
+        assert_eq!((all.images, all.skipped), (3, 1));
+        assert_eq!((per["harder"].images, per["harder"].skipped), (2, 1));
+        assert_eq!(per["harder"].labelled_rows_accuracy, 0.25);
+        assert_eq!(per["project"].accuracy, 1.0);
+        assert_eq!(per["project"].labelled_rows_fp, 0.5);
+    }
+
+    #[test]
     fn labels_parse_as_json_lines() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("l.json");
@@ -479,6 +646,7 @@ mod tests {
                 gt_line(950.0, -0.6),
                 gt_line(1500.0, -1.5),
             ],
+            skip: false,
         };
         let e = ego_lanes(&label, 1280, 720);
         assert_eq!(e, vec![label.lanes[1].clone(), label.lanes[2].clone()]);
