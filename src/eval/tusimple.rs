@@ -563,7 +563,10 @@ mod tests {
         assert_eq!(subset("a/hard_challenge01.jpg"), "harder");
         assert_eq!(subset("clip_frames/p1_challenge_f000.png"), "p1");
         assert_eq!(subset("udacity/test_images/test1.jpg"), "project");
-        assert_eq!(subset("clip_frames/project_video_shadow_f016.png"), "project");
+        assert_eq!(
+            subset("clip_frames/project_video_shadow_f016.png"),
+            "project"
+        );
     }
 
     #[test]
