@@ -1,5 +1,6 @@
 //! `lanes eval`: run the pipeline on the images or videos named by truth files and score it
-//! (synthetic truth, TuSimple labels, CULane `.lines.txt`, lane masks); a table or `--json`.
+//! (synthetic truth, TuSimple labels per subset, CULane `.lines.txt`, lane masks) and the share of
+//! lane-free images (`--negatives`) with a reported lane; a table or `--json`.
 
 use super::load_config;
 use anyhow::{Context, Result};
