@@ -1,13 +1,15 @@
 //! `lanes eval`: run the pipeline on the images or videos named by truth files and score it
-//! (synthetic truth, TuSimple labels, CULane `.lines.txt`, lane masks); a table or `--json`.
+//! (synthetic truth, TuSimple labels per subset, CULane `.lines.txt`, lane masks) and the share of
+//! lane-free images (`--negatives`) with a reported lane; a table or `--json`.
 
 use super::load_config;
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::camera::Camera;
+use lanes::eval::negatives::{self, NegativeImage, NegativesSummary};
 use lanes::eval::synthetic::{self, FrameScore, Prediction};
-use lanes::eval::tusimple::{self, Bench};
-use lanes::eval::{culane, line_in_image, masks, sample_rows, Polyline};
+use lanes::eval::tusimple::{self, ImageScore};
+use lanes::eval::{culane, line_in_image, masks, sample_rows, visible_rows, Polyline};
 use lanes::fit::Poly2;
 use lanes::frame::BgrFrame;
 use lanes::pipeline::Pipeline;
@@ -16,15 +18,23 @@ use opencv::core::Mat;
 use opencv::imgcodecs;
 use opencv::prelude::*;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct EvalArgs {
     /// Truth files or directories: synthetic truth JSON (from `lanes synth`), TuSimple label JSON
     /// (JSON lines), CULane `.lines.txt`, lane-mask PNGs in a `gt_binary_image` folder.
-    #[arg(required = true, value_name = "TRUTH")]
+    #[arg(required_unless_present = "negatives", value_name = "TRUTH")]
     truth: Vec<PathBuf>,
+    /// Directory TuSimple `raw_file` paths are relative to (default: the label file's directory
+    /// or the nearest of its ancestors where the file exists).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Directory of images with no lane (searched recursively: jpg, jpeg, png, bmp): report the
+    /// share where a lane is reported. Repeatable.
+    #[arg(long, value_name = "DIR")]
+    negatives: Vec<PathBuf>,
     /// Camera file (default: the one named by synthetic truth; none for other labels).
     #[arg(long, value_name = "FILE")]
     camera: Option<PathBuf>,
@@ -186,24 +196,25 @@ struct SyntheticOut {
     frames: Vec<FrameScore>,
 }
 
-#[derive(Serialize)]
-struct TuSimpleImage {
-    file: String,
+#[derive(Serialize, Default)]
+struct TuSimpleOut {
     #[serde(flatten)]
-    bench: Bench,
-    labelled_lines: usize,
-    predicted_lines: usize,
+    summary: tusimple::Summary,
+    /// The same per subset of frames (`challenge`, `harder`, `p1`, `project`).
+    subsets: BTreeMap<&'static str, tusimple::Summary>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    per_image: Vec<ImageScore>,
+    /// Subsets of the records with `"skip": true`.
+    #[serde(skip)]
+    skipped: Vec<&'static str>,
 }
 
 #[derive(Serialize, Default)]
-struct TuSimpleOut {
-    images: usize,
-    accuracy: f64,
-    fp: f64,
-    #[serde(rename = "fn")]
-    fn_: f64,
+struct NegativesOut {
+    total: Option<NegativesSummary>,
+    sets: Vec<NegativesSummary>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    per_image: Vec<TuSimpleImage>,
+    per_image: Vec<NegativeImage>,
 }
 
 #[derive(Serialize)]
@@ -266,6 +277,8 @@ struct Report {
     culane: Option<CuLaneOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     masks: Option<MasksOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    negatives: Option<NegativesOut>,
     failed: Vec<Failure>,
 }
 
@@ -279,16 +292,12 @@ fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> {
         let raw = read_image(&TruthFile::resolve(path, img))?;
         let (pipe, camera) = run.pipeline(Some(&cfg), Some(&cam), raw.width(), raw.height())?;
         let a = pipe.analyze(&raw, None)?;
-        let (left, right) = image_lines(
-            pipe,
-            camera.as_ref(),
-            a.fit.left.as_ref(),
-            a.fit.right.as_ref(),
-        );
+        let (l_fit, r_fit) = a.reported_lines();
+        let (left, right) = image_lines(pipe, camera.as_ref(), l_fit.as_ref(), r_fit.as_ref());
         let pred = Prediction {
             left,
             right,
-            detected: a.fit.left.is_some() && a.fit.right.is_some(),
+            detected: l_fit.is_some() && r_fit.is_some(),
             radius_m: a.measure.map(|m| m.radius_m),
             offset_m: a.measure.map(|m| m.offset_m),
             lane_width_m: a.measure.map(|m| m.lane_width_m),
@@ -341,41 +350,53 @@ fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> {
     Ok(out)
 }
 
-/// Score a TuSimple label file (every record).
+/// Score a TuSimple label file (every record but the skipped ones).
 fn eval_tusimple(
     run: &mut Runner,
     path: &Path,
+    root: Option<&Path>,
     out: &mut TuSimpleOut,
     failed: &mut Vec<Failure>,
 ) -> Result<()> {
     let labels = tusimple::load_labels(path)?;
     for l in labels {
-        let img_path = TruthFile::resolve(path, &l.raw_file);
-        let r = (|| -> Result<TuSimpleImage> {
+        let subset = tusimple::subset(&l.raw_file);
+        if l.skip {
+            out.skipped.push(subset);
+            continue;
+        }
+        let img_path = tusimple::resolve_raw_file(path, &l.raw_file, root);
+        let r = (|| -> Result<ImageScore> {
             let raw = read_image(&img_path)?;
             let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
             let a = pipe.analyze(&raw, None)?;
-            let (left, right) = image_lines(
-                pipe,
-                camera.as_ref(),
-                a.fit.left.as_ref(),
-                a.fit.right.as_ref(),
-            );
+            let (l_fit, r_fit) = a.reported_lines();
+            let (left, right) = image_lines(pipe, camera.as_ref(), l_fit.as_ref(), r_fit.as_ref());
             let pred: Vec<Vec<f64>> = [left, right]
                 .into_iter()
                 .flatten()
                 .map(|p| sample_rows(&p, &l.h_samples, raw.width()))
                 .collect();
-            let gt = tusimple::ego_lanes(&l, raw.width(), raw.height());
-            let bench = tusimple::bench(
-                &pred,
-                &gt,
-                &l.h_samples,
-                tusimple::thresh_for_width(raw.width()),
+            let gt = tusimple::scored_lanes(&l, raw.width(), raw.height());
+            let thresh = tusimple::thresh_for_width(raw.width());
+            let dst = pipe.cfg.perspective.dst;
+            let rows = visible_rows(
+                &pipe.persp,
+                [dst[2][0], dst[3][0]],
+                camera.as_ref(),
+                raw.height(),
             );
-            Ok(TuSimpleImage {
+            Ok(ImageScore {
                 file: img_path.display().to_string(),
-                bench,
+                subset,
+                bench: tusimple::bench(&pred, &gt, &l.h_samples, thresh),
+                labelled_rows: tusimple::bench_labelled_rows(
+                    &pred,
+                    &gt,
+                    &l.h_samples,
+                    thresh,
+                    rows,
+                ),
                 labelled_lines: gt.len(),
                 predicted_lines: pred.len(),
             })
@@ -388,6 +409,33 @@ fn eval_tusimple(
     Ok(())
 }
 
+/// Run the still pipeline on every image of a negatives directory.
+fn eval_negatives(
+    run: &mut Runner,
+    dir: &Path,
+    failed: &mut Vec<Failure>,
+) -> Result<Vec<NegativeImage>> {
+    let mut out = Vec::new();
+    for p in negatives::find_images(dir)? {
+        let r = (|| -> Result<NegativeImage> {
+            let raw = read_image(&p)?;
+            let (pipe, _) = run.pipeline(None, None, raw.width(), raw.height())?;
+            let a = pipe.analyze(&raw, None)?;
+            let (l, r) = a.reported_lines();
+            Ok(NegativeImage {
+                file: p.display().to_string(),
+                left: l.is_some(),
+                right: r.is_some(),
+            })
+        })();
+        match r {
+            Ok(i) => out.push(i),
+            Err(e) => failed.push(Failure::new(&p, &e)),
+        }
+    }
+    Ok(out)
+}
+
 /// Score one CULane label file against its `.jpg`.
 fn eval_culane(run: &mut Runner, path: &Path) -> Result<CountsImage> {
     let name = path.to_string_lossy();
@@ -397,12 +445,8 @@ fn eval_culane(run: &mut Runner, path: &Path) -> Result<CountsImage> {
     let gt = culane::ego_lines(&gt_all, raw.width(), raw.height());
     let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
     let a = pipe.analyze(&raw, None)?;
-    let (left, right) = image_lines(
-        pipe,
-        camera.as_ref(),
-        a.fit.left.as_ref(),
-        a.fit.right.as_ref(),
-    );
+    let (l_fit, r_fit) = a.reported_lines();
+    let (left, right) = image_lines(pipe, camera.as_ref(), l_fit.as_ref(), r_fit.as_ref());
     let pred: Vec<Polyline> = [left, right].into_iter().flatten().collect();
     Ok(CountsImage {
         file: img_path.display().to_string(),
@@ -451,12 +495,8 @@ fn eval_mask(run: &mut Runner, path: &Path) -> Result<MaskImage> {
     let ego = masks::ego_mask(&bin, inst.as_ref())?;
     let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
     let a = pipe.analyze(&raw, None)?;
-    let (left, right) = image_lines(
-        pipe,
-        camera.as_ref(),
-        a.fit.left.as_ref(),
-        a.fit.right.as_ref(),
-    );
+    let (l_fit, r_fit) = a.reported_lines();
+    let (left, right) = image_lines(pipe, camera.as_ref(), l_fit.as_ref(), r_fit.as_ref());
     let pred: Vec<Polyline> = [left, right].into_iter().flatten().collect();
     Ok(MaskImage {
         file: img_path.display().to_string(),
@@ -568,16 +608,72 @@ fn print_table(r: &Report, frames: bool) {
         }
     }
     if let Some(t) = &r.tusimple {
-        println!("TuSimple labels: {} images (ego lines)", t.images);
-        row("accuracy", format!("{:.3}", t.accuracy));
-        row("false positive rate", format!("{:.3}", t.fp));
-        row("false negative rate", format!("{:.3}", t.fn_));
+        let s = &t.summary;
+        println!(
+            "TuSimple labels: {} images (ego lines), {} skipped",
+            s.images, s.skipped
+        );
+        row("accuracy", format!("{:.3}", s.accuracy));
+        row("false positive rate", format!("{:.3}", s.fp));
+        row("false negative rate", format!("{:.3}", s.fn_));
+        row(
+            "labelled rows in the quad",
+            format!(
+                "{:.3} (FP {:.3}, FN {:.3}; {} images)",
+                s.labelled_rows_accuracy,
+                s.labelled_rows_fp,
+                s.labelled_rows_fn,
+                s.labelled_rows_images
+            ),
+        );
+        println!(
+            "  {:<10} {:>6} {:>7} {:>6} {:>6} {:>9} {:>6} {:>6}",
+            "subset", "images", "skipped", "acc", "FP", "rows acc", "FP", "FN"
+        );
+        for (name, s) in &t.subsets {
+            println!(
+                "  {:<10} {:>6} {:>7} {:>6.3} {:>6.3} {:>9.3} {:>6.3} {:>6.3}",
+                name,
+                s.images,
+                s.skipped,
+                s.accuracy,
+                s.fp,
+                s.labelled_rows_accuracy,
+                s.labelled_rows_fp,
+                s.labelled_rows_fn
+            );
+        }
         if frames {
             for i in &t.per_image {
+                let lr = i
+                    .labelled_rows
+                    .map(|b| format!("rows acc {:.3} fp {:.2} fn {:.2}", b.accuracy, b.fp, b.fn_))
+                    .unwrap_or_else(|| "rows -".into());
                 println!(
-                    "  {:<60} acc {:.3} fp {:.2} fn {:.2}",
-                    i.file, i.bench.accuracy, i.bench.fp, i.bench.fn_
+                    "  {:<60} {:<9} acc {:.3} fp {:.2} fn {:.2}  {lr}",
+                    i.file, i.subset, i.bench.accuracy, i.bench.fp, i.bench.fn_
                 );
+            }
+        }
+    }
+    if let Some(n) = &r.negatives {
+        println!("negatives: share of images with a reported lane (either line)");
+        let line = |s: &NegativesSummary| format!("{:.3} ({}/{})", s.share, s.reported, s.images);
+        for s in &n.sets {
+            row(&s.dir, line(s));
+        }
+        if let Some(t) = n.total.as_ref().filter(|_| n.sets.len() > 1) {
+            row("total", line(t));
+        }
+        if frames {
+            for i in &n.per_image {
+                let side = match (i.left, i.right) {
+                    (true, true) => "left+right",
+                    (true, false) => "left",
+                    (false, true) => "right",
+                    (false, false) => "none",
+                };
+                println!("  {:<60} {side}", i.file);
             }
         }
     }
@@ -643,6 +739,11 @@ pub fn run(a: EvalArgs) -> Result<i32> {
     if let Some(c) = &a.camera {
         Camera::load(c).with_context(|| "loading camera".to_string())?;
     }
+    for d in &a.negatives {
+        if !d.is_dir() {
+            anyhow::bail!("{}: not a directory (--negatives)", d.display());
+        }
+    }
     let mut items = Vec::new();
     for p in &a.truth {
         if !p.exists() {
@@ -650,7 +751,7 @@ pub fn run(a: EvalArgs) -> Result<i32> {
         }
         classify(p, true, &mut items)?;
     }
-    if items.is_empty() {
+    if items.is_empty() && a.negatives.is_empty() {
         anyhow::bail!(
             "no truth files found in {}",
             a.truth
@@ -679,7 +780,10 @@ pub fn run(a: EvalArgs) -> Result<i32> {
             ),
             Item::TuSimple(p) => {
                 let out = rep.tusimple.get_or_insert_with(TuSimpleOut::default);
-                (p, eval_tusimple(&mut run, p, out, &mut rep.failed))
+                (
+                    p,
+                    eval_tusimple(&mut run, p, a.root.as_deref(), out, &mut rep.failed),
+                )
             }
             Item::CuLane(p) => {
                 let r = eval_culane(&mut run, p);
@@ -704,13 +808,24 @@ pub fn run(a: EvalArgs) -> Result<i32> {
         });
     }
     if let Some(t) = &mut rep.tusimple {
-        let n = t.per_image.len();
-        t.images = n;
-        if n > 0 {
-            t.accuracy = t.per_image.iter().map(|i| i.bench.accuracy).sum::<f64>() / n as f64;
-            t.fp = t.per_image.iter().map(|i| i.bench.fp).sum::<f64>() / n as f64;
-            t.fn_ = t.per_image.iter().map(|i| i.bench.fn_).sum::<f64>() / n as f64;
+        let (summary, subsets) = tusimple::summarize_subsets(&t.per_image, &t.skipped);
+        t.summary = summary;
+        t.subsets = subsets;
+    }
+    if !a.negatives.is_empty() {
+        let mut out = NegativesOut::default();
+        for d in &a.negatives {
+            match eval_negatives(&mut run, d, &mut rep.failed) {
+                Ok(imgs) => {
+                    out.sets
+                        .push(negatives::summarize(&d.display().to_string(), &imgs));
+                    out.per_image.extend(imgs);
+                }
+                Err(e) => rep.failed.push(Failure::new(d, &e)),
+            }
         }
+        out.total = Some(negatives::summarize("total", &out.per_image));
+        rep.negatives = Some(out);
     }
     if let Some(c) = &mut rep.culane {
         c.images = c.per_image.len();

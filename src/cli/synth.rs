@@ -32,6 +32,16 @@ enum SynthCommand {
     Video(VideoArgs),
     /// Chessboard calibration views through the known camera.
     Chessboards(ChessboardArgs),
+    /// Images with no lane (flat grey, noise, blurred noise, a flipped road, stripes), 1280x720
+    /// PNG, for `lanes eval --negatives`.
+    Negatives(NegativesArgs),
+}
+
+#[derive(Args)]
+struct NegativesArgs {
+    /// Output directory (created if missing).
+    #[arg(short, long, value_name = "DIR")]
+    output: PathBuf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -321,7 +331,26 @@ pub fn run(a: SynthArgs) -> Result<i32> {
         SynthCommand::Road(r) => run_road(r),
         SynthCommand::Video(v) => run_video(v),
         SynthCommand::Chessboards(c) => run_chessboards(c),
+        SynthCommand::Negatives(n) => run_negatives(n),
     }
+}
+
+fn run_negatives(a: NegativesArgs) -> Result<i32> {
+    ensure_out_dir(&a.output)?;
+    let set = synth::negatives::negatives()?;
+    for n in &set {
+        let p = a.output.join(format!("{}.png", n.name));
+        n.image.write(&p)?;
+        eprintln!("{}", p.display());
+    }
+    eprintln!(
+        "lanes synth negatives: {} images ({}x{}) in {}",
+        set.len(),
+        synth::negatives::WIDTH,
+        synth::negatives::HEIGHT,
+        a.output.display()
+    );
+    Ok(0)
 }
 
 /// Build the rig from the flags.

@@ -7,6 +7,7 @@
 
 pub mod culane;
 pub mod masks;
+pub mod negatives;
 pub mod synthetic;
 pub mod tusimple;
 
@@ -52,6 +53,33 @@ pub fn line_in_image(
         y = (y - step).max(0.0);
     }
     out
+}
+
+/// The vertical range `[top, bottom]` of the bird's-eye quad in the original image: the image
+/// rows of the view's far edge (row 0) and near edge (last row) at the quad's two line columns
+/// `line_x` (the destination quad's left and right x, where the lane lines are drawn), mapped as
+/// [`line_in_image`] maps a line. `top` is the larger of the two far-edge rows and `bottom` the
+/// smaller of the near-edge rows, clamped to the image (`0..=image_height - 1`), so both lines
+/// are inside the view between them. Predicted lines span this range and no more.
+pub fn visible_rows(
+    persp: &Perspective,
+    line_x: [f64; 2],
+    camera: Option<&Camera>,
+    image_height: i32,
+) -> [f64; 2] {
+    let row = |x: f64, y: f64| {
+        let (u, v) = persp.from_birdseye(x, y);
+        match camera {
+            Some(c) => c.distort_pixel(u, v).1,
+            None => v,
+        }
+    };
+    let near = (persp.height as f64 - 1.0).max(0.0);
+    let top = row(line_x[0], 0.0).max(row(line_x[1], 0.0)).max(0.0);
+    let bottom = row(line_x[0], near)
+        .min(row(line_x[1], near))
+        .min(image_height as f64 - 1.0);
+    [top, bottom]
 }
 
 /// x where a polyline crosses row `y` (first crossing from its start), by linear interpolation.

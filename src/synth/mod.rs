@@ -5,6 +5,7 @@
 //! [`Drive`] along a profile. [`suite`] lists the standard still sets (`clean`, `hard`, `demo`).
 
 pub mod chessboard;
+pub mod negatives;
 pub mod noise;
 pub mod rig;
 pub mod road;

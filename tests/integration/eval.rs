@@ -298,3 +298,147 @@ fn eval_errors_are_one_line() {
         "scene.jpg",
     );
 }
+
+/// The hand-checked ego-lane labels: (subset, skipped) of each record, counted from the file.
+fn hard_ego_records(p: &Path) -> Vec<(&'static str, bool)> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let raw = v["raw_file"].as_str().unwrap();
+            let skip = v["skip"].as_bool().unwrap_or(false);
+            (lanes::eval::tusimple::subset(raw), skip)
+        })
+        .collect()
+}
+
+#[test]
+fn hard_ego_labels_resolve_and_are_counted_per_subset() {
+    let Some(p) = data("labelled/udacity_hard_ego/labels.json") else {
+        return;
+    };
+    let recs = hard_ego_records(&p);
+    let count = |s: &str, skip: bool| recs.iter().filter(|r| r.0 == s && r.1 == skip).count();
+    // What the label file holds (README: 14 challenge, 13 harder of which 1 skipped, 22 project).
+    assert_eq!(
+        (
+            count("challenge", false),
+            count("harder", false),
+            count("harder", true),
+            count("project", false)
+        ),
+        (14, 12, 1, 22)
+    );
+    let v = eval_json(&[&p.to_string_lossy(), "--camera", "calibration/udacity.yml"]);
+    let t = &v["tusimple"];
+    eprintln!("udacity_hard_ego subsets: {}", t["subsets"]);
+    assert_eq!(v["failed"], json!([]), "every raw_file is found");
+    assert_eq!(t["images"], json!(recs.iter().filter(|r| !r.1).count()));
+    assert_eq!(t["skipped"], json!(1));
+    for s in ["challenge", "harder", "project"] {
+        let sub = &t["subsets"][s];
+        assert_eq!(sub["images"], json!(count(s, false)), "{s}");
+        assert_eq!(sub["skipped"], json!(count(s, true)), "{s}");
+        for k in [
+            "accuracy",
+            "fp",
+            "fn",
+            "labelled_rows_accuracy",
+            "labelled_rows_fp",
+        ] {
+            assert!((0.0..=1.0).contains(&f(&sub[k])), "{s} {k}: {sub}");
+        }
+    }
+    // The per-image listing names each scored image's subset.
+    let per = t["per_image"].as_array().unwrap();
+    assert_eq!(per.len(), recs.iter().filter(|r| !r.1).count());
+    assert!(per.iter().all(|i| i["subset"].is_string()));
+    // The table shows the subsets; --frames adds one line per image.
+    let o = lanes(&[
+        "eval",
+        &p.to_string_lossy(),
+        "--camera",
+        "calibration/udacity.yml",
+        "--frames",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("labelled rows in the quad"), "{s}");
+    for name in ["challenge", "harder", "project"] {
+        assert!(s.lines().any(|l| l.trim_start().starts_with(name)), "{s}");
+    }
+    assert!(s.contains("hardchalprojvid_00.png"), "{s}");
+}
+
+#[test]
+fn raw_file_root_flag_overrides_the_search() {
+    let Some(p) = data("labelled/udacity_hard_ego/labels.json") else {
+        return;
+    };
+    // A wrong root: every image is reported missing, counted, and the run exits 2.
+    let d = tmp();
+    let o = lanes(&[
+        "eval",
+        &p.to_string_lossy(),
+        "--camera",
+        "calibration/udacity.yml",
+        "--root",
+        &d.path().to_string_lossy(),
+    ]);
+    assert_one_line_error(&o, "not found");
+    let root = crate::data_root().unwrap();
+    let v = eval_json(&[
+        &p.to_string_lossy(),
+        "--camera",
+        "calibration/udacity.yml",
+        "--root",
+        &root.to_string_lossy(),
+    ]);
+    assert_eq!(v["failed"], json!([]));
+}
+
+#[test]
+fn negatives_share_matches_the_per_image_listing() {
+    let d = tmp();
+    let o = lanes(&["synth", "negatives", "-o", &d.path().to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let n = std::fs::read_dir(d.path()).unwrap().count();
+    assert!(n >= 6, "{n} generated negatives");
+    let v = eval_json(&["--negatives", &d.path().to_string_lossy()]);
+    let neg = &v["negatives"];
+    eprintln!("generated negatives: {}", neg["total"]);
+    let per = neg["per_image"].as_array().unwrap();
+    assert_eq!(per.len(), n);
+    let reported = per
+        .iter()
+        .filter(|i| i["left"] == json!(true) || i["right"] == json!(true))
+        .count();
+    let total = &neg["total"];
+    assert_eq!(total["images"], json!(n));
+    assert_eq!(total["reported"], json!(reported));
+    let share = f(&total["share"]);
+    assert!((0.0..=1.0).contains(&share));
+    assert!((share - reported as f64 / n as f64).abs() < 1e-12);
+    // The table prints the same share.
+    let o = lanes(&[
+        "eval",
+        "--negatives",
+        &d.path().to_string_lossy(),
+        "--frames",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains(&format!("{share:.3} ({reported}/{n})")), "{s}");
+    let listed = s
+        .lines()
+        .filter(|l| l.contains(".png") && !l.trim_end().ends_with("none"))
+        .count();
+    assert_eq!(listed, reported, "{s}");
+    // A missing negatives directory is a one-line error.
+    assert_one_line_error(
+        &lanes(&["eval", "--negatives", "no/such/dir"]),
+        "no/such/dir",
+    );
+}
