@@ -7,7 +7,7 @@
 //! quarter of the rows); **coverage**, support in both the near and the far half of the view
 //! (a dash and a gap are shorter than either half, so a real line has pixels in both, while a
 //! blob or a short edge does not, and a fit over a short stretch has no reliable curvature;
-//! full marks at a tenth of each half's rows); **concentration**, the share of the search's pixels that lie within the
+//! full marks at a twentieth of each half's rows); **concentration**, the share of the search's pixels that lie within the
 //! tolerance (a marking is a stripe; texture or noise spreads evenly over the search band; 0
 //! at 0.3, full marks at 0.7). A line tighter than `min_radius_m` or on the wrong side of the
 //! camera scores 0. The lane then needs a plausible width (`lane_width_m`) and two roughly
@@ -138,7 +138,7 @@ pub fn line_evidence(fit: &Poly2, px: &LinePixels, rows: usize, tol: f64, full: 
     // Coverage of the near and the far half: a dash (3 m) and a gap (9 m) are shorter than
     // either half (11 m at the default scale), so a real line has pixels in both; a blob or a
     // short edge has them in one.
-    let coverage = score(far.min(near_half), 0.0, 0.1);
+    let coverage = score(far.min(near_half), 0.0, 0.05);
     let confidence = score(support, 0.0, full) * coverage * score(concentration, 0.3, 0.7);
     LineEvidence {
         support,
@@ -194,8 +194,8 @@ pub fn assess(
         }
         (ev, Some(f))
     };
-    let (lev, lf) = line(fit.left, left_px, true);
-    let (rev, rf) = line(fit.right, right_px, false);
+    let (mut lev, lf) = line(fit.left, left_px, true);
+    let (mut rev, rf) = line(fit.right, right_px, false);
     if std::env::var("LANES_DEBUG").is_ok() {
         eprintln!("evidence l {lev:?} {lf:?}\n         r {rev:?} {rf:?}");
     }
@@ -205,11 +205,46 @@ pub fn assess(
     let mut left = lf.filter(|_| pass(&lev));
     let mut right = rf.filter(|_| pass(&rev));
     if min > 0.0 {
-        if let (Some(l), Some(r)) = (left, right) {
-            if !pair_plausible(&l, &r, view.height, cfg, units) {
+        let plausible =
+            |l: &Option<Poly2>, r: &Option<Poly2>| match (l, r) {
+                (Some(l), Some(r)) => pair_plausible(l, r, view.height, cfg, units),
+                _ => false,
+            };
+        // A weak or implausible partner of a confident line: fit it again as a parallel of
+        // the confident one (its curvature given). Sparse dashes leave a free quadratic's
+        // curvature to a handful of pixels; the lane's two lines share it.
+        if !plausible(&left, &right) {
+            let s = view.scale;
+            let strong_left = lev.confidence >= rev.confidence;
+            let (strong, weak_px, weak_is_left) = if strong_left {
+                (left, right_px, false)
+            } else {
+                (right, left_px, true)
+            };
+            if let Some(st) = strong {
+                let a = st.to_scaled(s).a;
+                let refit = crate::fit::robust_fit_with_curvature(weak_px, a, 6.0 * s.x, 3)
+                    .map(|p| p.from_scaled(s));
+                let (ev, f) = line(refit, weak_px, weak_is_left);
+                let (l2, r2) = if weak_is_left {
+                    (f.filter(|_| pass(&ev)), right)
+                } else {
+                    (left, f.filter(|_| pass(&ev)))
+                };
+                if plausible(&l2, &r2) {
+                    (left, right) = (l2, r2);
+                    if weak_is_left {
+                        lev = ev;
+                    } else {
+                        rev = ev;
+                    }
+                }
+            }
+        }
+        if let (Some(_), Some(_)) = (left, right) {
+            if !plausible(&left, &right) {
                 if std::env::var("LANES_DEBUG").is_ok() {
-                    let h = (view.height - 1) as f64;
-                    eprintln!("pair: wb {:.2} wm {:.2} wt {:.2} l {:?} r {:?}", (r.eval(h)-l.eval(h))*units.xm_per_px, (r.eval(h/2.0)-l.eval(h/2.0))*units.xm_per_px, (r.eval(0.0)-l.eval(0.0))*units.xm_per_px, l, r);
+                    eprintln!("pair implausible: {left:?} {right:?}");
                 }
                 if lev.confidence >= rev.confidence {
                     right = None;
@@ -218,12 +253,11 @@ pub fn assess(
                 }
             }
         }
-    }
-    if min > 0.0 {
-        // A lone line needs stronger evidence.
+        // A lone line needs stronger evidence, seen in both the near and the far half.
+        let lone_ok = |ev: &LineEvidence| ev.confidence >= cfg.min_single && ev.near.min(ev.far) >= 0.1;
         match (left, right) {
-            (Some(_), None) if lev.confidence < cfg.min_single => left = None,
-            (None, Some(_)) if rev.confidence < cfg.min_single => right = None,
+            (Some(_), None) if !lone_ok(&lev) => left = None,
+            (None, Some(_)) if !lone_ok(&rev) => right = None,
             _ => {}
         }
     }

@@ -6,7 +6,7 @@ use crate::confidence::{self, Detection, LaneStatus, ViewGeometry};
 use crate::config::Config;
 use crate::error::Result;
 use crate::fit::{self, LaneFit, Poly2, Scale, SearchResult};
-use crate::frame::BgrFrame;
+use crate::frame::{BgrFrame, BinaryMask};
 use crate::measure::{self, LaneMeasure};
 use crate::render;
 use crate::threshold::{self, MaskRef, Thresholded};
@@ -79,14 +79,21 @@ pub fn scaled_threshold(
     }
 }
 
-/// From a search's pixels (analysed view) to what a frame reports, as `Pipeline::analyze`
-/// does after the search: the fits (robust when `search.robust`), mapped to nominal pixels;
-/// the confidence and the reported lines; the measurements of the lane a still draws.
-pub fn judge(
+/// What `judge` makes of a search.
+pub struct Judged {
+    /// The search's pixels (with a partner search's pixels for a line found one lane width
+    /// from its confident partner).
+    pub search: SearchResult,
+    pub fit: LaneFit,
+    pub detection: Detection,
+    pub measure: Option<LaneMeasure>,
+}
+
+fn fit_and_assess(
     search: &SearchResult,
     cfg: &Config,
     persp: &Perspective,
-) -> (LaneFit, Detection, Option<LaneMeasure>) {
+) -> (LaneFit, Detection) {
     let s = cfg.perspective.scale();
     let search_cfg = scaled_search(&cfg.search, s);
     let mut fit = fit::fit_lines_with(search, &search_cfg, 6.0 * s.x);
@@ -104,11 +111,57 @@ pub fn judge(
         &cfg.confidence,
         &cfg.units,
     );
+    (fit, detection)
+}
+
+/// From a search's pixels (analysed view) to what a frame reports, as `Pipeline::analyze`
+/// does after the search: the fits (robust when `search.robust`), mapped to nominal pixels;
+/// the confidence and the reported lines; the measurements of the lane a still draws.
+///
+/// `mask` is the whole view's mask of a sliding-window search. When only one line is
+/// reported, its partner is searched for again one lane width (`default_lane_width_m`) away
+/// from it, within the sliding windows' margin: the windows of a dashed or faint line often
+/// wander off it onto texture, while the confident line says where to look.
+pub fn judge(
+    search: SearchResult,
+    mask: Option<&BinaryMask>,
+    cfg: &Config,
+    persp: &Perspective,
+) -> Result<Judged> {
+    let (mut fit, mut detection) = fit_and_assess(&search, cfg, persp);
+    let mut search = search;
     let width_px = cfg.confidence.default_lane_width_m / cfg.units.xm_per_px;
+    let single = matches!(
+        detection.status,
+        confidence::LaneStatus::LeftOnly | confidence::LaneStatus::RightOnly
+    );
+    if let (Some(mask), true, true) = (mask, single, cfg.confidence.min_line > 0.0) {
+        let s = cfg.perspective.scale();
+        let margin = scaled_search(&cfg.search, s).margin;
+        if let Some((l, r)) = detection.lane(width_px) {
+            let (l, r) = (l.to_scaled(s), r.to_scaled(s));
+            let partner = fit::prior_search(mask, &l, &r, margin)?;
+            let mut again = search.clone();
+            if detection.left.is_some() {
+                again.right = partner.right;
+            } else {
+                again.left = partner.left;
+            }
+            let (f2, d2) = fit_and_assess(&again, cfg, persp);
+            if d2.status == confidence::LaneStatus::Both {
+                (search, fit, detection) = (again, f2, d2);
+            }
+        }
+    }
     let measure = detection
         .lane(width_px)
         .map(|(l, r)| measure::measure(&l, &r, persp.width, persp.height, &cfg.units));
-    (fit, detection, measure)
+    Ok(Judged {
+        search,
+        fit,
+        detection,
+        measure,
+    })
 }
 
 impl Analysis {
@@ -256,7 +309,16 @@ impl Pipeline {
                 fit::sliding_window_search(&thresholded.mask()?, &search_cfg)?
             }
         };
-        let (fit, detection, measure) = judge(&search, &self.cfg, &self.persp);
+        let mask = match (prior, thresholded.mask_as_computed()) {
+            (None, MaskRef::View(m)) => Some(m),
+            _ => None,
+        };
+        let Judged {
+            search,
+            fit,
+            detection,
+            measure,
+        } = judge(search, mask, &self.cfg, &self.persp)?;
         let t3 = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
         Ok(Analysis {

@@ -93,7 +93,51 @@ pub struct LaneFit {
 /// refit; three rounds. Pixels of a crack, a car or a second marking inside the search window
 /// pull a plain fit towards them; here they are dropped once the line's own pixels dominate.
 pub fn robust_fit(p: &LinePixels, floor_px: f64, min_rows: usize) -> Option<Poly2> {
-    let mut fit = Poly2::fit(&p.xs, &p.ys)?;
+    trimmed(p, floor_px, min_rows, |q| Poly2::fit(&q.xs, &q.ys))
+}
+
+/// `robust_fit` with the curvature `a` given (only heading and position fitted): a sparse
+/// line (a few dashes) is fitted as a parallel of its well-seen partner, whose curvature the
+/// lane shares.
+pub fn robust_fit_with_curvature(
+    p: &LinePixels,
+    a: f64,
+    floor_px: f64,
+    min_rows: usize,
+) -> Option<Poly2> {
+    trimmed(p, floor_px, min_rows, |q| {
+        // Least squares of x - a y^2 = b y + c.
+        let n = q.len() as f64;
+        if q.len() < 2 {
+            return None;
+        }
+        let (mut sy, mut syy, mut sr, mut syr) = (0.0, 0.0, 0.0, 0.0);
+        for (x, y) in q.xs.iter().zip(&q.ys) {
+            let (y, r) = (*y as f64, *x as f64 - a * (*y as f64).powi(2));
+            sy += y;
+            syy += y * y;
+            sr += r;
+            syr += y * r;
+        }
+        let det = n * syy - sy * sy;
+        if det.abs() < 1e-9 {
+            return None;
+        }
+        let b = (n * syr - sy * sr) / det;
+        let c = (sr - b * sy) / n;
+        (b.is_finite() && c.is_finite()).then(|| Poly2::new(a, b, c))
+    })
+}
+
+/// Iteratively trimmed fit: `fit` on all pixels, then on those within `max(floor_px,
+/// 2.5 sigma)` of the curve (sigma from the median absolute residual), three rounds.
+fn trimmed(
+    p: &LinePixels,
+    floor_px: f64,
+    min_rows: usize,
+    fit_fn: impl Fn(&LinePixels) -> Option<Poly2>,
+) -> Option<Poly2> {
+    let mut fit = fit_fn(p)?;
     let mut keep = LinePixels::default();
     let mut res: Vec<f64> = Vec::with_capacity(p.len());
     for _ in 0..3 {
@@ -121,7 +165,7 @@ pub fn robust_fit(p: &LinePixels, floor_px: f64, min_rows: usize) -> Option<Poly
         if keep.distinct_rows() < min_rows {
             return None;
         }
-        fit = Poly2::fit(&keep.xs, &keep.ys)?;
+        fit = fit_fn(&keep)?;
     }
     Some(fit)
 }

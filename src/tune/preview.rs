@@ -493,7 +493,12 @@ impl Tuner {
         let search_cfg = scaled_search(&cfg.search, bs);
         let mask = th.into_mask()?;
         let search = fit::sliding_window_search(&mask, &search_cfg)?;
-        let (fit, detection, measure) = crate::pipeline::judge(&search, cfg, &pipe.persp);
+        let crate::pipeline::Judged {
+            search,
+            fit,
+            detection,
+            measure,
+        } = crate::pipeline::judge(search, Some(&mask), cfg, &pipe.persp)?;
         Ok(StillResult {
             mask,
             search,
