@@ -70,6 +70,62 @@ pub struct LineEvidence {
     pub concentration: f64,
     /// The line's confidence, 0..1.
     pub confidence: f64,
+    /// Covariance of the fit's coefficients referred to the bottom row (curvature, heading,
+    /// position; see `fit_covariance`), in the analysed view's pixels until `assess` maps it
+    /// to nominal pixels. The tracker weighs the line by it.
+    #[serde(skip)]
+    pub cov: [[f64; 3]; 3],
+}
+
+/// Rows next to each other do not err independently (the marking and its blur span several):
+/// the least-squares covariance over rows is inflated by this many rows.
+const ROW_CORRELATION: f64 = 5.0;
+
+/// The least-squares covariance of `x = a t^2 + b t + c` (t = row - bottom row) over the
+/// supported rows, from each row's mean residual: `sigma^2 (sum phi phi^T)^-1`, with sigma
+/// at least 1 px and inflated by `ROW_CORRELATION`. Few rows, or rows close together, give a
+/// large covariance: a dash or two fix a line's position but hardly its heading or curvature.
+fn fit_covariance(row_res: &[(f64, u32)]) -> [[f64; 3]; 3] {
+    let bottom = row_res.len().saturating_sub(1) as f64;
+    let mut n = nalgebra::Matrix3::<f64>::zeros();
+    let (mut ss, mut k) = (0.0, 0.0);
+    for (r, (sum, cnt)) in row_res.iter().enumerate() {
+        if *cnt == 0 {
+            continue;
+        }
+        let t = r as f64 - bottom;
+        let phi = nalgebra::Vector3::new(t * t, t, 1.0);
+        n += phi * phi.transpose();
+        let e = sum / *cnt as f64;
+        ss += e * e;
+        k += 1.0;
+    }
+    let sigma2 = if k > 0.0 { (ss / k).max(1.0) } else { 1.0 } * ROW_CORRELATION;
+    let huge = [[1.0, 0.0, 0.0], [0.0, 1e6, 0.0], [0.0, 0.0, 1e8]];
+    match n.try_inverse() {
+        Some(inv) if k >= 3.0 => {
+            let c = inv * sigma2;
+            [
+                [c[(0, 0)], c[(0, 1)], c[(0, 2)]],
+                [c[(1, 0)], c[(1, 1)], c[(1, 2)]],
+                [c[(2, 0)], c[(2, 1)], c[(2, 2)]],
+            ]
+        }
+        _ => huge,
+    }
+}
+
+/// `cov` of coefficients in a view scaled by `s`, in nominal pixels
+/// (`a = a_s s.y^2 / s.x`, `b = b_s s.y / s.x`, `c = c_s / s.x`).
+fn cov_to_nominal(cov: &[[f64; 3]; 3], s: Scale) -> [[f64; 3]; 3] {
+    let d = [s.y * s.y / s.x, s.y / s.x, 1.0 / s.x];
+    let mut out = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            out[i][j] = cov[i][j] * d[i] * d[j];
+        }
+    }
+    out
 }
 
 /// The lines one frame reports, with their confidences.
@@ -115,14 +171,21 @@ pub fn line_evidence(fit: &Poly2, px: &LinePixels, rows: usize, tol: f64, full: 
     }
     let mut near_row = vec![false; rows];
     let mut near = 0usize;
+    // Sum and count of the residuals of the near pixels, per row.
+    let mut row_res = vec![(0.0f64, 0u32); rows];
     for (x, y) in px.xs.iter().zip(&px.ys) {
-        if (*x as f64 - fit.eval(*y as f64)).abs() <= tol {
+        let e = *x as f64 - fit.eval(*y as f64);
+        if e.abs() <= tol {
             near += 1;
             if let Some(r) = near_row.get_mut(*y as usize) {
                 *r = true;
+                let rr = &mut row_res[*y as usize];
+                rr.0 += e;
+                rr.1 += 1;
             }
         }
     }
+    let cov = fit_covariance(&row_res);
     let count = |r: &[bool]| r.iter().filter(|v| **v).count() as f64 / r.len().max(1) as f64;
     let support = count(&near_row);
     let (far, near_half) = near_row.split_at(rows / 2);
@@ -147,6 +210,7 @@ pub fn line_evidence(fit: &Poly2, px: &LinePixels, rows: usize, tol: f64, full: 
         far,
         concentration,
         confidence,
+        cov,
     }
 }
 
@@ -181,6 +245,7 @@ pub fn assess(
             return (LineEvidence::default(), None);
         };
         let mut ev = line_evidence(&f.to_scaled(view.scale), px, rows, tol, cfg.full_support);
+        ev.cov = cov_to_nominal(&ev.cov, view.scale);
         let x = f.eval(y_bottom);
         // The ego lane's lines lie on either side of the camera, at most a lane width away.
         let side_ok = if left {

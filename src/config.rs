@@ -93,11 +93,13 @@ pub struct ThresholdConfig {
     pub marking_width_px: u32,
     /// Length of each side's road sample, nominal px. Default 10.
     pub side_px: u32,
-    /// White: L must exceed the brighter side by at least this much (0..255). Default 18.
+    /// White: L must exceed the brighter side by at least this much (0..255). Default 15
+    /// (well above the noise of a compressed frame; a marking in deep shade still has 25-30).
     pub l_contrast_min: u8,
     /// White: ... and by at least this fraction of the brighter side's L, so the contrast
     /// needed scales with the light (a marking in shade is darker, and so is its road).
-    /// Default 0.25.
+    /// Default 0.10: white paint on light concrete is only about 20% brighter than the
+    /// concrete in L; 10% leaves it a margin.
     pub l_contrast_ratio: f64,
     /// Yellow: B must exceed the more yellow side by at least this much. Default 8.
     pub b_contrast_min: u8,
@@ -126,8 +128,8 @@ impl Default for ThresholdConfig {
             method: ThresholdMethod::LocalContrast,
             marking_width_px: 30,
             side_px: 10,
-            l_contrast_min: 18,
-            l_contrast_ratio: 0.25,
+            l_contrast_min: 15,
+            l_contrast_ratio: 0.10,
             b_contrast_min: 8,
             b_yellow_min: 138,
             min_run_px: 8,
@@ -240,9 +242,10 @@ pub struct TrackingConfig {
     /// (about 0.6 m: a lane change moves the lines by a whole lane width, 378 px).
     pub gate_px: f64,
     /// Kalman: process noise per frame (standard deviation) of the centre line's curvature
-    /// `a` (px^-1), heading `b`, position `c` (px) and the lane width (px).
-    /// Default (2e-5, 0.01, 4.0, 2.0): a 25 fps video changes curvature over seconds.
-    pub process_noise: [f64; 4],
+    /// `a` (px^-1), heading `b`, position `c` (px), the lane width (px) and the lateral
+    /// velocity (px per frame). Default (5e-5, 0.005, 1.0, 1.0, 0.3): at 25 fps the road's
+    /// curvature and the car's heading change over seconds, not frames.
+    pub process_noise: [f64; 5],
 }
 
 impl Default for TrackingConfig {
@@ -255,7 +258,7 @@ impl Default for TrackingConfig {
             method: TrackingMethod::Kalman,
             max_gap_s: 0.5,
             gate_px: 60.0,
-            process_noise: [2e-5, 0.01, 4.0, 2.0],
+            process_noise: [5e-5, 0.005, 1.0, 1.0, 0.3],
         }
     }
 }

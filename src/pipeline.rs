@@ -119,9 +119,9 @@ fn fit_and_assess(
 /// the confidence and the reported lines; the measurements of the lane a still draws.
 ///
 /// `mask` is the whole view's mask of a sliding-window search. When only one line is
-/// reported, its partner is searched for again one lane width (`default_lane_width_m`) away
-/// from it, within the sliding windows' margin: the windows of a dashed or faint line often
-/// wander off it onto texture, while the confident line says where to look.
+/// reported, its partner is searched for again with windows guided by it
+/// (`fit::guided_search`, starting a plausible lane width away): the windows of a dashed or
+/// faint line often wander off it onto texture, while the confident line says where to look.
 pub fn judge(
     search: SearchResult,
     mask: Option<&BinaryMask>,
@@ -137,15 +137,23 @@ pub fn judge(
     );
     if let (Some(mask), true, true) = (mask, single, cfg.confidence.min_line > 0.0) {
         let s = cfg.perspective.scale();
-        let margin = scaled_search(&cfg.search, s).margin;
-        if let Some((l, r)) = detection.lane(width_px) {
-            let (l, r) = (l.to_scaled(s), r.to_scaled(s));
-            let partner = fit::prior_search(mask, &l, &r, margin)?;
-            let mut again = search.clone();
-            if detection.left.is_some() {
-                again.right = partner.right;
+        let scfg = scaled_search(&cfg.search, s);
+        let px = |m: f64| m / cfg.units.xm_per_px * s.x;
+        let [wmin, wmax] = cfg.confidence.lane_width_m;
+        let left_seen = detection.left.is_some();
+        let guide = if left_seen { detection.left } else { detection.right };
+        if let Some(g) = guide {
+            let gap = if left_seen {
+                (px(wmin), px(wmax))
             } else {
-                again.left = partner.left;
+                (-px(wmax), -px(wmin))
+            };
+            let partner = fit::guided_search(mask, &g.to_scaled(s), gap, &scfg)?;
+            let mut again = search.clone();
+            if left_seen {
+                again.right = partner;
+            } else {
+                again.left = partner;
             }
             let (f2, d2) = fit_and_assess(&again, cfg, persp);
             if d2.status == confidence::LaneStatus::Both {

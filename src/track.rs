@@ -8,7 +8,12 @@
 use crate::confidence::{Detection, LaneStatus};
 use crate::config::{TrackingConfig, TrackingMethod};
 use crate::fit::{LaneFit, Poly2, SearchMode};
-use nalgebra::{Matrix3, Matrix3x4, Matrix4, Vector3, Vector4};
+use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
+
+/// The Kalman state: [a, b, c, w, v] (see `KalmanTracker`).
+type State = SVector<f64, 5>;
+type Cov = SMatrix<f64, 5, 5>;
+type Obs = SMatrix<f64, 3, 5>;
 use std::collections::VecDeque;
 
 /// Per-line history of accepted fits.
@@ -182,7 +187,9 @@ impl AverageTracker {
 
 /// The lane model the Kalman tracker estimates, in nominal bird's-eye px, referred to the
 /// bottom row `h`: the centre line is `x = a (y-h)^2 + b (y-h) + c` (curvature, heading and
-/// position at the car), and `w` is the lane width; the lines are the centre -/+ `w/2`.
+/// position at the car), `w` is the lane width (the lines are the centre -/+ `w/2`) and `v`
+/// the lateral velocity (px per frame: the car drifts, or changes lanes, at a steady rate).
+/// Each frame `c` moves by `v`; the other terms are random walks.
 #[derive(Debug, Clone)]
 pub struct KalmanTracker {
     cfg: TrackingConfig,
@@ -193,7 +200,7 @@ pub struct KalmanTracker {
     /// Lane width assumed at a start with one line, px.
     default_width: f64,
     /// State [a, b, c, w] and its covariance; `None` until a first detection (or after a reset).
-    x: Option<(Vector4<f64>, Matrix4<f64>)>,
+    x: Option<(State, Cov)>,
     /// Frames since a line was last accepted.
     missed: usize,
     /// Consecutive frames with only one line accepted.
@@ -206,7 +213,11 @@ pub struct KalmanTracker {
 
 /// Measurement noise (standard deviations) of one line's bottom-referred coefficients at
 /// confidence 1: curvature (px^-1), heading, position (px). Less confident lines count less.
-const LINE_NOISE: [f64; 3] = [1.5e-4, 0.05, 8.0];
+const LINE_NOISE: [f64; 3] = [2.0e-4, 0.08, 15.0];
+
+/// Smallest measurement noise of a line's coefficients (added to the fit's covariance): the
+/// marking's own width and the remap's resolution.
+const LINE_NOISE_FLOOR: [f64; 3] = [1.0e-5, 0.01, 3.0];
 
 impl KalmanTracker {
     /// `height` is the nominal bird's-eye height, `fps` the video's frame rate, `default_width`
@@ -233,14 +244,14 @@ impl KalmanTracker {
     }
 
     /// The line at `side` (-1 left, +1 right) of state `x`, as a polynomial in y.
-    fn line(&self, x: &Vector4<f64>, side: f64) -> Poly2 {
+    fn line(&self, x: &State, side: f64) -> Poly2 {
         let (a, b, c) = (x[0], x[1], x[2] + side * x[3] / 2.0);
         let h = self.h;
         Poly2::new(a, b - 2.0 * a * h, c - b * h + a * h * h)
     }
 
-    fn observation(side: f64) -> Matrix3x4<f64> {
-        let mut hm = Matrix3x4::zeros();
+    fn observation(side: f64) -> Obs {
+        let mut hm = Obs::zeros();
         hm[(0, 0)] = 1.0;
         hm[(1, 1)] = 1.0;
         hm[(2, 2)] = 1.0;
@@ -266,9 +277,9 @@ impl KalmanTracker {
             }
             (None, None) => return false,
         };
-        let x = Vector4::new(centre[0], centre[1], centre[2], w);
+        let x = State::from([centre[0], centre[1], centre[2], w, 0.0]);
         let [na, nb, nc] = LINE_NOISE;
-        let p = Matrix4::from_diagonal(&Vector4::new(
+        let p = Cov::from_diagonal(&State::from([
             na * na,
             nb * nb,
             nc * nc,
@@ -277,7 +288,9 @@ impl KalmanTracker {
             } else {
                 40.0 * 40.0
             },
-        ));
+            // Up to about 2 px (2 cm) per frame sideways.
+            4.0,
+        ]));
         self.x = Some((x, p));
         true
     }
@@ -308,8 +321,18 @@ impl KalmanTracker {
                 accepted = [det.left.is_some(), det.right.is_some()];
             }
         } else if let Some((mut x, mut p)) = self.x.take() {
-            // Predict: the lane model is a random walk.
-            p += Matrix4::from_diagonal(&Vector4::new(q[0] * q[0], q[1] * q[1], q[2] * q[2], q[3] * q[3]));
+            // Predict: c moves by v; the rest is a random walk.
+            let mut f = Cov::identity();
+            f[(2, 4)] = 1.0;
+            x = f * x;
+            p = f * p * f.transpose()
+                + Cov::from_diagonal(&State::from([
+                    q[0] * q[0],
+                    q[1] * q[1],
+                    q[2] * q[2],
+                    q[3] * q[3],
+                    q[4] * q[4],
+                ]));
             for (i, side) in [-1.0, 1.0].into_iter().enumerate() {
                 let Some(line) = lines[i] else { continue };
                 let z = self.referred(&line);
@@ -320,17 +343,23 @@ impl KalmanTracker {
                     verdicts[i] = Verdict::TooDifferent;
                     continue;
                 }
+                // The fit's own covariance (few or bunched rows fix the heading and curvature
+                // poorly), inflated for less confident lines, plus a floor.
+                let ev = if i == 0 {
+                    det.left_evidence
+                } else {
+                    det.right_evidence
+                };
                 let conf = confs[i].clamp(0.05, 1.0);
-                let r = Matrix3::from_diagonal(&Vector3::new(
-                    LINE_NOISE[0] * LINE_NOISE[0] / conf,
-                    LINE_NOISE[1] * LINE_NOISE[1] / conf,
-                    LINE_NOISE[2] * LINE_NOISE[2] / conf,
-                ));
+                let mut r = Matrix3::from_fn(|a, b| ev.cov[a][b] / conf);
+                for (k, f) in LINE_NOISE_FLOOR.iter().enumerate() {
+                    r[(k, k)] += f * f;
+                }
                 let s = hm * p * hm.transpose() + r;
                 let Some(s_inv) = s.try_inverse() else { continue };
                 let k = p * hm.transpose() * s_inv;
                 x += k * innov;
-                p = (Matrix4::identity() - k * hm) * p;
+                p = (Cov::identity() - k * hm) * p;
                 accepted[i] = true;
             }
             self.x = Some((x, p));

@@ -7,7 +7,7 @@ pub mod sliding_window;
 
 pub use poly::{Poly2, Scale};
 pub use prior_search::{prior_search, prior_search_bands};
-pub use sliding_window::sliding_window_search;
+pub use sliding_window::{guided_search, sliding_window_search};
 
 use crate::config::SearchConfig;
 use serde::Serialize;

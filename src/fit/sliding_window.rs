@@ -127,3 +127,53 @@ pub fn sliding_window_search(mask: &BinaryMask, cfg: &SearchConfig) -> Result<Se
     }
     Ok(res)
 }
+
+/// The windows of one line guided by its partner `guide` (a line of the same lane, in this
+/// view's pixels): the first window sits at the strongest column of the mask's bottom half
+/// between `gap.0` and `gap.1` px from the guide (negative: left of it); each next window moves
+/// as the guide does, and re-centres on its pixels when it holds more than `cfg.min_pixels`. So
+/// the windows follow a dashed line through its gaps, and a lane that narrows towards the top
+/// (a perspective quad that does not fit the road's slope) as well.
+pub fn guided_search(
+    mask: &BinaryMask,
+    guide: &super::Poly2,
+    gap: (f64, f64),
+    cfg: &SearchConfig,
+) -> Result<LinePixels> {
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let d = mask.bytes()?;
+    let hist = histogram(mask)?;
+    let gx = guide.eval((h - 1) as f64);
+    let (lo, hi) = (gx + gap.0.min(gap.1), gx + gap.0.max(gap.1));
+    let (lo, hi) = (lo.max(0.0) as usize, (hi.max(0.0) as usize).min(w));
+    let mut out = LinePixels::default();
+    if lo >= hi {
+        return Ok(out);
+    }
+    let base = argmax(&hist, lo, hi);
+    if hist[base] == 0 {
+        return Ok(out);
+    }
+    let n = cfg.windows as usize;
+    let wh = (h / n.max(1)) as i32;
+    let margin = cfg.margin as i32;
+    let mut x = base as i32;
+    for k in 0..n as i32 {
+        let y_low = h as i32 - (k + 1) * wh;
+        let y_high = h as i32 - k * wh;
+        let win = Window {
+            x_low: x - margin,
+            x_high: x + margin,
+            y_low,
+            y_high,
+        };
+        let (cnt, sum) = collect(d, w, &win, &mut out);
+        // Where the guide goes from this window's centre row to the next one's.
+        let step = guide.eval((y_low - wh / 2) as f64) - guide.eval((y_low + wh / 2) as f64);
+        if cnt > cfg.min_pixels as usize {
+            x = (sum / cnt as u64) as i32;
+        }
+        x += step.round() as i32;
+    }
+    Ok(out)
+}
