@@ -9,8 +9,8 @@
 //! blob or a short edge does not, and a fit over a short stretch has no reliable curvature;
 //! full marks at a twentieth of each half's rows); **concentration**, the share of the search's pixels that lie within the
 //! tolerance (a marking is a stripe; texture or noise spreads evenly over the search band; 0
-//! at 0.3, full marks at 0.7). A line tighter than `min_radius_m` or on the wrong side of the
-//! camera scores 0. The lane then needs a plausible width (`lane_width_m`) and two roughly
+//! at 0.3, full marks at 0.7). A line tighter than `min_radius_m`, on the wrong side of the
+//! camera or nearer to it than `min_line_distance_m` (under the car) scores 0. The lane then needs a plausible width (`lane_width_m`) and two roughly
 //! parallel lines (`max_width_change_m` between bottom and top); when the pair fails, only the
 //! stronger line is kept.
 
@@ -248,10 +248,11 @@ pub fn assess(
         ev.cov = cov_to_nominal(&ev.cov, view.scale);
         let x = f.eval(y_bottom);
         // The ego lane's lines lie on either side of the camera, at most a lane width away.
+        let near_px = cfg.min_line_distance_m / units.xm_per_px;
         let side_ok = if left {
-            x < centre && x > centre - max_w_px
+            x < centre - near_px && x > centre - max_w_px
         } else {
-            x > centre && x < centre + max_w_px
+            x > centre + near_px && x < centre + max_w_px
         };
         let radius_ok = measure::radius_m(&f, y_bottom, units) >= cfg.min_radius_m;
         if !(side_ok && radius_ok && x.is_finite()) {

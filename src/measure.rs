@@ -60,6 +60,40 @@ pub fn measure(
     }
 }
 
+/// Signed curvature (1/m, positive when x grows faster with y) of `fit` at row `y_px`.
+pub fn curvature_per_m(fit: &Poly2, y_px: f64, units: &UnitsConfig) -> f64 {
+    let m = poly_in_metres(fit, units);
+    let y = y_px * units.ym_per_px;
+    let d1 = 2.0 * m.a * y + m.b;
+    2.0 * m.a / (1.0 + d1 * d1).powf(1.5)
+}
+
+/// `measure`, with the lane's radius from the two lines' curvatures weighted by `weights`
+/// (inverse variances of their curvature terms): a line seen as a few dashes tells little of
+/// the curvature that a solid line next to it shows well.
+pub fn measure_weighted(
+    left: &Poly2,
+    right: &Poly2,
+    width: i32,
+    height: i32,
+    units: &UnitsConfig,
+    weights: (f64, f64),
+) -> LaneMeasure {
+    let mut m = measure(left, right, width, height, units);
+    let (wl, wr) = weights;
+    if wl.is_finite() && wr.is_finite() && wl > 0.0 && wr > 0.0 {
+        let y = (height - 1) as f64;
+        let k = (wl * curvature_per_m(left, y, units) + wr * curvature_per_m(right, y, units))
+            / (wl + wr);
+        m.radius_m = if k.abs() > 1.0 / RADIUS_CAP_M {
+            1.0 / k.abs()
+        } else {
+            RADIUS_CAP_M
+        };
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +119,20 @@ mod tests {
             let fd = finite_difference_radius(&fit, 719.0, &u);
             prop_assert!((r - fd).abs() / fd < 1e-3, "closed {r} fd {fd}");
         }
+    }
+
+    #[test]
+    fn weighted_radius_follows_the_better_line() {
+        let u = UnitsConfig::default();
+        let good = Poly2::new(1e-4, -0.1, 450.0);
+        let noisy = Poly2::new(3e-4, -0.3, 830.0);
+        let r_good = radius_m(&good, 719.0, &u);
+        let m = measure_weighted(&good, &noisy, 1280, 720, &u, (1e6, 1.0));
+        assert!((m.radius_m - r_good).abs() / r_good < 1e-3, "{} vs {r_good}", m.radius_m);
+        // Equal weights: the mean curvature, between the two radii.
+        let m = measure_weighted(&good, &noisy, 1280, 720, &u, (1.0, 1.0));
+        let r_noisy = radius_m(&noisy, 719.0, &u);
+        assert!(m.radius_m < r_good && m.radius_m > r_noisy);
     }
 
     #[test]

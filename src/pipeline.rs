@@ -161,9 +161,15 @@ pub fn judge(
             }
         }
     }
-    let measure = detection
-        .lane(width_px)
-        .map(|(l, r)| measure::measure(&l, &r, persp.width, persp.height, &cfg.units));
+    // The lane's radius from both lines, each weighted by how well its pixels fix its
+    // curvature (a placed line copies its partner's, so the weights do not matter then).
+    let weights = (
+        1.0 / detection.left_evidence.cov[0][0],
+        1.0 / detection.right_evidence.cov[0][0],
+    );
+    let measure = detection.lane(width_px).map(|(l, r)| {
+        measure::measure_weighted(&l, &r, persp.width, persp.height, &cfg.units, weights)
+    });
     Ok(Judged {
         search,
         fit,
