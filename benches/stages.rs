@@ -143,7 +143,17 @@ fn main() {
         g.bench_function("overlay_in_place", |b| {
             b.iter_batched(
                 || raw.clone(),
-                |f| black_box(pipe.overlay(f, Some((&l, &r)), Some(&m), lanes::confidence::LaneStatus::Both).unwrap()),
+                |f| {
+                    black_box(
+                        pipe.overlay(
+                            f,
+                            Some((&l, &r)),
+                            Some(&m),
+                            lanes::confidence::LaneStatus::Both,
+                        )
+                        .unwrap(),
+                    )
+                },
                 criterion::BatchSize::LargeInput,
             )
         });

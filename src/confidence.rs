@@ -165,7 +165,13 @@ pub fn shifted(p: &Poly2, dx: f64) -> Poly2 {
 
 /// The evidence for `fit` (analysed view) from the pixels the search gave it, in a view of
 /// `rows` rows. `tol` is the row tolerance in analysed-view px.
-pub fn line_evidence(fit: &Poly2, px: &LinePixels, rows: usize, tol: f64, full: f64) -> LineEvidence {
+pub fn line_evidence(
+    fit: &Poly2,
+    px: &LinePixels,
+    rows: usize,
+    tol: f64,
+    full: f64,
+) -> LineEvidence {
     if rows == 0 || px.is_empty() {
         return LineEvidence::default();
     }
@@ -262,20 +268,16 @@ pub fn assess(
     };
     let (mut lev, lf) = line(fit.left, left_px, true);
     let (mut rev, rf) = line(fit.right, right_px, false);
-    if std::env::var("LANES_DEBUG").is_ok() {
-        eprintln!("evidence l {lev:?} {lf:?}\n         r {rev:?} {rf:?}");
-    }
     let min = cfg.min_line;
     // With `min_line` 0 every fit is reported (the reference's behaviour).
     let pass = |ev: &LineEvidence| min <= 0.0 || ev.confidence >= min;
     let mut left = lf.filter(|_| pass(&lev));
     let mut right = rf.filter(|_| pass(&rev));
     if min > 0.0 {
-        let plausible =
-            |l: &Option<Poly2>, r: &Option<Poly2>| match (l, r) {
-                (Some(l), Some(r)) => pair_plausible(l, r, view.height, cfg, units),
-                _ => false,
-            };
+        let plausible = |l: &Option<Poly2>, r: &Option<Poly2>| match (l, r) {
+            (Some(l), Some(r)) => pair_plausible(l, r, view.height, cfg, units),
+            _ => false,
+        };
         // A weak or implausible partner of a confident line: fit it again as a parallel of
         // the confident one (its curvature given). Sparse dashes leave a free quadratic's
         // curvature to a handful of pixels; the lane's two lines share it.
@@ -309,9 +311,6 @@ pub fn assess(
         }
         if let (Some(_), Some(_)) = (left, right) {
             if !plausible(&left, &right) {
-                if std::env::var("LANES_DEBUG").is_ok() {
-                    eprintln!("pair implausible: {left:?} {right:?}");
-                }
                 if lev.confidence >= rev.confidence {
                     right = None;
                 } else {
@@ -320,7 +319,8 @@ pub fn assess(
             }
         }
         // A lone line needs stronger evidence, seen in both the near and the far half.
-        let lone_ok = |ev: &LineEvidence| ev.confidence >= cfg.min_single && ev.near.min(ev.far) >= 0.1;
+        let lone_ok =
+            |ev: &LineEvidence| ev.confidence >= cfg.min_single && ev.near.min(ev.far) >= 0.1;
         match (left, right) {
             (Some(_), None) if !lone_ok(&lev) => left = None,
             (None, Some(_)) if !lone_ok(&rev) => right = None,
@@ -383,7 +383,10 @@ mod tests {
         let p = Poly2::new(0.0, 0.0, 400.0);
         let solid = pixels_along(&p, 0..360, 1);
         let ev = line_evidence(&p, &solid, 360, 12.0, 0.2);
-        assert!((ev.support - 1.0).abs() < 1e-9 && ev.confidence > 0.99, "{ev:?}");
+        assert!(
+            (ev.support - 1.0).abs() < 1e-9 && ev.confidence > 0.99,
+            "{ev:?}"
+        );
         // Pixels spread evenly over an 80 px band on every row: 25 of 161 columns near.
         let mut noise = LinePixels::default();
         for y in 0..360u32 {

@@ -450,7 +450,8 @@ impl Config {
             path: path.to_path_buf(),
             message: m,
         };
-        let over: toml::Table = toml::from_str(text).map_err(|e| parse_err(e.message().to_string()))?;
+        let over: toml::Table =
+            toml::from_str(text).map_err(|e| parse_err(e.message().to_string()))?;
         let mut merged: toml::Table = toml::from_str(&Self::preset(base).to_toml())
             .map_err(|e| parse_err(e.message().to_string()))?;
         for (section, v) in over {
@@ -476,13 +477,21 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         let t = &self.threshold;
         if !(1..=200).contains(&t.marking_width_px) {
-            return Err(bad("threshold.marking_width_px", t.marking_width_px, "1..=200"));
+            return Err(bad(
+                "threshold.marking_width_px",
+                t.marking_width_px,
+                "1..=200",
+            ));
         }
         if !(1..=200).contains(&t.side_px) {
             return Err(bad("threshold.side_px", t.side_px, "1..=200"));
         }
         if !(t.l_contrast_ratio.is_finite() && (0.0..=10.0).contains(&t.l_contrast_ratio)) {
-            return Err(bad("threshold.l_contrast_ratio", t.l_contrast_ratio, "0..=10"));
+            return Err(bad(
+                "threshold.l_contrast_ratio",
+                t.l_contrast_ratio,
+                "0..=10",
+            ));
         }
         if t.min_run_px > 200 {
             return Err(bad("threshold.min_run_px", t.min_run_px, "0..=200"));
@@ -490,13 +499,33 @@ impl Config {
         let c = &self.confidence;
         for (key, v, lo, hi) in [
             ("confidence.min_line", c.min_line, 0.0, 1.0),
-            ("confidence.row_tolerance_px", c.row_tolerance_px, 1.0, 200.0),
+            (
+                "confidence.row_tolerance_px",
+                c.row_tolerance_px,
+                1.0,
+                200.0,
+            ),
             ("confidence.full_support", c.full_support, 0.01, 1.0),
-            ("confidence.max_width_change_m", c.max_width_change_m, 0.0, 100.0),
+            (
+                "confidence.max_width_change_m",
+                c.max_width_change_m,
+                0.0,
+                100.0,
+            ),
             ("confidence.min_radius_m", c.min_radius_m, 0.0, 100_000.0),
             ("confidence.min_single", c.min_single, 0.0, 1.0),
-            ("confidence.min_line_distance_m", c.min_line_distance_m, 0.0, 10.0),
-            ("confidence.default_lane_width_m", c.default_lane_width_m, 0.5, 20.0),
+            (
+                "confidence.min_line_distance_m",
+                c.min_line_distance_m,
+                0.0,
+                10.0,
+            ),
+            (
+                "confidence.default_lane_width_m",
+                c.default_lane_width_m,
+                0.5,
+                20.0,
+            ),
         ] {
             if !(v.is_finite() && (lo..=hi).contains(&v)) {
                 return Err(bad(key, v, &format!("{lo}..={hi}")));
@@ -669,6 +698,37 @@ mod tests {
         let text = include_str!("../config/default.toml");
         let back = Config::from_toml_str(text, Path::new("config/default.toml")).unwrap();
         assert_eq!(back, Config::default());
+    }
+
+    #[test]
+    fn shipped_reference_file_is_the_reference_preset() {
+        let text = include_str!("../config/reference.toml");
+        let back = Config::from_toml_str(text, Path::new("config/reference.toml")).unwrap();
+        assert_eq!(back, Config::reference());
+        assert_eq!(Config::preset(Preset::Reference), Config::reference());
+    }
+
+    #[test]
+    fn a_file_over_a_preset_keeps_the_preset_where_it_is_silent() {
+        let c = Config::from_toml_str_over(
+            "[search]\nwindows = 12\n",
+            Path::new("c.toml"),
+            Preset::Reference,
+        )
+        .unwrap();
+        assert_eq!(c.search.windows, 12);
+        assert_eq!(c.threshold.method, ThresholdMethod::GlobalMax);
+        assert_eq!(c.tracking.method, TrackingMethod::Average);
+        let err = Config::from_toml_str_over(
+            "[confidence]\nmin_line = 2\n",
+            Path::new("c.toml"),
+            Preset::Robust,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config confidence.min_line = 2 (expected 0..=1)"
+        );
     }
 
     #[test]

@@ -128,7 +128,11 @@ mod tests {
         let noisy = Poly2::new(3e-4, -0.3, 830.0);
         let r_good = radius_m(&good, 719.0, &u);
         let m = measure_weighted(&good, &noisy, 1280, 720, &u, (1e6, 1.0));
-        assert!((m.radius_m - r_good).abs() / r_good < 1e-3, "{} vs {r_good}", m.radius_m);
+        assert!(
+            (m.radius_m - r_good).abs() / r_good < 1e-3,
+            "{} vs {r_good}",
+            m.radius_m
+        );
         // Equal weights: the mean curvature, between the two radii.
         let m = measure_weighted(&good, &noisy, 1280, 720, &u, (1.0, 1.0));
         let r_noisy = radius_m(&noisy, 719.0, &u);

@@ -141,7 +141,11 @@ pub fn judge(
         let px = |m: f64| m / cfg.units.xm_per_px * s.x;
         let [wmin, wmax] = cfg.confidence.lane_width_m;
         let left_seen = detection.left.is_some();
-        let guide = if left_seen { detection.left } else { detection.right };
+        let guide = if left_seen {
+            detection.left
+        } else {
+            detection.right
+        };
         if let Some(g) = guide {
             let gap = if left_seen {
                 (px(wmin), px(wmax))

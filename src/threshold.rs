@@ -749,7 +749,12 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            threshold(&flat, &reference).unwrap().mask().unwrap().count().unwrap(),
+            threshold(&flat, &reference)
+                .unwrap()
+                .mask()
+                .unwrap()
+                .count()
+                .unwrap(),
             200 * 20
         );
         // A region more than twice the widest marking (a bright patch of 90 px): its inside

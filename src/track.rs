@@ -223,7 +223,11 @@ impl KalmanTracker {
     /// `height` is the nominal bird's-eye height, `fps` the video's frame rate, `default_width`
     /// the lane width (px) to assume when a track starts from one line.
     pub fn new(cfg: TrackingConfig, height: i32, fps: f64, default_width: f64) -> Self {
-        let fps = if fps.is_finite() && fps > 0.0 { fps } else { 25.0 };
+        let fps = if fps.is_finite() && fps > 0.0 {
+            fps
+        } else {
+            25.0
+        };
         Self {
             cfg,
             h: (height - 1) as f64,
@@ -356,7 +360,9 @@ impl KalmanTracker {
                     r[(k, k)] += f * f;
                 }
                 let s = hm * p * hm.transpose() + r;
-                let Some(s_inv) = s.try_inverse() else { continue };
+                let Some(s_inv) = s.try_inverse() else {
+                    continue;
+                };
                 let k = p * hm.transpose() * s_inv;
                 x += k * innov;
                 p = (Cov::identity() - k * hm) * p;
@@ -375,7 +381,11 @@ impl KalmanTracker {
             self.last_confidence = (if accepted[0] { confs[0] } else { 0.0 }
                 + if accepted[1] { confs[1] } else { 0.0 })
                 / 2.0;
-            self.single = if accepted[0] && accepted[1] { 0 } else { self.single + 1 };
+            self.single = if accepted[0] && accepted[1] {
+                0
+            } else {
+                self.single + 1
+            };
         } else {
             self.missed += 1;
             if self.missed > self.max_gap_frames {
@@ -389,7 +399,11 @@ impl KalmanTracker {
                 if self.start(det.left.as_ref(), det.right.as_ref()) {
                     accepted = [det.left.is_some(), det.right.is_some()];
                     for i in 0..2 {
-                        verdicts[i] = if accepted[i] { Verdict::Accepted } else { Verdict::NotFound };
+                        verdicts[i] = if accepted[i] {
+                            Verdict::Accepted
+                        } else {
+                            Verdict::NotFound
+                        };
                     }
                     self.missed = 0;
                     self.single = 0;

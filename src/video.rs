@@ -3,6 +3,7 @@
 //! by bounded channels; analysis and the tracker stay on the calling thread, in frame order.
 
 use crate::camera::Camera;
+use crate::confidence::LaneStatus;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::fit::Poly2;
@@ -10,7 +11,6 @@ use crate::frame::BgrFrame;
 use crate::measure::LaneMeasure;
 use crate::pipeline::{Analysis, Pipeline};
 use crate::render;
-use crate::confidence::LaneStatus;
 use crate::track::{LaneTracker, TrackOutput, Verdict};
 use opencv::core::{self, Mat};
 use opencv::prelude::*;

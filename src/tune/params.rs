@@ -1,7 +1,7 @@
 //! The tunable parameters: one table of keys with ranges, get/set on a `Config` by dotted key,
 //! and the saved TOML that lists only the values that differ from the defaults.
 
-use crate::config::Config;
+use crate::config::{Config, ThresholdMethod};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::Value;
@@ -67,6 +67,51 @@ const fn flag(key: &'static str, group: &'static str, help: &'static str) -> Par
 /// Every scalar parameter the tuner edits, in page order. The perspective source quad
 /// (`perspective.src`, four `[x, y]` points) is edited separately by dragging.
 pub const SPECS: &[ParamSpec] = &[
+    flag(
+        "threshold.global_max",
+        "Marking rule",
+        "the reference's rule: L and B scaled by their maxima, then the ranges below (off: local contrast)",
+    ),
+    int(
+        "threshold.l_contrast_min",
+        "Local contrast (default rule)",
+        0,
+        255,
+        100,
+        "white: L must beat the brighter side of the road by this much",
+    ),
+    int(
+        "threshold.b_contrast_min",
+        "Local contrast (default rule)",
+        0,
+        255,
+        60,
+        "yellow: B must beat the yellower side of the road by this much",
+    ),
+    int(
+        "threshold.b_yellow_min",
+        "Local contrast (default rule)",
+        0,
+        255,
+        255,
+        "yellow: B must be at least this (128 is grey)",
+    ),
+    int(
+        "threshold.marking_width_px",
+        "Local contrast (default rule)",
+        1,
+        200,
+        80,
+        "widest marking, bird's-eye px: the road is sampled this far to each side",
+    ),
+    int(
+        "threshold.min_run_px",
+        "Local contrast (default rule)",
+        0,
+        200,
+        40,
+        "keep mask pixels on vertical runs of at least this many px",
+    ),
     int(
         "threshold.l_min",
         "White (HLS L)",
@@ -225,6 +270,12 @@ pub fn get_param(cfg: &Config, key: &str) -> Result<Value> {
     let t = &cfg.threshold;
     let s = &cfg.search;
     let v = match key {
+        "threshold.global_max" => Value::from(t.method == ThresholdMethod::GlobalMax),
+        "threshold.l_contrast_min" => Value::from(t.l_contrast_min),
+        "threshold.b_contrast_min" => Value::from(t.b_contrast_min),
+        "threshold.b_yellow_min" => Value::from(t.b_yellow_min),
+        "threshold.marking_width_px" => Value::from(t.marking_width_px),
+        "threshold.min_run_px" => Value::from(t.min_run_px),
         "threshold.l_min" => Value::from(t.l_min),
         "threshold.l_max" => Value::from(t.l_max),
         "threshold.b_min" => Value::from(t.b_min),
@@ -327,6 +378,13 @@ pub fn set_param(cfg: &mut Config, key: &str, v: &Value) -> Result<()> {
     if spec.kind == Kind::Bool {
         let b = bool_value(key, v)?;
         match key {
+            "threshold.global_max" => {
+                cfg.threshold.method = if b {
+                    ThresholdMethod::GlobalMax
+                } else {
+                    ThresholdMethod::LocalContrast
+                }
+            }
             "threshold.sobel_enabled" => cfg.threshold.sobel_enabled = b,
             "threshold.s_enabled" => cfg.threshold.s_enabled = b,
             _ => return Err(unknown(key)),
@@ -337,6 +395,11 @@ pub fn set_param(cfg: &mut Config, key: &str, v: &Value) -> Result<()> {
     // The spec's range fits the field's type, so these casts cannot truncate.
     let (t, s) = (&mut cfg.threshold, &mut cfg.search);
     match key {
+        "threshold.l_contrast_min" => t.l_contrast_min = n as u8,
+        "threshold.b_contrast_min" => t.b_contrast_min = n as u8,
+        "threshold.b_yellow_min" => t.b_yellow_min = n as u8,
+        "threshold.marking_width_px" => t.marking_width_px = n as u32,
+        "threshold.min_run_px" => t.min_run_px = n as u32,
         "threshold.l_min" => t.l_min = n as u8,
         "threshold.l_max" => t.l_max = n as u8,
         "threshold.b_min" => t.b_min = n as u8,

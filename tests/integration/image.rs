@@ -23,8 +23,25 @@ const REFERENCE: &[(&str, [f64; 4], f64)] = &[
     ("test6", [549.0, 472.0, 927.0, 866.0], -0.283),
 ];
 
+/// The reference preset reproduces the reference pipeline on every line and offset.
 #[test]
 fn udacity_frames_match_the_reference_pipeline() {
+    udacity_frames_against_the_reference("reference", &[]);
+}
+
+/// The robust default agrees with the reference within the same tolerances, except where the
+/// hand-checked labels (`labelled/udacity_hard_ego`, README: "test2") say the reference was
+/// wrong: on test2 it follows a faint streak to the bottom right that is not the lane line
+/// (about 55 px off the lane-width model there). The robust right line stays left of it.
+#[test]
+fn udacity_frames_robust_default_agrees_with_the_reference_where_it_was_right() {
+    udacity_frames_against_the_reference("robust", &[("test2", 3)]);
+}
+
+/// `lanes image --preset PRESET` on the Udacity test images against `REFERENCE`; the
+/// positions in `except` (name, index into the four positions) are checked to lie 25..70 px
+/// left of the reference instead, and that frame's offset is not compared.
+fn udacity_frames_against_the_reference(preset: &str, except: &[(&str, usize)]) {
     let Some(dir) = data("udacity/test_images") else {
         return;
     };
@@ -32,6 +49,8 @@ fn udacity_frames_match_the_reference_pipeline() {
     let cam = repo_root().join("calibration/udacity.yml");
     let o = lanes(&[
         "image",
+        "--preset",
+        preset,
         "--camera",
         cam.to_str().unwrap(),
         dir.to_str().unwrap(),
@@ -67,7 +86,18 @@ fn udacity_frames_match_the_reference_pipeline() {
             eval(&r["right_fit"], 0.0),
             eval(&r["right_fit"], 719.0),
         ];
+        let excepted = |k: usize| except.contains(&(*name, k));
         for k in 0..4 {
+            if excepted(k) {
+                let d = xs[k] - got[k];
+                assert!(
+                    (25.0..=70.0).contains(&d),
+                    "{name}: position {k} is {:.1}, {d:.1} px left of the reference's {}",
+                    got[k],
+                    xs[k]
+                );
+                continue;
+            }
             assert!(
                 (got[k] - xs[k]).abs() <= 15.0,
                 "{name}: position {k} is {:.1}, reference {}",
@@ -77,7 +107,7 @@ fn udacity_frames_match_the_reference_pipeline() {
         }
         let off = r["offset_m"].as_f64().unwrap();
         assert!(
-            (off - offset).abs() <= 0.05,
+            (0..4).any(excepted) || (off - offset).abs() <= 0.05,
             "{name}: offset {off:.3} vs reference {offset}"
         );
         assert!(off.abs() <= 0.5, "{name}: offset {off}");

@@ -26,9 +26,15 @@ pub struct TuneServer {
 impl TuneServer {
     /// Start `lanes tune --port 0 ARGS...` in `cwd` and wait for the URL it prints.
     pub fn start(args: &[&str], cwd: &Path) -> TuneServer {
+        Self::start_preset("reference", args, cwd)
+    }
+
+    pub fn start_preset(preset: &str, args: &[&str], cwd: &Path) -> TuneServer {
+        // The tuner's mechanics are tested on the reference rule's `l_min` (a plain monotonic
+        // threshold); `tune_local_contrast_slider_follows_the_default_rule` covers the default.
         let mut child = Command::new(lanes_bin())
             .arg("tune")
-            .args(["--port", "0"])
+            .args(["--preset", preset, "--port", "0"])
             .args(args)
             .current_dir(cwd)
             .stdout(Stdio::piped())
@@ -239,6 +245,56 @@ fn tune_serves_page_assets_and_state() {
     srv.stop();
 }
 
+/// Under the default rule (local contrast) the tuner's contrast slider acts on the mask: a
+/// lower `l_contrast_min` keeps more pixels on every still, a higher one fewer, and a still's
+/// numbers equal `lanes image --json`'s (the same pipeline).
+#[test]
+fn tune_local_contrast_slider_follows_the_default_rule() {
+    let Some(dir) = udacity() else { return };
+    let t = tmp();
+    let srv = TuneServer::start_preset("robust", &[s(&dir)], t.path());
+    let all: Vec<usize> = (0..8).collect();
+    let st = srv.get("/api/state").json();
+    assert_eq!(st["loaded"]["threshold.global_max"], false);
+    let counts = |v: i64| -> Vec<f64> {
+        let p = srv.preview(json!({ "threshold.l_contrast_min": v }), &all);
+        p["stills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| num(x, "mask_pixels"))
+            .collect()
+    };
+    let (lo, mid, hi) = (counts(5), counts(15), counts(60));
+    for i in 0..8 {
+        assert!(
+            lo[i] >= mid[i] && mid[i] > hi[i],
+            "still {i}: contrast 5/15/60 gives {}/{}/{} mask pixels",
+            lo[i],
+            mid[i],
+            hi[i]
+        );
+    }
+    let base = srv.preview(json!({}), &[2]);
+    let still = &base["stills"][0];
+    srv.stop();
+    let out = tmp();
+    let o = lanes(&[
+        "image",
+        s(&dir.join("test1.jpg")),
+        "-o",
+        s(out.path()),
+        "--json",
+    ]);
+    let rec: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(still["name"], "test1.jpg");
+    assert_eq!(still["left_found"], !rec["left_fit"].is_null());
+    assert_eq!(still["right_found"], !rec["right_fit"].is_null());
+    if let (Some(a), Some(b)) = (still["offset_m"].as_f64(), rec["offset_m"].as_f64()) {
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+}
+
 /// The tuner's numbers are those of the stills pipeline (`lanes image --json`) for the same
 /// config, and lowering `l_min` adds mask pixels on every still and changes the mask picture.
 #[test]
@@ -249,7 +305,16 @@ fn tune_preview_matches_stills_pipeline_and_mask_follows_threshold() {
     let all: Vec<usize> = (0..8).collect();
     let base = srv.preview(json!({}), &all);
     let out = t.path().join("img");
-    let o = lanes(&["image", s(&dir), "-o", s(&out), "--json"]);
+    // The server runs the reference preset (see `TuneServer::start`).
+    let o = lanes(&[
+        "image",
+        "--preset",
+        "reference",
+        s(&dir),
+        "-o",
+        s(&out),
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", super::stderr(&o));
     let records: Vec<Value> = stdout(&o)
         .lines()
@@ -440,10 +505,16 @@ fn tune_save_writes_only_changed_values_and_reloads() {
         [
             "[threshold]",
             "l_min = 200",
+            "method = \"global_max\"",
             "[perspective]",
             "src = [[570.0, 466.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]]",
             "[search]",
-            "windows = 12"
+            "windows = 12",
+            "robust = false",
+            "[tracking]",
+            "method = \"average\"",
+            "[confidence]",
+            "min_line = 0.0"
         ],
         "{text}"
     );
@@ -622,6 +693,8 @@ fn tune_sweep_writes_labelled_contact_sheet() {
     ];
     let o = lanes(&[
         "tune",
+        "--preset",
+        "reference",
         "--sweep",
         "threshold.l_min=180..240:20",
         s(&imgs[0]),

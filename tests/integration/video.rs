@@ -209,7 +209,9 @@ fn threaded_and_single_threaded_telemetry_are_identical_and_csv_has_a_row_per_fr
     let csv = std::fs::read_to_string(&c).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 66, "header + 65 frames");
-    assert!(lines[0].starts_with("frame,time_s,search,detected,left_a"));
+    assert!(lines[0].starts_with(
+        "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a"
+    ));
     assert_eq!(lines[1].split(',').count(), lines[0].split(',').count());
 }
 

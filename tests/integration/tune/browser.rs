@@ -282,12 +282,27 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .collect();
-    assert_eq!(body, ["[threshold]", "l_min = 180"], "{text}");
+    // The server runs the reference preset; the file lists what differs from the defaults.
+    assert_eq!(
+        body,
+        [
+            "[threshold]",
+            "l_min = 180",
+            "method = \"global_max\"",
+            "[search]",
+            "robust = false",
+            "[tracking]",
+            "method = \"average\"",
+            "[confidence]",
+            "min_line = 0.0"
+        ],
+        "{text}"
+    );
     let msg = d.js("return document.getElementById('saved').textContent;");
     assert!(
         msg.as_str()
             .unwrap()
-            .contains("saved lanes.toml (1 value differs"),
+            .contains("saved lanes.toml (5 values differ"),
         "{msg}"
     );
 
