@@ -442,3 +442,60 @@ fn negatives_share_matches_the_per_image_listing() {
         "no/such/dir",
     );
 }
+
+/// Issue "lanes you can trust": no lane on pictures without a road (the two chessboard sets
+/// without a camera file, so all 33 sizes load, and the generated flat, noise, stripes and
+/// flipped-road images), where the reference preset reports one on most of them.
+#[test]
+fn robust_default_reports_no_lane_on_negatives() {
+    let (Some(udacity), Some(opencv)) =
+        (data("udacity/camera_cal"), data("calibration/opencv_left"))
+    else {
+        return;
+    };
+    let d = tmp();
+    let o = lanes(&["synth", "negatives", "-o", &d.path().to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dirs = [
+        udacity.to_string_lossy().to_string(),
+        opencv.to_string_lossy().to_string(),
+        d.path().to_string_lossy().to_string(),
+    ];
+    let mut args = Vec::new();
+    for dir in &dirs {
+        args.extend(["--negatives", dir.as_str()]);
+    }
+    let v = eval_json(&args);
+    let total = &v["negatives"]["total"];
+    eprintln!("negatives, robust default: {total}");
+    assert!(f(&total["images"]) >= 39.0, "{total}");
+    assert_eq!(total["reported"], json!(0), "{}", v["negatives"]);
+    let mut reference = vec!["--preset", "reference"];
+    reference.extend(args.iter().copied());
+    let r = eval_json(&reference);
+    eprintln!("negatives, reference preset: {}", r["negatives"]["total"]);
+    assert!(f(&r["negatives"]["total"]["share"]) > 0.5);
+}
+
+/// Issue "lanes you can trust": the hand-checked ego labels, per subset, on the labelled rows
+/// inside the quad. Measured at this commit: challenge 0.874 (FP 0.036), harder 0.516 (FP
+/// 0.042), project/test 0.977 (FP 0.000); the reference preset: 0.645 (0.036), 0.616 (0.542),
+/// 1.000 (0.000). The bounds leave a little room below the measured values; the harder subset
+/// is below the issue's 0.75 target (see README).
+#[test]
+fn robust_default_on_the_hard_ego_labels_per_subset() {
+    let Some(p) = data("labelled/udacity_hard_ego/labels.json") else {
+        return;
+    };
+    let v = eval_json(&[&p.to_string_lossy(), "--camera", "calibration/udacity.yml"]);
+    let subs = &v["tusimple"]["subsets"];
+    eprintln!("udacity_hard_ego, robust default: {subs}");
+    let acc = |s: &str| f(&subs[s]["labelled_rows_accuracy"]);
+    let fp = |s: &str| f(&subs[s]["labelled_rows_fp"]);
+    assert!(
+        acc("challenge") >= 0.85 && fp("challenge") <= 0.05,
+        "{subs}"
+    );
+    assert!(acc("project") >= 0.95 && fp("project") <= 0.05, "{subs}");
+    assert!(acc("harder") >= 0.50 && fp("harder") <= 0.10, "{subs}");
+}
