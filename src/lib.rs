@@ -18,6 +18,7 @@
 pub mod autoperspective;
 pub mod calibrate;
 pub mod camera;
+pub mod cancel;
 pub mod confidence;
 pub mod config;
 pub mod error;
@@ -28,7 +29,9 @@ pub mod measure;
 pub mod pipeline;
 pub mod render;
 pub mod stats;
+pub mod summary;
 pub mod synth;
+pub mod telemetry;
 pub mod threshold;
 pub mod track;
 pub mod tune;

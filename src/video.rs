@@ -11,12 +11,12 @@ use crate::frame::BgrFrame;
 use crate::measure::LaneMeasure;
 use crate::pipeline::{Analysis, Pipeline};
 use crate::render;
+use crate::telemetry::{FrameRecord, TelemetryWriter};
 use crate::track::{LaneTracker, TrackOutput, Verdict};
 use opencv::core::{self, Mat};
 use opencv::prelude::*;
 use opencv::videoio::{self, VideoCapture, VideoWriter};
 use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
@@ -229,124 +229,6 @@ impl VideoSink {
     pub fn abandon(mut self) {
         let _ = self.writer.release();
         let _ = std::fs::remove_file(&self.partial);
-    }
-}
-
-/// One telemetry record per frame.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FrameRecord {
-    pub frame: usize,
-    pub time_s: f64,
-    pub search: &'static str,
-    /// This frame's fits were both accepted by the tracker.
-    pub detected: bool,
-    /// What is drawn: `both`, `left_only`, `right_only`, `predicted` or `none`.
-    pub status: &'static str,
-    /// This frame's evidence for each line (0..1; 0 when the search found no line).
-    pub left_confidence: f64,
-    pub right_confidence: f64,
-    /// Confidence of the drawn lane (0..1).
-    pub confidence: f64,
-    /// The smoothed fits drawn (null when no lane is drawn).
-    pub left_fit: Option<Poly2>,
-    pub right_fit: Option<Poly2>,
-    pub radius_m: Option<f64>,
-    pub offset_m: Option<f64>,
-    pub lane_width_m: Option<f64>,
-    pub left_pixels: usize,
-    pub right_pixels: usize,
-}
-
-impl FrameRecord {
-    /// CSV header matching `to_csv`.
-    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels";
-
-    /// One CSV row (empty cells for nulls).
-    pub fn to_csv(&self) -> String {
-        let f = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
-        let p = |p: Option<Poly2>| match p {
-            Some(p) => format!("{},{},{}", p.a, p.b, p.c),
-            None => ",,".to_string(),
-        };
-        format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            self.frame,
-            self.time_s,
-            self.search,
-            self.detected,
-            self.status,
-            self.left_confidence,
-            self.right_confidence,
-            self.confidence,
-            p(self.left_fit),
-            p(self.right_fit),
-            f(self.radius_m),
-            f(self.offset_m),
-            f(self.lane_width_m),
-            self.left_pixels,
-            self.right_pixels
-        )
-    }
-}
-
-/// Telemetry output format, by extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TelemetryFormat {
-    JsonLines,
-    Csv,
-}
-
-/// Streams telemetry records to a file as they come (memory stays flat).
-pub struct TelemetryWriter {
-    out: std::io::BufWriter<std::fs::File>,
-    format: TelemetryFormat,
-    path: PathBuf,
-}
-
-impl TelemetryWriter {
-    pub fn create(path: &Path) -> Result<Self> {
-        let format = match path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(|e| e.to_ascii_lowercase())
-        {
-            Some(e) if e == "csv" => TelemetryFormat::Csv,
-            _ => TelemetryFormat::JsonLines,
-        };
-        let f = std::fs::File::create(path).map_err(|e| Error::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let mut w = Self {
-            out: std::io::BufWriter::new(f),
-            format,
-            path: path.to_path_buf(),
-        };
-        if format == TelemetryFormat::Csv {
-            w.line(FrameRecord::CSV_HEADER)?;
-        }
-        Ok(w)
-    }
-    fn line(&mut self, s: &str) -> Result<()> {
-        writeln!(self.out, "{s}").map_err(|e| Error::Io {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })
-    }
-    pub fn write(&mut self, r: &FrameRecord) -> Result<()> {
-        let s = match self.format {
-            TelemetryFormat::Csv => r.to_csv(),
-            TelemetryFormat::JsonLines => {
-                serde_json::to_string(r).map_err(|e| Error::Invalid(e.to_string()))?
-            }
-        };
-        self.line(&s)
-    }
-    pub fn finish(mut self) -> Result<()> {
-        self.out.flush().map_err(|e| Error::Io {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })
     }
 }
 
@@ -742,9 +624,9 @@ pub fn run(
                 let rec = FrameRecord {
                     frame: job.start + frame_idx,
                     time_s: (job.start + frame_idx) as f64 / fps,
-                    search: analysis.search.mode.as_str(),
+                    search: analysis.search.mode.as_str().to_string(),
                     detected: out.detected,
-                    status: out.status.as_str(),
+                    status: out.status.as_str().to_string(),
                     left_confidence: round3(analysis.detection.left_confidence),
                     right_confidence: round3(analysis.detection.right_confidence),
                     confidence: round3(out.confidence),
