@@ -384,8 +384,8 @@ fn bad(key: &str, value: impl std::fmt::Display, expected: &str) -> Error {
 
 impl PerspectiveConfig {
     /// The analysis scale of the bird's-eye view.
-    pub fn scale(&self) -> crate::fit::Scale {
-        crate::fit::Scale {
+    pub fn scale(&self) -> Scale {
+        Scale {
             x: self.birdseye_scale_x,
             y: self.birdseye_scale_y,
         }
@@ -680,6 +680,18 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Scale of an analysed bird's-eye view relative to the nominal one, per axis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Scale {
+    /// No scaling.
+    pub const ONE: Scale = Scale { x: 1.0, y: 1.0 };
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ pub mod fit;
 pub mod frame;
 pub mod measure;
 pub mod pipeline;
+pub mod poly;
+pub mod present;
 pub mod render;
 pub mod stats;
 pub mod summary;

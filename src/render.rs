@@ -460,17 +460,27 @@ fn fmt_coeffs(p: Option<&Poly2>) -> [String; 3] {
     }
 }
 
+/// Extra per-frame data for the diagnostic composite.
+pub struct DiagInfo {
+    pub analysis: crate::pipeline::Analysis,
+    pub track: crate::track::TrackOutput,
+    pub kept_left: Vec<Poly2>,
+    pub kept_right: Vec<Poly2>,
+    pub frame: usize,
+}
+
 /// The diagnostic composite, same size as the frame, as a 2x2 grid: overlay | bird's-eye
 /// binary with the search; bird's-eye view with this frame's fits (yellow), the kept fits
 /// (gray) and the smoothed fit (green) | a text panel of coefficients, differences (red when
 /// over the tracking limits), kept counts, search mode, radius and offset.
 pub fn diagnostic(
-    pipe: &crate::pipeline::Pipeline,
     overlay: &BgrFrame,
     birdseye_panel: (BgrFrame, crate::fit::Scale),
-    d: &crate::video::DiagInfo,
+    d: &DiagInfo,
     lane: Option<&(Poly2, Poly2)>,
     measure: Option<&LaneMeasure>,
+    limits: [f64; 3],
+    cfg: &RenderConfig,
 ) -> Result<BgrFrame> {
     let (w, h) = (overlay.width(), overlay.height());
     let (cw, ch) = (w / 2, h / 2);
@@ -520,7 +530,6 @@ pub fn diagnostic(
     }
 
     // Text panel.
-    let limits = pipe.cfg.tracking.max_coeff_diff;
     let scale = (cw as f64 / 640.0 * 0.55).max(0.3);
     let step = (cw as f64 / 640.0 * 25.0).max(12.0) as i32;
     let col = [
@@ -621,11 +630,7 @@ pub fn diagnostic(
         };
         put(
             &mut out,
-            &format!(
-                "{name}: {} kept, verdict {}",
-                kept,
-                crate::video::verdict_name(*verdict)
-            ),
+            &format!("{name}: {} kept, verdict {}", kept, verdict.as_str()),
             col[0],
             y,
             gray,
@@ -635,7 +640,7 @@ pub fn diagnostic(
     let mtext = match measure {
         Some(m) => format!(
             "{}   {}",
-            radius_text(m.radius_m, pipe.cfg.render.straight_above_m),
+            radius_text(m.radius_m, cfg.straight_above_m),
             offset_text(m.offset_m)
         ),
         None => "no lane".into(),

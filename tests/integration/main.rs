@@ -11,6 +11,7 @@ mod calibrate;
 mod config;
 mod eval;
 mod image;
+mod layers;
 mod perspective;
 mod synth;
 mod tune;
