@@ -444,6 +444,23 @@ impl Config {
         c
     }
 
+    /// The configuration a command runs with: the file (if any) merged over `preset`, then
+    /// validated.
+    pub fn load_over(path: Option<&Path>, preset: Preset) -> Result<Self> {
+        let cfg = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| Error::ConfigParse {
+                    path: p.to_path_buf(),
+                    message: format!("cannot read config ({e})"),
+                })?;
+                Self::from_toml_str_over(&text, p, preset)?
+            }
+            None => Self::preset(preset),
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
     /// Parse a TOML string over a preset (keys in the text override the preset's values).
     pub fn from_toml_str_over(text: &str, path: &Path, base: Preset) -> Result<Self> {
         let parse_err = |m: String| Error::ConfigParse {
