@@ -24,6 +24,7 @@ pub mod config;
 pub mod error;
 pub mod eval;
 pub mod fit;
+pub mod floors;
 pub mod frame;
 pub mod measure;
 pub mod pipeline;

@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["render"],
     &["present", "eval", "autoperspective", "report"],
     &["video", "tune", "batch", "queue"],
+    &["floors"],
     &["cli"],
 ];
 
