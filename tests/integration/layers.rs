@@ -27,8 +27,8 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["pipeline", "synth"],
     &["render"],
-    &["present", "eval", "autoperspective", "report"],
-    &["video", "tune", "batch", "queue"],
+    &["present", "autoperspective", "report"],
+    &["video", "eval", "tune", "batch", "queue"],
     &["floors"],
     &["cli"],
 ];
