@@ -19,11 +19,12 @@ pub fn overlay_undistorted(
     m: Option<&LaneMeasure>,
     status: LaneStatus,
 ) -> Result<BgrFrame> {
+    let identity = |x, y| (x, y);
     render::overlay(
         undistorted,
         lane,
         &pipe.persp,
-        &|x, y| (x, y),
+        &identity,
         m,
         status,
         &pipe.cfg.render,
@@ -38,18 +39,19 @@ pub fn overlay_raw(
     m: Option<&LaneMeasure>,
     status: LaneStatus,
 ) -> Result<BgrFrame> {
-    match pipe.camera() {
-        Some(cam) => render::overlay(
-            raw,
-            lane,
-            &pipe.persp,
-            &|x, y| cam.distort_pixel(x, y),
-            m,
-            status,
-            &pipe.cfg.render,
-        ),
-        None => overlay_undistorted(pipe, raw, lane, m, status),
-    }
+    let Some(cam) = pipe.camera() else {
+        return overlay_undistorted(pipe, raw, lane, m, status);
+    };
+    let distort = |x, y| cam.distort_pixel(x, y);
+    render::overlay(
+        raw,
+        lane,
+        &pipe.persp,
+        &distort,
+        m,
+        status,
+        &pipe.cfg.render,
+    )
 }
 
 /// The overlay in the configured output geometry (`render.geometry`), from the raw frame.

@@ -456,17 +456,7 @@ impl BirdseyeRemap {
 
     /// Produce the bird's-eye view of a raw frame (bilinear).
     pub fn apply(&self, raw: &BgrFrame) -> Result<BgrFrame> {
-        let mut out = Mat::default();
-        imgproc::remap(
-            raw.mat(),
-            &mut out,
-            &self.map1,
-            &self.map2,
-            imgproc::INTER_LINEAR,
-            core::BORDER_CONSTANT,
-            core::Scalar::default(),
-        )?;
-        BgrFrame::new(out)
+        raw.remapped(&self.map1, &self.map2)
     }
 }
 
