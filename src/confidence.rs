@@ -274,14 +274,26 @@ pub fn assess(
     let mut left = lf.filter(|_| pass(&lev));
     let mut right = rf.filter(|_| pass(&rev));
     if min > 0.0 {
-        let plausible = |l: &Option<Poly2>, r: &Option<Poly2>| match (l, r) {
-            (Some(l), Some(r)) => pair_plausible(l, r, view.height, cfg, units),
-            _ => false,
+        // The width change is checked up to the top of the view only when both lines are seen
+        // in its far half: a quadratic extrapolated past its last pixels says nothing there.
+        let plausible =
+            |l: &Option<Poly2>, r: &Option<Poly2>, le: &LineEvidence, re: &LineEvidence| match (
+                l, r,
+            ) {
+                (Some(l), Some(r)) => {
+                    let far_seen = le.far.min(re.far) >= MIN_HALF_COVERAGE;
+                    pair_plausible(l, r, view.height, far_seen, cfg, units)
+                }
+                _ => false,
+            };
+        // A lone line needs stronger evidence, seen in both the near and the far half.
+        let lone_ok = |ev: &LineEvidence| {
+            ev.confidence >= cfg.min_single && ev.near.min(ev.far) >= MIN_HALF_COVERAGE
         };
         // A weak or implausible partner of a confident line: fit it again as a parallel of
         // the confident one (its curvature given). Sparse dashes leave a free quadratic's
         // curvature to a handful of pixels; the lane's two lines share it.
-        if !plausible(&left, &right) {
+        if !plausible(&left, &right, &lev, &rev) {
             let s = view.scale;
             let strong_left = lev.confidence >= rev.confidence;
             let (strong, weak_px, weak_is_left) = if strong_left {
@@ -299,7 +311,12 @@ pub fn assess(
                 } else {
                     (left, f.filter(|_| pass(&ev)))
                 };
-                if plausible(&l2, &r2) {
+                let (le2, re2) = if weak_is_left {
+                    (&ev, &rev)
+                } else {
+                    (&lev, &ev)
+                };
+                if plausible(&l2, &r2, le2, re2) {
                     (left, right) = (l2, r2);
                     if weak_is_left {
                         lev = ev;
@@ -309,18 +326,22 @@ pub fn assess(
                 }
             }
         }
+        // Two lines that do not make a lane: keep the one that could stand alone (of two
+        // that could, the more confident one).
         if let (Some(_), Some(_)) = (left, right) {
-            if !plausible(&left, &right) {
-                if lev.confidence >= rev.confidence {
+            if !plausible(&left, &right, &lev, &rev) {
+                let keep_left = match (lone_ok(&lev), lone_ok(&rev)) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    _ => lev.confidence >= rev.confidence,
+                };
+                if keep_left {
                     right = None;
                 } else {
                     left = None;
                 }
             }
         }
-        // A lone line needs stronger evidence, seen in both the near and the far half.
-        let lone_ok =
-            |ev: &LineEvidence| ev.confidence >= cfg.min_single && ev.near.min(ev.far) >= 0.1;
         match (left, right) {
             (Some(_), None) if !lone_ok(&lev) => left = None,
             (None, Some(_)) if !lone_ok(&rev) => right = None,
@@ -341,12 +362,17 @@ pub fn assess(
     }
 }
 
+/// Share of a half of the view's rows a line must cover to count as seen there.
+const MIN_HALF_COVERAGE: f64 = 0.1;
+
 /// Two lines make a lane: a plausible width at the bottom, roughly parallel up the view, and
-/// not crossing.
+/// not crossing. `far_seen`: both lines are seen in the far half, so the width at the top of
+/// the view is measured, not extrapolated, and is checked too.
 pub fn pair_plausible(
     l: &Poly2,
     r: &Poly2,
     height: i32,
+    far_seen: bool,
     cfg: &ConfidenceConfig,
     units: &UnitsConfig,
 ) -> bool {
@@ -358,7 +384,7 @@ pub fn pair_plausible(
         && wb <= cfg.lane_width_m[1]
         && wt > 0.0
         && wm > 0.0
-        && (wt - wb).abs() <= cfg.max_width_change_m
+        && (!far_seen || (wt - wb).abs() <= cfg.max_width_change_m)
         && (wm - wb).abs() <= cfg.max_width_change_m
 }
 

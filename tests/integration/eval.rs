@@ -497,5 +497,5 @@ fn robust_default_on_the_hard_ego_labels_per_subset() {
         "{subs}"
     );
     assert!(acc("project") >= 0.95 && fp("project") <= 0.05, "{subs}");
-    assert!(acc("harder") >= 0.50 && fp("harder") <= 0.10, "{subs}");
+    assert!(acc("harder") >= 0.58 && fp("harder") <= 0.10, "{subs}");
 }
