@@ -276,16 +276,16 @@ pub fn assess(
     if min > 0.0 {
         // The width change is checked up to the top of the view only when both lines are seen
         // in its far half: a quadratic extrapolated past its last pixels says nothing there.
-        let plausible =
-            |l: &Option<Poly2>, r: &Option<Poly2>, le: &LineEvidence, re: &LineEvidence| match (
-                l, r,
-            ) {
-                (Some(l), Some(r)) => {
-                    let far_seen = le.far.min(re.far) >= MIN_HALF_COVERAGE;
-                    pair_plausible(l, r, view.height, far_seen, cfg, units)
-                }
-                _ => false,
-            };
+        let plausible = |l: &Option<Poly2>,
+                         r: &Option<Poly2>,
+                         le: &LineEvidence,
+                         re: &LineEvidence| match (l, r) {
+            (Some(l), Some(r)) => {
+                let far_seen = le.far.min(re.far) >= MIN_HALF_COVERAGE;
+                pair_plausible(l, r, view.height, far_seen, cfg, units)
+            }
+            _ => false,
+        };
         // A lone line needs stronger evidence, seen in both the near and the far half.
         let lone_ok = |ev: &LineEvidence| {
             ev.confidence >= cfg.min_single && ev.near.min(ev.far) >= MIN_HALF_COVERAGE

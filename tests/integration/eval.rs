@@ -499,3 +499,18 @@ fn robust_default_on_the_hard_ego_labels_per_subset() {
     assert!(acc("project") >= 0.95 && fp("project") <= 0.05, "{subs}");
     assert!(acc("harder") >= 0.58 && fp("harder") <= 0.10, "{subs}");
 }
+
+/// Another camera through `lanes perspective`: the P1 challenge frames (720x576) with
+/// `config/p1.toml`. Measured: labelled-rows accuracy 0.729, FP 0.050 (the earlier config,
+/// whose quad spanned two lanes, gave 0.050).
+#[test]
+fn robust_default_on_the_p1_camera_with_its_perspective_config() {
+    let Some(p) = data("labelled/udacity_hard_ego/labels_p1_challenge.json") else {
+        return;
+    };
+    let v = eval_json(&[&p.to_string_lossy(), "--config", "config/p1.toml"]);
+    let s = &v["tusimple"]["subsets"]["p1"];
+    eprintln!("p1 labels, robust default: {s}");
+    assert!(f(&s["labelled_rows_accuracy"]) >= 0.65, "{s}");
+    assert!(f(&s["labelled_rows_fp"]) <= 0.10, "{s}");
+}
