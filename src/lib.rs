@@ -22,6 +22,7 @@ pub mod cancel;
 pub mod confidence;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod eval;
 pub mod fit;
 pub mod frame;
