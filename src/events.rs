@@ -15,8 +15,10 @@
 //!   `lane_change_max_gap_s` apart, whose offsets have opposite signs and differ by
 //!   `lane_change_min_jump..=lane_change_max_jump` lane widths: the tracker now follows the
 //!   neighbouring lane. The offset falls (right of the old centre to left of the new one) on a
-//!   change to the right. The event covers the frames between the two (or the second frame
-//!   alone when they are adjacent).
+//!   change to the right. The change starts where the car's centre is over the line: the first
+//!   of the frames before the jump whose offset (measured, or predicted by the tracker while
+//!   the lines are hard to see) is past `lane_width / 2` towards the change; it ends with the
+//!   last frame before the new lane (or is the first frame in the new lane alone).
 //! - **lane_departure**: the car's outer edge (`car_width_m / 2` from the camera) is more than
 //!   `departure_margin_m` past a line (the line's centre is `lane_width / 2` from the lane
 //!   centre) on consecutive frames with a lane for at least `departure_min_s`, and the run is
@@ -322,8 +324,16 @@ pub fn detect(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Even
         let (before, after) = (&records[c.before], &records[c.after]);
         let (ob, wb) = lane(before).unwrap_or((0.0, 0.0));
         let (oa, wa) = lane(after).unwrap_or((0.0, 0.0));
-        let (i, j) = if c.after > c.before + 1 {
-            (c.before + 1, c.after - 1)
+        // The centre over the line: frames before the jump whose offset (measured or
+        // predicted by the tracker) is past the line towards the change.
+        let towards = if c.direction == Side::Right { 1.0 } else { -1.0 };
+        let over = |r: &FrameRecord| lane(r).is_some_and(|(o, w)| towards * o > w / 2.0);
+        let mut k = c.before + 1;
+        while k > 0 && over(&records[k - 1]) {
+            k -= 1;
+        }
+        let (i, j) = if k <= c.before || c.after > c.before + 1 {
+            (k, c.after - 1)
         } else {
             (c.after, c.after)
         };
@@ -591,6 +601,15 @@ mod tests {
                 ..
             }
         ));
+        // The tracker predicts past the line (the centre crosses at frame 137.5) before it
+        // finds the new lane at frame 150: the change starts at the crossing.
+        let rs = drive(
+            |f| Some(if f < 150 { 3.6 * ((f as f64 - 100.0) / 75.0).clamp(0.0, 1.0) } else { change_right(f) }),
+            300,
+        );
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["lane_change"], "{ev:#?}");
+        assert_eq!((ev[0].start_frame, ev[0].end_frame), (138, 149));
         // Back to the left: mirrored.
         let rs = drive(|f| Some(-change_right(f)), 300);
         let ev = detect(&rs, FPS, &EventsConfig::default());
