@@ -104,6 +104,7 @@ fn chart(
     height: u32,
     draw: impl FnOnce(&mut Chart) -> Result<(), String>,
 ) -> Result<String> {
+    let y_numbers = !y_desc.is_empty();
     let e = plot_err(name);
     let mut buf = String::new();
     {
@@ -113,17 +114,19 @@ fn chart(
         let mut c = ChartBuilder::on(&root)
             .margin(6)
             .caption(caption, ("sans-serif", 15))
-            .x_label_area_size(26)
+            .x_label_area_size(36)
             .y_label_area_size(56)
             .build_cartesian_2d(tl.t0..tl.t1, y0..y1)
             .map_err(|x| e(x.to_string()))?;
-        c.configure_mesh()
-            .x_desc("time (s)")
+        let mut mesh = c.configure_mesh();
+        mesh.x_desc("time (s)")
             .y_desc(y_desc)
             .light_line_style(RGBColor(240, 240, 240))
-            .label_style(("sans-serif", 11))
-            .draw()
-            .map_err(|x| e(x.to_string()))?;
+            .label_style(("sans-serif", 11));
+        if !y_numbers {
+            mesh.y_labels(0);
+        }
+        mesh.draw().map_err(|x| e(x.to_string()))?;
         let min_w = (tl.t1 - tl.t0) / 500.0;
         c.draw_series(tl.events.iter().map(|ev| {
             let col = kind_colour(ev.kind()).mix(0.15);
@@ -151,7 +154,7 @@ fn lines(
         let s = c
             .draw_series(LineSeries::new(piece, colour.stroke_width(width)))
             .map_err(|x| x.to_string())?;
-        if first {
+        if first && !label.is_empty() {
             s.label(label.to_string()).legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
             });

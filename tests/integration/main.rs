@@ -14,6 +14,7 @@ mod image;
 mod perspective;
 mod synth;
 mod tune;
+mod report;
 mod video;
 
 /// Path to the built `lanes` binary.
