@@ -679,14 +679,39 @@ impl Config {
         let e = &self.events;
         for (key, v, lo, hi) in [
             ("events.lost_min_s", e.lost_min_s, 0.0, 3600.0),
-            ("events.lane_change_min_jump", e.lane_change_min_jump, 0.1, 2.0),
-            ("events.lane_change_max_jump", e.lane_change_max_jump, 0.1, 3.0),
-            ("events.lane_change_max_gap_s", e.lane_change_max_gap_s, 0.0, 60.0),
+            (
+                "events.lane_change_min_jump",
+                e.lane_change_min_jump,
+                0.1,
+                2.0,
+            ),
+            (
+                "events.lane_change_max_jump",
+                e.lane_change_max_jump,
+                0.1,
+                3.0,
+            ),
+            (
+                "events.lane_change_max_gap_s",
+                e.lane_change_max_gap_s,
+                0.0,
+                60.0,
+            ),
             ("events.car_width_m", e.car_width_m, 0.5, 5.0),
             ("events.departure_margin_m", e.departure_margin_m, -2.0, 2.0),
             ("events.departure_min_s", e.departure_min_s, 0.0, 60.0),
-            ("events.lane_change_grace_s", e.lane_change_grace_s, 0.0, 60.0),
-            ("events.lateral_speed_window_s", e.lateral_speed_window_s, 0.04, 10.0),
+            (
+                "events.lane_change_grace_s",
+                e.lane_change_grace_s,
+                0.0,
+                60.0,
+            ),
+            (
+                "events.lateral_speed_window_s",
+                e.lateral_speed_window_s,
+                0.04,
+                10.0,
+            ),
             ("events.tight_radius_m", e.tight_radius_m, 1.0, 100_000.0),
             ("events.tight_min_s", e.tight_min_s, 0.0, 3600.0),
         ] {

@@ -326,7 +326,11 @@ pub fn detect(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Even
         let (oa, wa) = lane(after).unwrap_or((0.0, 0.0));
         // The centre over the line: frames before the jump whose offset (measured or
         // predicted by the tracker) is past the line towards the change.
-        let towards = if c.direction == Side::Right { 1.0 } else { -1.0 };
+        let towards = if c.direction == Side::Right {
+            1.0
+        } else {
+            -1.0
+        };
         let over = |r: &FrameRecord| lane(r).is_some_and(|(o, w)| towards * o > w / 2.0);
         let mut k = c.before + 1;
         while k > 0 && over(&records[k - 1]) {
@@ -423,8 +427,7 @@ pub fn detect(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Even
     // Tight bends.
     let tight = |r: &FrameRecord| {
         r.status != "none"
-            && r
-                .radius_m
+            && r.radius_m
                 .is_some_and(|v| v.is_finite() && v < cfg.tight_radius_m)
     };
     for (i, j) in runs(records, tight) {
@@ -450,11 +453,7 @@ pub fn detect(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Even
             },
         ));
     }
-    out.sort_by(|a, b| {
-        a.start_s
-            .total_cmp(&b.start_s)
-            .then(a.kind().cmp(b.kind()))
-    });
+    out.sort_by(|a, b| a.start_s.total_cmp(&b.start_s).then(a.kind().cmp(b.kind())));
     out
 }
 
@@ -604,7 +603,13 @@ mod tests {
         // The tracker predicts past the line (the centre crosses at frame 137.5) before it
         // finds the new lane at frame 150: the change starts at the crossing.
         let rs = drive(
-            |f| Some(if f < 150 { 3.6 * ((f as f64 - 100.0) / 75.0).clamp(0.0, 1.0) } else { change_right(f) }),
+            |f| {
+                Some(if f < 150 {
+                    3.6 * ((f as f64 - 100.0) / 75.0).clamp(0.0, 1.0)
+                } else {
+                    change_right(f)
+                })
+            },
             300,
         );
         let ev = detect(&rs, FPS, &EventsConfig::default());
@@ -620,18 +625,12 @@ mod tests {
     #[test]
     fn a_lane_change_across_a_gap_swallows_the_gap() {
         // Lines lost for 0.8 s around the crossing: one change, no lane_lost.
-        let rs = drive(
-            |f| (!(128..148).contains(&f)).then(|| change_right(f)),
-            300,
-        );
+        let rs = drive(|f| (!(128..148).contains(&f)).then(|| change_right(f)), 300);
         let ev = detect(&rs, FPS, &EventsConfig::default());
         assert_eq!(kinds(&ev), vec!["lane_change"], "{ev:#?}");
         assert_eq!((ev[0].start_frame, ev[0].end_frame), (128, 147));
         // A gap longer than lane_change_max_gap_s (1.5 s) is a loss, not a change.
-        let rs = drive(
-            |f| (!(110..160).contains(&f)).then(|| change_right(f)),
-            300,
-        );
+        let rs = drive(|f| (!(110..160).contains(&f)).then(|| change_right(f)), 300);
         let ev = detect(&rs, FPS, &EventsConfig::default());
         assert!(kinds(&ev).contains(&"lane_lost"), "{ev:#?}");
         assert!(!kinds(&ev).contains(&"lane_change"), "{ev:#?}");

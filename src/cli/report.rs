@@ -87,7 +87,10 @@ pub fn after_video(
 ) -> Result<()> {
     if records.is_empty() {
         if a.events.is_some() || a.report.is_some() {
-            anyhow::bail!("{}: no frame was analysed: no events or report written", a.input.display());
+            anyhow::bail!(
+                "{}: no frame was analysed: no events or report written",
+                a.input.display()
+            );
         }
         return Ok(());
     }
@@ -108,7 +111,11 @@ pub fn after_video(
         for w in &r.warnings {
             eprintln!("lanes: {w}");
         }
-        eprintln!("lanes video: report {} ({} events)", p.display(), r.events.len());
+        eprintln!(
+            "lanes video: report {} ({} events)",
+            p.display(),
+            r.events.len()
+        );
     }
     Ok(())
 }

@@ -128,7 +128,10 @@ pub fn write_batch(dir: &Path, out: &Path, cfg: &EventsConfig) -> Result<BatchOu
         match result {
             Ok((r, path, warnings)) => {
                 total.merge(&r.stats);
-                d.counts = events::count_by_kind(&r.events).iter().map(|c| c.1).collect();
+                d.counts = events::count_by_kind(&r.events)
+                    .iter()
+                    .map(|c| c.1)
+                    .collect();
                 d.stats = Some(r.stats);
                 d.report = Some(path);
                 d.warnings = warnings;
@@ -197,11 +200,23 @@ fn index_html(dir: &Path, out: &Path, o: &BatchOutcome) -> String {
         }
         let notes = match &d.error {
             Some(e) => format!("<span class=\"warn\">{}</span>", esc(e)),
-            None => d.warnings.iter().map(|w| esc(w)).collect::<Vec<_>>().join("<br>"),
+            None => d
+                .warnings
+                .iter()
+                .map(|w| esc(w))
+                .collect::<Vec<_>>()
+                .join("<br>"),
         };
-        let _ = writeln!(h, "<td data-v=\"{}\">{notes}</td></tr>", d.warnings.len() + d.error.iter().count());
+        let _ = writeln!(
+            h,
+            "<td data-v=\"{}\">{notes}</td></tr>",
+            d.warnings.len() + d.error.iter().count()
+        );
     }
-    let _ = write!(h, "</tbody></table>\n<script>{SORT_JS}</script>\n</body></html>\n");
+    let _ = write!(
+        h,
+        "</tbody></table>\n<script>{SORT_JS}</script>\n</body></html>\n"
+    );
     h
 }
 

@@ -81,7 +81,8 @@ fn css(c: plotters::style::RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
-pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:16px;color:#222;max-width:1140px}\
+pub(crate) const STYLE: &str =
+    "body{font-family:sans-serif;margin:16px;color:#222;max-width:1140px}\
 h1{font-size:20px}h2{font-size:16px;margin-top:22px}table{border-collapse:collapse}\
 td,th{border:1px solid #ccc;padding:3px 7px;font-size:13px;text-align:left;vertical-align:top}\
 th{background:#f2f2f2}.stats td:first-child{color:#555}.plot svg{display:block;margin:4px 0}\
@@ -137,7 +138,10 @@ pub fn drive_report(
     let rows: [(&str, String); 8] = [
         (
             "duration",
-            format!("{:.2} s ({} frames at {fps:.2} fps)", stats.duration_s, stats.frames),
+            format!(
+                "{:.2} s ({} frames at {fps:.2} fps)",
+                stats.duration_s, stats.frames
+            ),
         ),
         (
             "frames with a lane",
@@ -152,7 +156,11 @@ pub fn drive_report(
         ),
         (
             "search failed",
-            format!("{} ({} frames)", pct(stats.search_failed_share()), stats.search_failed),
+            format!(
+                "{} ({} frames)",
+                pct(stats.search_failed_share()),
+                stats.search_failed
+            ),
         ),
         (
             "offset |mean| / max",
@@ -162,12 +170,19 @@ pub fn drive_report(
             },
         ),
         ("mean confidence", format!("{:.2}", stats.mean_confidence())),
-        ("events", format!("{}: {}", evs.len(), by_kind.join(" &nbsp; "))),
+        (
+            "events",
+            format!("{}: {}", evs.len(), by_kind.join(" &nbsp; ")),
+        ),
         ("car width", format!("{:.2} m", cfg.car_width_m)),
         (
             "thumbnails",
             match &opts.video {
-                Some(v) => format!("{} from {}", thumbs.by_frame.len(), esc(&v.display().to_string())),
+                Some(v) => format!(
+                    "{} from {}",
+                    thumbs.by_frame.len(),
+                    esc(&v.display().to_string())
+                ),
                 None => "none (no --video)".into(),
             },
         ),

@@ -63,7 +63,10 @@ fn plot_err(plot: &str) -> impl Fn(String) -> Error + '_ {
 }
 
 /// Polyline pieces of `f` over the records (broken where it is `None`).
-fn pieces(records: &[FrameRecord], f: impl Fn(&FrameRecord) -> Option<f64>) -> Vec<Vec<(f64, f64)>> {
+fn pieces(
+    records: &[FrameRecord],
+    f: impl Fn(&FrameRecord) -> Option<f64>,
+) -> Vec<Vec<(f64, f64)>> {
     let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut cur = Vec::new();
     for r in records {
@@ -92,7 +95,11 @@ fn range_of(p: &[Vec<(f64, f64)>], lo: f64, hi: f64) -> (f64, f64) {
     (a - pad, b + pad)
 }
 
-type Chart<'b> = ChartContext<'b, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+type Chart<'b> = ChartContext<
+    'b,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
 
 /// Build a chart on `root` with the time axis, shade the events, and let `draw` add series.
 fn chart(
@@ -242,7 +249,10 @@ pub fn lane_width(tl: &Timeline) -> Result<String> {
 }
 
 /// Runs of equal `key` over the records: (start time, end time, key).
-fn bands<'r>(tl: &Timeline<'r>, key: impl Fn(&'r FrameRecord) -> &'r str) -> Vec<(f64, f64, &'r str)> {
+fn bands<'r>(
+    tl: &Timeline<'r>,
+    key: impl Fn(&'r FrameRecord) -> &'r str,
+) -> Vec<(f64, f64, &'r str)> {
     let r = tl.records;
     let mut out: Vec<(f64, f64, &str)> = Vec::new();
     for (i, rec) in r.iter().enumerate() {
@@ -282,7 +292,9 @@ pub fn status(tl: &Timeline) -> Result<String> {
                 c.draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
                     .map_err(|x| x.to_string())?
                     .label(l)
-                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], col.filled()));
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 14, y + 5)], col.filled())
+                    });
             }
             lines(c, conf, RGBColor(0, 0, 0), 1, "confidence")?;
             legend(c)
@@ -308,8 +320,11 @@ pub fn search(tl: &Timeline) -> Result<String> {
                     [(*a, y), (*z, y)]
                 })
                 .collect();
-            c.draw_series(LineSeries::new(pts, RGBColor(127, 127, 127).stroke_width(2)))
-                .map_err(|x| x.to_string())?;
+            c.draw_series(LineSeries::new(
+                pts,
+                RGBColor(127, 127, 127).stroke_width(2),
+            ))
+            .map_err(|x| x.to_string())?;
             Ok(())
         },
     )
@@ -332,7 +347,10 @@ pub fn event_strip(tl: &Timeline) -> Result<String> {
                 let col = kind_colour(kind);
                 c.draw_series(tl.events.iter().filter(|e| e.kind() == *kind).map(|e| {
                     Rectangle::new(
-                        [(e.start_s, y + 0.15), (e.end_s.max(e.start_s + min_w), y + 0.85)],
+                        [
+                            (e.start_s, y + 0.15),
+                            (e.end_s.max(e.start_s + min_w), y + 0.85),
+                        ],
                         col.filled(),
                     )
                 }))

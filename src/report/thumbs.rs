@@ -74,7 +74,14 @@ pub fn jpeg_data_uri(m: &Mat, video: &Path) -> Result<String> {
     let tw = THUMB_WIDTH.min(w);
     let th = ((h as f64) * tw as f64 / w as f64).round().max(1.0) as i32;
     let mut small = Mat::default();
-    imgproc::resize(m, &mut small, Size::new(tw, th), 0.0, 0.0, imgproc::INTER_AREA)?;
+    imgproc::resize(
+        m,
+        &mut small,
+        Size::new(tw, th),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
     let mut buf: Vector<u8> = Vector::new();
     let params = Vector::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, 75]);
     if !imgcodecs::imencode(".jpg", &small, &mut buf, &params)? {

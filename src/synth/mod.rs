@@ -165,10 +165,7 @@ impl Manoeuvre {
                 ramp_s,
                 hold_s,
                 offset_m,
-            } => {
-                offset_m
-                    * (ramp(t, start_s, ramp_s) - ramp(t, start_s + ramp_s + hold_s, ramp_s))
-            }
+            } => offset_m * (ramp(t, start_s, ramp_s) - ramp(t, start_s + ramp_s + hold_s, ramp_s)),
         }
     }
 }
@@ -200,7 +197,10 @@ impl Drive {
             + self
                 .manoeuvres
                 .iter()
-                .map(|m| (m.offset_at(t + h, lane_width_m) - m.offset_at(t - h, lane_width_m)) / (2.0 * h))
+                .map(|m| {
+                    (m.offset_at(t + h, lane_width_m) - m.offset_at(t - h, lane_width_m))
+                        / (2.0 * h)
+                })
                 .sum::<f64>();
         let d_ds = d_dt / self.speed_mps.max(1e-3);
         VehiclePose {

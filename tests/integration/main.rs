@@ -12,9 +12,9 @@ mod config;
 mod eval;
 mod image;
 mod perspective;
+mod report;
 mod synth;
 mod tune;
-mod report;
 mod video;
 
 /// Path to the built `lanes` binary.

@@ -32,8 +32,24 @@ fn drive() -> &'static Path {
         let cam = d.join("cam640.yml");
         std::fs::write(&cam, CAMERA_640).unwrap();
         ok(&lanes(&[
-            "synth", "video", "-o", s(&d), "--camera", s(&cam), "--seconds", "10", "--drift", "0",
-            "--offset", "0", "--drift-over", "0.5", "--lane-change", "6.5", "--supersample", "1",
+            "synth",
+            "video",
+            "-o",
+            s(&d),
+            "--camera",
+            s(&cam),
+            "--seconds",
+            "10",
+            "--drift",
+            "0",
+            "--offset",
+            "0",
+            "--drift-over",
+            "0.5",
+            "--lane-change",
+            "6.5",
+            "--supersample",
+            "1",
         ]));
         let o = lanes(&[
             "video",
@@ -118,7 +134,13 @@ fn synthetic_drive_events_match_the_truth_within_a_fifth_of_a_second() {
     let from_video: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(d.join("video_events.json")).unwrap())
             .unwrap();
-    assert!(close(&Value::from(from_video.clone()), &Value::from(found.clone())), "{from_video:?}");
+    assert!(
+        close(
+            &Value::from(from_video.clone()),
+            &Value::from(found.clone())
+        ),
+        "{from_video:?}"
+    );
     // The text form lists them with counts.
     let o = lanes(&["events", s(&d.join("t.jsonl"))]);
     ok(&o);
@@ -142,7 +164,11 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
         s(&d.join("synthetic_drive.mp4")),
     ]);
     ok(&o);
-    assert!(stderr(&o).contains("2 events, 2 thumbnails"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 events, 2 thumbnails"),
+        "{}",
+        stderr(&o)
+    );
     let html = std::fs::read_to_string(&out).unwrap();
     for needle in ["<script src", "<link ", "@import", "url(http"] {
         assert!(!html.contains(needle), "external resource {needle}");
@@ -232,7 +258,12 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
     assert_eq!(drv.js(frames_col), serde_json::json!(["250", "120", "-"]));
     // The links lead to the drive reports.
     let href = drv.js("return document.querySelector('table.index a').href;");
-    assert!(href.as_str().unwrap().ends_with("/batch/a/x.mp4/report.html"), "{href}");
+    assert!(
+        href.as_str()
+            .unwrap()
+            .ends_with("/batch/a/x.mp4/report.html"),
+        "{href}"
+    );
     let log = drv.console_log();
     assert!(
         !log.iter().any(|e| e["level"] == "SEVERE"),
@@ -256,7 +287,10 @@ fn bad_telemetry_is_a_one_line_error_or_a_counted_warning() {
         &lanes(&["report", s(&empty), "-o", s(&out)]),
         "empty.jsonl: no telemetry record",
     );
-    assert_one_line_error(&lanes(&["events", s(&empty)]), "empty.jsonl: no telemetry record");
+    assert_one_line_error(
+        &lanes(&["events", s(&empty)]),
+        "empty.jsonl: no telemetry record",
+    );
     assert!(!out.exists());
     // A truncated last line and a record out of order: counted, the rest is used.
     let text = std::fs::read_to_string(d.join("t.jsonl")).unwrap();
@@ -278,7 +312,11 @@ fn bad_telemetry_is_a_one_line_error_or_a_counted_warning() {
     assert!(html.contains("100 frames"));
     let o = lanes(&["events", s(&bad)]);
     ok(&o);
-    assert!(stderr(&o).contains("1 lines did not parse"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 lines did not parse"),
+        "{}",
+        stderr(&o)
+    );
     // A video that does not match the telemetry: a counted warning, the report is written.
     let o = lanes(&[
         "report",
