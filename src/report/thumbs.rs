@@ -13,6 +13,9 @@ use std::path::Path;
 /// Width of a thumbnail, px (height keeps the aspect ratio).
 pub const THUMB_WIDTH: i32 = 320;
 
+/// Frames further ahead than this are reached by seeking rather than by decoding each one.
+const SEEK_AFTER: usize = 50;
+
 /// Thumbnails by frame number, and what did not match.
 #[derive(Debug, Default)]
 pub struct Thumbnails {
@@ -41,6 +44,16 @@ pub fn read(video: &Path, frames: &[usize], last_frame: usize) -> Result<Thumbna
     let mut pos = 0usize;
     let mut missing = 0usize;
     for f in wanted {
+        // Far ahead: seek (OpenCV decodes from the keyframe before it); if the backend cannot
+        // say where it is afterwards, start again from the first frame.
+        if f > pos + SEEK_AFTER {
+            if src.seek(f)? {
+                pos = f;
+            } else {
+                src = VideoSource::open(video)?;
+                pos = 0;
+            }
+        }
         while pos < f {
             if !src.skip()? {
                 break;

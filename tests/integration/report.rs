@@ -358,3 +358,83 @@ fn bad_telemetry_is_a_one_line_error_or_a_counted_warning() {
         "config events.car_width_m = 9 (expected 0.5..=5)",
     );
 }
+
+/// Mean absolute difference of two same-size BGR images, grey levels.
+fn mean_abs_diff(a: &opencv::core::Mat, b: &opencv::core::Mat) -> f64 {
+    let mut d = opencv::core::Mat::default();
+    opencv::core::absdiff(a, b, &mut d).unwrap();
+    let m = opencv::core::mean(&d, &opencv::core::no_array()).unwrap();
+    (m[0] + m[1] + m[2]) / 3.0
+}
+
+/// Thumbnails far into the video are reached by seeking: each must show its event's frame
+/// (closer to that frame read in order than to its neighbours).
+#[test]
+fn thumbnails_show_the_event_frame() {
+    use base64::Engine;
+    use opencv::prelude::*;
+    let d = drive();
+    let t = tmp();
+    let out = t.path().join("r.html");
+    let video = d.join("synthetic_drive.mp4");
+    ok(&lanes(&[
+        "report",
+        s(&d.join("t.jsonl")),
+        "-o",
+        s(&out),
+        "--video",
+        s(&video),
+    ]));
+    let html = std::fs::read_to_string(&out).unwrap();
+    let mut thumbs = Vec::new();
+    for part in html.split("<img class=\"thumb\" alt=\"frame ").skip(1) {
+        let (n, rest) = part.split_once('"').unwrap();
+        let b64 = rest
+            .split_once("data:image/jpeg;base64,")
+            .unwrap()
+            .1
+            .split_once('"')
+            .unwrap()
+            .0;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        let img = opencv::imgcodecs::imdecode(
+            &opencv::core::Vector::<u8>::from_slice(&bytes),
+            opencv::imgcodecs::IMREAD_COLOR,
+        )
+        .unwrap();
+        thumbs.push((n.parse::<usize>().unwrap(), img));
+    }
+    assert_eq!(thumbs.len(), 2);
+    assert!(
+        thumbs.iter().all(|(n, _)| *n > 50),
+        "both are reached by seeking"
+    );
+    // Every frame in order, scaled like a thumbnail.
+    let mut cap =
+        opencv::videoio::VideoCapture::from_file(s(&video), opencv::videoio::CAP_FFMPEG).unwrap();
+    let mut frames = Vec::new();
+    let mut m = opencv::core::Mat::default();
+    while cap.read(&mut m).unwrap() && !m.empty() {
+        let mut small = opencv::core::Mat::default();
+        opencv::imgproc::resize(
+            &m,
+            &mut small,
+            opencv::core::Size::new(320, 180),
+            0.0,
+            0.0,
+            opencv::imgproc::INTER_AREA,
+        )
+        .unwrap();
+        frames.push(small);
+    }
+    assert_eq!(frames.len(), 250);
+    for (n, img) in &thumbs {
+        let own = mean_abs_diff(img, &frames[*n]);
+        let prev = mean_abs_diff(img, &frames[n - 1]);
+        let next = mean_abs_diff(img, &frames[n + 1]);
+        println!("thumbnail of frame {n}: {own:.2} grey levels from it, {prev:.2} / {next:.2} from its neighbours");
+        assert!(own < 3.0 && own < prev && own < next, "frame {n}");
+    }
+}
