@@ -120,6 +120,7 @@ fn chart(
         root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
         let mut c = ChartBuilder::on(&root)
             .margin(6)
+            .margin_right(24)
             .caption(caption, ("sans-serif", 15))
             .x_label_area_size(36)
             .y_label_area_size(56)
