@@ -63,6 +63,7 @@ pub fn run(a: ReportArgs) -> Result<i32> {
         video: a.video.clone(),
         thumbnails: a.thumbnails,
         warnings,
+        check_frame_count: true,
     };
     let r = report::write_drive_report(&records, &cfg.events, &opts, &a.output)?;
     for w in &r.warnings {
@@ -106,6 +107,7 @@ pub fn after_video(
             video: Some(a.input.clone()),
             thumbnails: 24,
             warnings: Vec::new(),
+            check_frame_count: false,
         };
         let r = report::write_drive_report(records, &cfg.events, &opts, p)?;
         for w in &r.warnings {

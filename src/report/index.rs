@@ -120,6 +120,7 @@ pub fn write_batch(dir: &Path, out: &Path, cfg: &EventsConfig) -> Result<BatchOu
                 video: None,
                 thumbnails: 0,
                 warnings: warnings.clone(),
+                check_frame_count: false,
             };
             let path = folder.join(REPORT_NAME);
             let r = write_drive_report(&records, cfg, &opts, &path)?;

@@ -27,6 +27,9 @@ pub struct ReportOptions {
     pub thumbnails: usize,
     /// Warnings met while reading (shown on the page).
     pub warnings: Vec<String>,
+    /// Warn when the video's frame count differs from the telemetry's (off for `lanes video
+    /// --report`, whose telemetry comes from the video itself, `--start`/`--frames` included).
+    pub check_frame_count: bool,
 }
 
 /// A finished page and what was counted on the way.
@@ -103,7 +106,7 @@ pub fn drive_report(
     if let Some(video) = &opts.video {
         let frames: Vec<usize> = evs.iter().take(opts.thumbnails).map(thumb_frame).collect();
         let last = records.last().map_or(0, |r| r.frame);
-        thumbs = thumbs::read(video, &frames, last)?;
+        thumbs = thumbs::read(video, &frames, opts.check_frame_count.then_some(last))?;
         warnings.extend(thumbs.warnings.iter().cloned());
     }
     let tl = plots::Timeline::new(records, &evs, fps, cfg.car_width_m);
