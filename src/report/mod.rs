@@ -253,3 +253,81 @@ pub fn write_drive_report(
     events::write_atomic(out, r.html.as_bytes())?;
     Ok(r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::Poly2;
+
+    fn rec(frame: usize, offset: Option<f64>) -> FrameRecord {
+        FrameRecord {
+            frame,
+            time_s: frame as f64 / 25.0,
+            search: if frame % 50 == 0 { "sliding" } else { "prior" }.into(),
+            detected: offset.is_some(),
+            status: if offset.is_some() { "both" } else { "none" }.into(),
+            left_confidence: 0.9,
+            right_confidence: 0.9,
+            confidence: if offset.is_some() { 0.9 } else { 0.0 },
+            left_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 450.0])),
+            right_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 830.0])),
+            radius_m: offset.map(|_| 900.0),
+            offset_m: offset,
+            lane_width_m: offset.map(|_| 3.6),
+            left_pixels: 100,
+            right_pixels: 100,
+        }
+    }
+
+    #[test]
+    fn page_has_stats_six_plots_and_a_row_per_event() {
+        // 20 frames lost (0.8 s), then a drift over the right line for 0.6 s.
+        let rs: Vec<FrameRecord> = (0..200)
+            .map(|f| match f {
+                40..=59 => rec(f, None),
+                120..=134 => rec(f, Some(1.2)),
+                _ => rec(f, Some(0.1)),
+            })
+            .collect();
+        let opts = ReportOptions {
+            title: "drive <1> & co".into(),
+            warnings: vec!["t.jsonl: warning: 1 lines did not parse".into()],
+            ..Default::default()
+        };
+        let r = drive_report(&rs, &EventsConfig::default(), &opts).unwrap();
+        let kinds: Vec<&str> = r.events.iter().map(|e| e.kind()).collect();
+        assert_eq!(kinds, vec!["lane_lost", "lane_departure"]);
+        assert_eq!(r.stats.none, 20);
+        let h = &r.html;
+        assert!(h.contains("lanes report: drive &lt;1&gt; &amp; co"));
+        assert!(h.contains("<p class=\"warn\">t.jsonl: warning: 1 lines did not parse</p>"));
+        assert!(
+            h.contains("<td>frames with a lane</td><td>90.0%"),
+            "lane share"
+        );
+        assert_eq!(h.matches("<svg").count(), 6);
+        assert!(h.matches("<polyline").count() >= 6);
+        assert_eq!(
+            h.matches("<tr><td>").count() - 8,
+            2,
+            "one table row per event"
+        );
+        assert!(!h.contains("<img"), "no thumbnails without a video");
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_files_and_leaves_no_partial() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.html");
+        events::write_atomic(&p, b"one").unwrap();
+        events::write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        let err = events::write_atomic(&d.path().join("no/r.html"), b"x").unwrap_err();
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        let names: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert_eq!(names, vec!["r.html"]);
+    }
+}
