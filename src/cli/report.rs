@@ -19,7 +19,8 @@ pub struct ReportArgs {
     /// The drive's video (original or overlay) for event thumbnails.
     #[arg(long, value_name = "IN.mp4")]
     pub video: Option<PathBuf>,
-    /// At most N thumbnails (the first N events).
+    /// At most N thumbnails (the first N events). For a batch folder, thumbnails come from the
+    /// input video named in each drive's `summary.json` (0 = none).
     #[arg(long, default_value_t = 24, value_name = "N")]
     pub thumbnails: usize,
     /// Configuration TOML; its `[events]` section holds the event thresholds.
@@ -36,7 +37,7 @@ pub fn run(a: ReportArgs) -> Result<i32> {
                 a.input.display()
             );
         }
-        let o = index::write_batch(&a.input, &a.output, &cfg.events)?;
+        let o = index::write_batch(&a.input, &a.output, &cfg.events, a.thumbnails)?;
         for d in &o.drives {
             for w in &d.warnings {
                 eprintln!("lanes: {w}");

@@ -1,6 +1,7 @@
 //! The index page over a `lanes batch` output folder: every `telemetry.jsonl` under it gets its
 //! drive report (`report.html` beside it), and the index lists the drives in a table sortable
-//! by each column (a few lines of inline JavaScript), each row linking to its report.
+//! by each column (a few lines of inline JavaScript), each row linking to its report. When the
+//! folder's `summary.json` names an input video that exists, the report has thumbnails.
 
 use super::{esc, read_warning, write_drive_report, ReportOptions, STYLE};
 use crate::config::EventsConfig;
@@ -13,6 +14,8 @@ use std::path::{Component, Path, PathBuf};
 
 /// The file name `lanes batch` writes per video, looked for under the folder.
 pub const TELEMETRY_NAME: &str = "telemetry.jsonl";
+/// The per-video summary `lanes batch` writes; its `input.path` names the video.
+pub const SUMMARY_NAME: &str = "summary.json";
 /// The drive report written beside each telemetry file.
 pub const REPORT_NAME: &str = "report.html";
 
@@ -64,6 +67,15 @@ pub fn find_telemetry(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The input video named in a drive folder's `summary.json` (`input.path`, as `lanes batch`
+/// writes it), when that file exists.
+pub fn source_video(folder: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(folder.join(SUMMARY_NAME)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let p = PathBuf::from(v.get("input")?.get("path")?.as_str()?);
+    p.is_file().then_some(p)
+}
+
 /// `to` relative to the directory `from`, with `/` separators, for an `href`.
 pub fn relative_href(from: &Path, to: &Path) -> String {
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
@@ -88,7 +100,12 @@ pub fn relative_href(from: &Path, to: &Path) -> String {
 /// Write a report beside every telemetry file under `dir` and the index page to `out`. A
 /// drive whose telemetry cannot be read is counted (its row says why); an empty folder is an
 /// error.
-pub fn write_batch(dir: &Path, out: &Path, cfg: &EventsConfig) -> Result<BatchOutcome> {
+pub fn write_batch(
+    dir: &Path,
+    out: &Path,
+    cfg: &EventsConfig,
+    thumbnails: usize,
+) -> Result<BatchOutcome> {
     let files = find_telemetry(dir)?;
     if files.is_empty() {
         return Err(Error::Io {
@@ -114,16 +131,28 @@ pub fn write_batch(dir: &Path, out: &Path, cfg: &EventsConfig) -> Result<BatchOu
             warnings: Vec::new(),
         };
         let result = telemetry::read_jsonl(&f).and_then(|(records, w)| {
-            let warnings: Vec<String> = read_warning(&f, &w, records.len()).into_iter().collect();
-            let opts = ReportOptions {
+            let mut warnings: Vec<String> =
+                read_warning(&f, &w, records.len()).into_iter().collect();
+            let mut opts = ReportOptions {
                 title: rel.clone(),
-                video: None,
-                thumbnails: 0,
+                video: source_video(&folder).filter(|_| thumbnails > 0),
+                thumbnails,
                 warnings: warnings.clone(),
                 check_frame_count: false,
             };
             let path = folder.join(REPORT_NAME);
-            let r = write_drive_report(&records, cfg, &opts, &path)?;
+            let r = match write_drive_report(&records, cfg, &opts, &path) {
+                Ok(r) => r,
+                Err(e) if opts.video.is_some() => {
+                    // The video named in summary.json is unreadable: a report without thumbnails.
+                    warnings.push(format!("no thumbnails: {e}"));
+                    opts.video = None;
+                    opts.warnings = warnings.clone();
+                    write_drive_report(&records, cfg, &opts, &path)?
+                }
+                Err(e) => return Err(e),
+            };
+            warnings.extend(r.warnings.iter().skip(opts.warnings.len()).cloned());
             Ok((r, path, warnings))
         });
         match result {

@@ -263,7 +263,12 @@ mod tests {
         FrameRecord {
             frame,
             time_s: frame as f64 / 25.0,
-            search: if frame.is_multiple_of(50) { "sliding" } else { "prior" }.into(),
+            search: if frame.is_multiple_of(50) {
+                "sliding"
+            } else {
+                "prior"
+            }
+            .into(),
             detected: offset.is_some(),
             status: if offset.is_some() { "both" } else { "none" }.into(),
             left_confidence: 0.9,

@@ -240,6 +240,9 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("telemetry.jsonl"), body).unwrap();
     }
+    // `lanes batch`'s summary.json names the input video: that drive's report has thumbnails.
+    let summary = serde_json::json!({ "rel": "a/x.mp4", "input": { "path": s(&d.join("synthetic_drive.mp4")) } });
+    std::fs::write(b.join("a/x.mp4/summary.json"), summary.to_string()).unwrap();
     let index = t.path().join("index.html");
     let o = lanes(&["report", s(&b), "-o", s(&index)]);
     assert_eq!(o.status.code(), Some(1), "one drive failed: {}", stderr(&o));
@@ -247,6 +250,10 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
     assert!(b.join("a/x.mp4/report.html").is_file());
     assert!(b.join("b/deeper/y.mp4/report.html").is_file());
     assert!(!b.join("c/broken.mp4/report.html").exists());
+    let with_video = std::fs::read_to_string(b.join("a/x.mp4/report.html")).unwrap();
+    assert_eq!(with_video.matches("data:image/jpeg;base64,").count(), 2);
+    let without = std::fs::read_to_string(b.join("b/deeper/y.mp4/report.html")).unwrap();
+    assert!(!without.contains("data:image/jpeg"));
     drv.goto(&format!("file://{}", index.display()));
     drv.wait_for("document.readyState === 'complete'", "the index");
     let frames_col = "return [...document.querySelectorAll('table.index tbody tr')].map(r => r.cells[1].textContent);";
