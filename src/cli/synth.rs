@@ -675,9 +675,8 @@ fn run_video(a: VideoArgs) -> Result<i32> {
     }
     writer.release()?;
     tf.manoeuvres = drive.manoeuvres.clone();
-    if !drive.manoeuvres.is_empty() {
-        tf.events = truth::true_events(&tf.frames, a.fps, &lanes::config::EventsConfig::default());
-    }
+    // Lane changes, departures and tight bends of the true geometry (none on the default road).
+    tf.events = truth::true_events(&tf.frames, a.fps, &lanes::config::EventsConfig::default());
     tf.save(&a.output.join(format!("{}.json", a.name)))?;
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     eprintln!(
