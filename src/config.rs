@@ -18,6 +18,7 @@ pub struct Config {
     pub confidence: ConfidenceConfig,
     pub render: RenderConfig,
     pub units: UnitsConfig,
+    pub events: EventsConfig,
 }
 
 /// How lane-marking pixels are told from the road.
@@ -374,6 +375,59 @@ impl Default for UnitsConfig {
     }
 }
 
+/// Lane events found in telemetry (`lanes events`, `lanes report`; `src/events.rs`).
+/// Times in seconds, lengths in metres.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EventsConfig {
+    /// A span of frames with status `none` at least this long is a `lane_lost` event.
+    /// `predicted` frames do not count as lost (a lane is drawn). Default 0.5.
+    pub lost_min_s: f64,
+    /// A lane change is an offset jump of at least this fraction of the lane width with a
+    /// sign flip. Default 0.6 (a full change jumps by about 1.0 lane width).
+    pub lane_change_min_jump: f64,
+    /// ... and at most this fraction of the lane width. Default 1.4.
+    pub lane_change_max_jump: f64,
+    /// The jump may span a gap of frames without an offset (status `none`) this long at most;
+    /// a `none` span inside a lane change is part of it, not a `lane_lost`. Default 1.5.
+    pub lane_change_max_gap_s: f64,
+    /// Width of the car: its outer edges are `car_width_m / 2` either side of the camera.
+    /// Default 1.8.
+    pub car_width_m: f64,
+    /// A departure warning needs the car's edge this far past a line's centre. Default 0.1.
+    pub departure_margin_m: f64,
+    /// ... for at least this long. Default 0.3.
+    pub departure_min_s: f64,
+    /// A departure whose span ends at most this long before a lane change to the same side
+    /// is that lane change's start, not a warning. Default 1.0.
+    pub lane_change_grace_s: f64,
+    /// Lateral speed at a warning: least-squares slope of the offset over this long before
+    /// the warning's first frame. Default 0.5.
+    pub lateral_speed_window_s: f64,
+    /// A tracked radius below this is a tight bend. Default 250.
+    pub tight_radius_m: f64,
+    /// ... for at least this long. Default 0.5.
+    pub tight_min_s: f64,
+}
+
+impl Default for EventsConfig {
+    fn default() -> Self {
+        Self {
+            lost_min_s: 0.5,
+            lane_change_min_jump: 0.6,
+            lane_change_max_jump: 1.4,
+            lane_change_max_gap_s: 1.5,
+            car_width_m: 1.8,
+            departure_margin_m: 0.1,
+            departure_min_s: 0.3,
+            lane_change_grace_s: 1.0,
+            lateral_speed_window_s: 0.5,
+            tight_radius_m: 250.0,
+            tight_min_s: 0.5,
+        }
+    }
+}
+
 fn bad(key: &str, value: impl std::fmt::Display, expected: &str) -> Error {
     Error::ConfigValue {
         key: key.to_string(),
@@ -638,6 +692,59 @@ impl Config {
         }
         if !(2..=1000).contains(&r.polygon_points) {
             return Err(bad("render.polygon_points", r.polygon_points, "2..=1000"));
+        }
+        let e = &self.events;
+        for (key, v, lo, hi) in [
+            ("events.lost_min_s", e.lost_min_s, 0.0, 3600.0),
+            (
+                "events.lane_change_min_jump",
+                e.lane_change_min_jump,
+                0.1,
+                2.0,
+            ),
+            (
+                "events.lane_change_max_jump",
+                e.lane_change_max_jump,
+                0.1,
+                3.0,
+            ),
+            (
+                "events.lane_change_max_gap_s",
+                e.lane_change_max_gap_s,
+                0.0,
+                60.0,
+            ),
+            ("events.car_width_m", e.car_width_m, 0.5, 5.0),
+            ("events.departure_margin_m", e.departure_margin_m, -2.0, 2.0),
+            ("events.departure_min_s", e.departure_min_s, 0.0, 60.0),
+            (
+                "events.lane_change_grace_s",
+                e.lane_change_grace_s,
+                0.0,
+                60.0,
+            ),
+            (
+                "events.lateral_speed_window_s",
+                e.lateral_speed_window_s,
+                0.04,
+                10.0,
+            ),
+            ("events.tight_radius_m", e.tight_radius_m, 1.0, 100_000.0),
+            ("events.tight_min_s", e.tight_min_s, 0.0, 3600.0),
+        ] {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                return Err(bad(key, v, &format!("{lo}..={hi}")));
+            }
+        }
+        if e.lane_change_min_jump >= e.lane_change_max_jump {
+            return Err(bad(
+                "events.lane_change_min_jump",
+                e.lane_change_min_jump,
+                &format!(
+                    "less than events.lane_change_max_jump = {}",
+                    e.lane_change_max_jump
+                ),
+            ));
         }
         let u = &self.units;
         if !(u.xm_per_px.is_finite() && u.xm_per_px > 0.0 && u.xm_per_px < 10.0) {

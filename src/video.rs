@@ -115,6 +115,17 @@ impl VideoSource {
     pub fn skip(&mut self) -> Result<bool> {
         Ok(self.cap.grab().unwrap_or(false))
     }
+
+    /// Seek so that the next `read` returns frame `n` (0-based). False when the backend
+    /// does not report that position afterwards (the position is then unknown).
+    pub fn seek(&mut self, n: usize) -> Result<bool> {
+        let set = self
+            .cap
+            .set(videoio::CAP_PROP_POS_FRAMES, n as f64)
+            .unwrap_or(false);
+        let at = self.cap.get(videoio::CAP_PROP_POS_FRAMES).unwrap_or(-1.0);
+        Ok(set && (at - n as f64).abs() < 0.5)
+    }
 }
 
 /// Which encoder a sink uses.

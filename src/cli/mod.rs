@@ -11,8 +11,10 @@ pub mod bench;
 pub mod calibrate;
 pub mod config_cmd;
 pub mod eval;
+pub mod events;
 pub mod image;
 pub mod perspective;
+pub mod report;
 pub mod synth;
 pub mod tune;
 pub mod video;
@@ -58,6 +60,10 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Print or check configuration files.
     Config(config_cmd::ConfigArgs),
+    /// Lane events of a drive's telemetry: lane lost, lane change, departure, tight bend.
+    Events(events::EventsArgs),
+    /// A self-contained HTML report of a drive (plots, events, thumbnails) or of a batch folder.
+    Report(report::ReportArgs),
 }
 
 /// Parse the command line and run; returns the process exit code.
@@ -75,6 +81,8 @@ pub fn run() -> Result<i32> {
         Command::Perspective(a) => perspective::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Config(a) => config_cmd::run(a),
+        Command::Events(a) => events::run(a),
+        Command::Report(a) => report::run(a),
     }
 }
 

@@ -10,7 +10,7 @@ use lanes::synth::rig::{QuadGeometry, Rig};
 use lanes::synth::road::{curvature, CurvatureProfile, Direction, Segment, VehiclePose};
 use lanes::synth::scene::{Renderer, SceneOptions};
 use lanes::synth::truth::{self, FrameInfo, TruthFile};
-use lanes::synth::{self as synth, chessboard, Drive, RoadSpec, Suite};
+use lanes::synth::{self as synth, chessboard, Drive, Manoeuvre, RoadSpec, Suite};
 use opencv::core::{Size, Vector};
 use opencv::prelude::*;
 use opencv::{imgcodecs, videoio};
@@ -279,10 +279,74 @@ struct VideoArgs {
     /// A white car in the lane to the right, starting this far ahead, 2 m/s slower than us, m.
     #[arg(long, value_name = "M")]
     car: Option<f64>,
+    /// A lane change starting at this time, s (repeatable): the first goes one lane to the
+    /// right, the next back to the left, and so on. Draws the right lane's edge line.
+    #[arg(long, value_name = "S")]
+    lane_change: Vec<f64>,
+    /// Duration of each lane change, s.
+    #[arg(long, default_value_t = 3.0, value_name = "S")]
+    lane_change_duration: f64,
+    /// A slow drift over a line starting at this time, s (repeatable): the offset moves by
+    /// --drift-over-offset over --drift-over-ramp seconds, stays 1.5 s, and comes back; towards
+    /// the right line in the first lane, the left line after a change to the right.
+    #[arg(long, value_name = "S")]
+    drift_over: Vec<f64>,
+    /// How far a drift over a line moves the car, m.
+    #[arg(long, default_value_t = 1.3, value_name = "M")]
+    drift_over_offset: f64,
+    /// Ramp time of a drift over a line, each way, s.
+    #[arg(long, default_value_t = 2.5, value_name = "S")]
+    drift_over_ramp: f64,
     #[command(flatten)]
     look: LookArgs,
     #[command(flatten)]
     rig: RigArgs,
+}
+
+/// The lane changes and drifts of `lanes synth video`'s flags, in time order.
+fn manoeuvres(a: &VideoArgs) -> Result<Vec<Manoeuvre>> {
+    for (name, v, lo, hi) in [
+        ("--lane-change-duration", a.lane_change_duration, 0.2, 30.0),
+        ("--drift-over-offset", a.drift_over_offset, 0.0, 3.0),
+        ("--drift-over-ramp", a.drift_over_ramp, 0.2, 30.0),
+    ] {
+        if !(v.is_finite() && (lo..=hi).contains(&v)) {
+            anyhow::bail!("{name} = {v} (expected {lo}..={hi})");
+        }
+    }
+    let mut starts: Vec<(f64, bool)> = a
+        .lane_change
+        .iter()
+        .map(|t| (*t, true))
+        .chain(a.drift_over.iter().map(|t| (*t, false)))
+        .collect();
+    for (t, _) in &starts {
+        if !(t.is_finite() && *t >= 0.0 && *t <= a.seconds) {
+            anyhow::bail!("manoeuvre start {t} s (expected 0..={} s)", a.seconds);
+        }
+    }
+    starts.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut in_right_lane = false;
+    let mut out = Vec::new();
+    for (t, change) in starts {
+        if change {
+            out.push(Manoeuvre::LaneChange {
+                start_s: t,
+                duration_s: a.lane_change_duration,
+                right: !in_right_lane,
+            });
+            in_right_lane = !in_right_lane;
+        } else {
+            let sign = if in_right_lane { -1.0 } else { 1.0 };
+            out.push(Manoeuvre::Drift {
+                start_s: t,
+                ramp_s: a.drift_over_ramp,
+                hold_s: 1.5,
+                offset_m: sign * a.drift_over_offset,
+            });
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Args)]
@@ -434,6 +498,8 @@ fn truth_header(
         scene: *opts,
         profile: profile.clone(),
         frames: Vec::new(),
+        manoeuvres: Vec::new(),
+        events: Vec::new(),
     }
 }
 
@@ -548,7 +614,12 @@ fn run_video(a: VideoArgs) -> Result<i32> {
         drift_m: a.drift,
         drift_period_s: a.drift_period,
         car: a.car.map(|ahead| (ahead, a.speed - 2.0)),
+        manoeuvres: manoeuvres(&a)?,
     };
+    let mut opts = opts;
+    if !a.lane_change.is_empty() {
+        opts.edge_line = true;
+    }
     ensure_out_dir(&a.output)?;
     let (cam, cfg) = write_rig_files(
         &a.output,
@@ -574,7 +645,7 @@ fn run_video(a: VideoArgs) -> Result<i32> {
     let t0 = Instant::now();
     for i in 0..n {
         let t = i as f64 / a.fps;
-        let pose = drive.pose(t);
+        let pose = drive.pose_in(t, opts.lane_width_m);
         let car = drive.car_at(t, opts.lane_width_m);
         let (img, ft) = synth::render_frame(
             &renderer,
@@ -603,6 +674,9 @@ fn run_video(a: VideoArgs) -> Result<i32> {
         }
     }
     writer.release()?;
+    tf.manoeuvres = drive.manoeuvres.clone();
+    // Lane changes, departures and tight bends of the true geometry (none on the default road).
+    tf.events = truth::true_events(&tf.frames, a.fps, &lanes::config::EventsConfig::default());
     tf.save(&a.output.join(format!("{}.json", a.name)))?;
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     eprintln!(

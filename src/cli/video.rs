@@ -47,6 +47,12 @@ pub struct VideoArgs {
     /// Run everything on one thread (same results, slower).
     #[arg(long)]
     pub single_thread: bool,
+    /// Write the lane events (`lanes events --json`) to this file at the end of the run.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+    /// Write the drive's HTML report (`lanes report`) at the end, thumbnails from the input.
+    #[arg(long, value_name = "report.html")]
+    pub report: Option<PathBuf>,
 }
 
 pub fn run(a: VideoArgs) -> Result<i32> {
@@ -96,7 +102,19 @@ pub fn run(a: VideoArgs) -> Result<i32> {
             pb.set_position(n as u64);
         }
     };
-    let summary = video::run(&job, &cfg, camera.as_ref(), &mut |_| {}, &progress);
+    let keep = a.events.is_some() || a.report.is_some();
+    let mut records: Vec<lanes::telemetry::FrameRecord> = Vec::new();
+    let summary = video::run(
+        &job,
+        &cfg,
+        camera.as_ref(),
+        &mut |r| {
+            if keep {
+                records.push(r.clone());
+            }
+        },
+        &progress,
+    );
     if let Some(pb) = &bar {
         pb.finish_and_clear();
     }
@@ -125,6 +143,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         s.rejected,
         s.fps()
     );
+    super::report::after_video(&a, &records, &cfg)?;
     if let Some(n) = s.truncated_at {
         eprintln!(
             "lanes: {}: decoding stopped at frame {n}; the {} frames read were written",

@@ -117,17 +117,95 @@ pub struct Drive {
     pub drift_period_s: f64,
     /// A car in the lane to the right: distance ahead at t = 0 and its speed, m and m/s.
     pub car: Option<(f64, f64)>,
+    /// Lane changes and drifts over a line, added to the offset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub manoeuvres: Vec<Manoeuvre>,
+}
+
+/// A lateral manoeuvre of a drive; each moves the vehicle smoothly (a raised-cosine ramp).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Manoeuvre {
+    /// Move one lane width to the right (`right`) or left over `duration_s` from `start_s`.
+    LaneChange {
+        start_s: f64,
+        duration_s: f64,
+        right: bool,
+    },
+    /// Drift `offset_m` sideways (positive right) over `ramp_s`, stay `hold_s`, come back
+    /// over `ramp_s`.
+    Drift {
+        start_s: f64,
+        ramp_s: f64,
+        hold_s: f64,
+        offset_m: f64,
+    },
+}
+
+/// 0 before `t0`, 1 after `t0 + dur`, a raised cosine in between.
+fn ramp(t: f64, t0: f64, dur: f64) -> f64 {
+    let x = ((t - t0) / dur.max(1e-6)).clamp(0.0, 1.0);
+    0.5 - 0.5 * (std::f64::consts::PI * x).cos()
+}
+
+impl Manoeuvre {
+    /// Lateral displacement at time `t` (m, positive right); `lane_width_m` for a change.
+    pub fn offset_at(&self, t: f64, lane_width_m: f64) -> f64 {
+        match *self {
+            Manoeuvre::LaneChange {
+                start_s,
+                duration_s,
+                right,
+            } => {
+                let d = if right { lane_width_m } else { -lane_width_m };
+                d * ramp(t, start_s, duration_s)
+            }
+            Manoeuvre::Drift {
+                start_s,
+                ramp_s,
+                hold_s,
+                offset_m,
+            } => offset_m * (ramp(t, start_s, ramp_s) - ramp(t, start_s + ramp_s + hold_s, ramp_s)),
+        }
+    }
 }
 
 impl Drive {
-    /// The vehicle pose at time `t` (heading follows the drift: yaw = -atan(d offset / ds)).
-    pub fn pose(&self, t: f64) -> VehiclePose {
+    /// Lateral offset from the first lane's centre at time `t`, m.
+    pub fn offset_at(&self, t: f64, lane_width_m: f64) -> f64 {
         let w = std::f64::consts::TAU / self.drift_period_s.max(1e-3);
-        let offset = self.offset_mean_m + self.drift_m * (w * t).sin();
-        let d_ds = self.drift_m * w * (w * t).cos() / self.speed_mps.max(1e-3);
+        self.offset_mean_m
+            + self.drift_m * (w * t).sin()
+            + self
+                .manoeuvres
+                .iter()
+                .map(|m| m.offset_at(t, lane_width_m))
+                .sum::<f64>()
+    }
+
+    /// The vehicle pose at time `t` (heading follows the lateral motion: yaw = -atan(d offset /
+    /// ds)).
+    pub fn pose(&self, t: f64) -> VehiclePose {
+        self.pose_in(t, 3.7)
+    }
+
+    /// `pose` on a road whose lanes are `lane_width_m` wide (lane changes move by one width).
+    pub fn pose_in(&self, t: f64, lane_width_m: f64) -> VehiclePose {
+        let h = 1e-3;
+        let w = std::f64::consts::TAU / self.drift_period_s.max(1e-3);
+        let d_dt = self.drift_m * w * (w * t).cos()
+            + self
+                .manoeuvres
+                .iter()
+                .map(|m| {
+                    (m.offset_at(t + h, lane_width_m) - m.offset_at(t - h, lane_width_m))
+                        / (2.0 * h)
+                })
+                .sum::<f64>();
+        let d_ds = d_dt / self.speed_mps.max(1e-3);
         VehiclePose {
             s_m: self.start_s_m + self.speed_mps * t,
-            offset_m: offset,
+            offset_m: self.offset_at(t, lane_width_m),
             yaw_rad: -d_ds.atan(),
         }
     }

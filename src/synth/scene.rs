@@ -38,6 +38,10 @@ pub struct SceneOptions {
     pub noise: f64,
     /// Seed of every texture, hazard placement and noise.
     pub seed: u64,
+    /// A solid white line at the right edge of the lane to the right (so that lane can be
+    /// followed after a lane change). Default false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub edge_line: bool,
 }
 
 impl Default for SceneOptions {
@@ -54,6 +58,7 @@ impl Default for SceneOptions {
             texture: 10.0,
             noise: 2.0,
             seed: 1,
+            edge_line: false,
         }
     }
 }
@@ -476,6 +481,9 @@ impl Shader<'_> {
             return Material::Yellow;
         }
         if (d - half).abs() < lw && s.rem_euclid(o.dash_m + o.gap_m) < o.dash_m {
+            return Material::White;
+        }
+        if o.edge_line && (d - half - o.lane_width_m).abs() < lw {
             return Material::White;
         }
         if o.seams {

@@ -62,6 +62,49 @@ pub struct TruthFile {
     pub scene: SceneOptions,
     pub profile: CurvatureProfile,
     pub frames: Vec<FrameTruth>,
+    /// Lane changes and drifts of a video drive (`lanes synth video --lane-change/--drift-over`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub manoeuvres: Vec<super::Manoeuvre>,
+    /// The drive's lane events from its true geometry (`true_events`, default thresholds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::events::Event>,
+}
+
+/// The lane events of a drive from its truth: each frame's true offset is taken in the lane
+/// the vehicle is in (the offset from the first lane's centre minus whole lane widths), with
+/// the true lateral lane width and radius, and `events::detect` applies the definitions of
+/// `cfg` to these exact numbers.
+pub fn true_events(
+    frames: &[FrameTruth],
+    fps: f64,
+    cfg: &crate::config::EventsConfig,
+) -> Vec<crate::events::Event> {
+    let records: Vec<crate::telemetry::FrameRecord> = frames
+        .iter()
+        .map(|f| {
+            let w = f.lane_width_lateral_m;
+            let ego = f.offset_m - w * (f.offset_m / w).round();
+            let a = -f.curvature_per_m;
+            crate::telemetry::FrameRecord {
+                frame: f.frame,
+                time_s: f.time_s,
+                search: "truth".into(),
+                detected: true,
+                status: "both".into(),
+                left_confidence: 1.0,
+                right_confidence: 1.0,
+                confidence: 1.0,
+                left_fit: Some(Poly2::new(a, 0.0, 0.0)),
+                right_fit: Some(Poly2::new(a, 0.0, 0.0)),
+                radius_m: Some(f.radius_m.unwrap_or(measure::RADIUS_CAP_M)),
+                offset_m: Some(ego),
+                lane_width_m: Some(w),
+                left_pixels: 0,
+                right_pixels: 0,
+            }
+        })
+        .collect();
+    crate::events::detect(&records, fps, cfg)
 }
 
 /// The truth of one frame.

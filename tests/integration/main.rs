@@ -13,6 +13,7 @@ mod eval;
 mod image;
 mod layers;
 mod perspective;
+mod report;
 mod synth;
 mod tune;
 mod video;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod browser;
+pub(crate) mod browser;
 pub mod http;
 
 /// A running `lanes tune` server; stopped with SIGINT on `stop()` (killed on drop otherwise).

@@ -21,7 +21,7 @@ fn find_program(candidates: &[&str]) -> Option<PathBuf> {
 }
 
 /// chromedriver and the Chromium binary, or the reason they are missing.
-fn browser() -> Result<(PathBuf, PathBuf), String> {
+pub(crate) fn browser() -> Result<(PathBuf, PathBuf), String> {
     let driver = find_program(&["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"])
         .ok_or("chromedriver not found (apt-get install chromium-driver)")?;
     let chrome = find_program(&["/usr/lib/chromium/chromium", "/usr/bin/chromium"])
@@ -29,7 +29,7 @@ fn browser() -> Result<(PathBuf, PathBuf), String> {
     Ok((driver, chrome))
 }
 
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     base: String,
     session: String,
@@ -54,7 +54,7 @@ fn free_port() -> u16 {
 }
 
 impl Driver {
-    fn start(driver: &Path, chrome: &Path, profile: &Path) -> Driver {
+    pub(crate) fn start(driver: &Path, chrome: &Path, profile: &Path) -> Driver {
         let port = free_port();
         let child = Command::new(driver)
             .arg(format!("--port={port}"))
@@ -85,6 +85,7 @@ impl Driver {
         }
         let caps = json!({ "capabilities": { "alwaysMatch": {
             "browserName": "chrome",
+            "goog:loggingPrefs": { "browser": "ALL" },
             "goog:chromeOptions": {
                 "binary": chrome.to_str().unwrap(),
                 "args": [
@@ -114,15 +115,15 @@ impl Driver {
         r.json()["value"].clone()
     }
 
-    fn goto(&self, url: &str) {
+    pub(crate) fn goto(&self, url: &str) {
         self.cmd("url", json!({ "url": url }));
     }
 
-    fn js(&self, script: &str) -> Value {
+    pub(crate) fn js(&self, script: &str) -> Value {
         self.cmd("execute/sync", json!({ "script": script, "args": [] }))
     }
 
-    fn find(&self, css: &str) -> String {
+    pub(crate) fn find(&self, css: &str) -> String {
         let v = self.cmd("element", json!({ "using": "css selector", "value": css }));
         v[ELEMENT]
             .as_str()
@@ -134,12 +135,12 @@ impl Driver {
         self.cmd(&format!("element/{el}/value"), json!({ "text": text }));
     }
 
-    fn click(&self, el: &str) {
+    pub(crate) fn click(&self, el: &str) {
         self.cmd(&format!("element/{el}/click"), json!({}));
     }
 
     /// Poll a JS expression until it is truthy; returns its value.
-    fn wait_for(&self, expr: &str, what: &str) -> Value {
+    pub(crate) fn wait_for(&self, expr: &str, what: &str) -> Value {
         let t0 = Instant::now();
         loop {
             let v = self.js(&format!("return ({expr});"));
@@ -154,7 +155,13 @@ impl Driver {
         }
     }
 
-    fn screenshot(&self, path: &Path) {
+    /// The page's console messages so far (chromedriver's `browser` log).
+    pub(crate) fn console_log(&self) -> Vec<Value> {
+        let v = self.cmd("se/log", json!({ "type": "browser" }));
+        v.as_array().cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn screenshot(&self, path: &Path) {
         let r = http::get(&self.url("screenshot"));
         assert_eq!(r.status, 200);
         use base64::Engine;

@@ -1,0 +1,124 @@
+//! `lanes report`: a self-contained HTML report of one drive's telemetry, or an index over a
+//! `lanes batch` output folder with one report per drive.
+
+use super::load_config;
+use anyhow::Result;
+use clap::Args;
+use lanes::report::{self, index, ReportOptions};
+use lanes::telemetry;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Telemetry (`lanes video --telemetry F.jsonl`) or a `lanes batch` output folder (every
+    /// `telemetry.jsonl` under it gets a `report.html` beside it; `-o` is then the index).
+    pub input: PathBuf,
+    /// Output HTML file.
+    #[arg(short, long, value_name = "report.html")]
+    pub output: PathBuf,
+    /// The drive's video (original or overlay) for event thumbnails.
+    #[arg(long, value_name = "IN.mp4")]
+    pub video: Option<PathBuf>,
+    /// At most N thumbnails (the first N events). For a batch folder, thumbnails come from the
+    /// input video named in each drive's `summary.json` (0 = none).
+    #[arg(long, default_value_t = 24, value_name = "N")]
+    pub thumbnails: usize,
+    /// Configuration TOML; its `[events]` section holds the event thresholds.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+pub fn run(a: ReportArgs) -> Result<i32> {
+    let cfg = load_config(a.config.as_deref())?;
+    if a.input.is_dir() {
+        if a.video.is_some() {
+            anyhow::bail!(
+                "{}: --video applies to one drive's telemetry, not to a batch folder",
+                a.input.display()
+            );
+        }
+        let o = index::write_batch(&a.input, &a.output, &cfg.events, a.thumbnails)?;
+        for d in &o.drives {
+            for w in &d.warnings {
+                eprintln!("lanes: {w}");
+            }
+            if let Some(e) = &d.error {
+                eprintln!("lanes: {e}");
+            }
+        }
+        eprintln!(
+            "lanes report: {} drives ({} failed), {} frames, index {}",
+            o.drives.len(),
+            o.failed(),
+            o.total.frames,
+            a.output.display()
+        );
+        return Ok(if o.failed() > 0 { 1 } else { 0 });
+    }
+    let (records, w) = telemetry::read_jsonl(&a.input)?;
+    let warnings: Vec<String> = report::read_warning(&a.input, &w, records.len())
+        .into_iter()
+        .collect();
+    let opts = ReportOptions {
+        title: a.input.display().to_string(),
+        video: a.video.clone(),
+        thumbnails: a.thumbnails,
+        warnings,
+        check_frame_count: true,
+    };
+    let r = report::write_drive_report(&records, &cfg.events, &opts, &a.output)?;
+    for w in &r.warnings {
+        eprintln!("lanes: {w}");
+    }
+    eprintln!(
+        "lanes report: {} frames, {} events, {} thumbnails, {:.0} KB, {}",
+        r.stats.frames,
+        r.events.len(),
+        r.thumbnails,
+        r.html.len() as f64 / 1024.0,
+        a.output.display()
+    );
+    Ok(0)
+}
+
+/// `lanes video --events F --report R`: write the events and the report from the run's records.
+pub fn after_video(
+    a: &super::video::VideoArgs,
+    records: &[lanes::telemetry::FrameRecord],
+    cfg: &lanes::config::Config,
+) -> Result<()> {
+    if records.is_empty() {
+        if a.events.is_some() || a.report.is_some() {
+            anyhow::bail!(
+                "{}: no frame was analysed: no events or report written",
+                a.input.display()
+            );
+        }
+        return Ok(());
+    }
+    let fps = lanes::events::fps_of(records, 25.0);
+    if let Some(p) = &a.events {
+        let ev = lanes::events::detect(records, fps, &cfg.events);
+        lanes::events::write_json(p, &ev)?;
+        eprintln!("lanes video: {} events, {}", ev.len(), p.display());
+    }
+    if let Some(p) = &a.report {
+        let opts = ReportOptions {
+            title: a.input.display().to_string(),
+            video: Some(a.input.clone()),
+            thumbnails: 24,
+            warnings: Vec::new(),
+            check_frame_count: false,
+        };
+        let r = report::write_drive_report(records, &cfg.events, &opts, p)?;
+        for w in &r.warnings {
+            eprintln!("lanes: {w}");
+        }
+        eprintln!(
+            "lanes video: report {} ({} events)",
+            p.display(),
+            r.events.len()
+        );
+    }
+    Ok(())
+}
