@@ -27,9 +27,9 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["pipeline", "synth"],
     &["render"],
-    &["present", "autoperspective", "report"],
-    &["video", "eval", "tune", "batch", "queue"],
-    &["floors"],
+    &["present", "autoperspective"],
+    &["video"],
+    &["eval", "tune", "report", "batch", "queue", "floors"],
     &["cli"],
 ];
 
