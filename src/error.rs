@@ -51,6 +51,8 @@ pub enum Error {
     Video { path: PathBuf, message: String },
     #[error("{0}")]
     Invalid(String),
+    #[error("{path}: interrupted")]
+    Interrupted { path: PathBuf },
     #[error("opencv: {0}")]
     OpenCv(#[from] opencv::Error),
 }

@@ -16,6 +16,7 @@
 //! `none` and (video only) `predicted`.
 
 pub mod autoperspective;
+pub mod batch;
 pub mod calibrate;
 pub mod camera;
 pub mod cancel;

@@ -7,6 +7,7 @@ use lanes::camera::Camera;
 use lanes::config::Config;
 use std::path::{Path, PathBuf};
 
+pub mod batch;
 pub mod bench;
 pub mod calibrate;
 pub mod config_cmd;
@@ -54,6 +55,8 @@ enum Command {
     Tune(tune::TuneArgs),
     /// Estimate the perspective quad and metres-per-pixel from straight-road frames.
     Perspective(perspective::PerspectiveArgs),
+    /// Many videos in one process: resumable, one output folder per video, batch.json/csv.
+    Batch(batch::BatchArgs),
     /// Measure decode, encode and pipeline speed on a video.
     Bench(bench::BenchArgs),
     /// Print or check configuration files.
@@ -73,6 +76,7 @@ pub fn run() -> Result<i32> {
         Command::Eval(a) => eval::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Perspective(a) => perspective::run(a),
+        Command::Batch(a) => batch::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Config(a) => config_cmd::run(a),
     }
