@@ -51,6 +51,8 @@ pub enum Error {
     Video { path: PathBuf, message: String },
     #[error("{0}")]
     Invalid(String),
+    #[error("{url}: {message}")]
+    Redis { url: String, message: String },
     #[error("{path}: interrupted")]
     Interrupted { path: PathBuf },
     #[error("opencv: {0}")]

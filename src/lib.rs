@@ -28,6 +28,7 @@ pub mod fit;
 pub mod frame;
 pub mod measure;
 pub mod pipeline;
+pub mod queue;
 pub mod render;
 pub mod stats;
 pub mod summary;

@@ -14,6 +14,7 @@ pub mod config_cmd;
 pub mod eval;
 pub mod image;
 pub mod perspective;
+pub mod queue;
 pub mod synth;
 pub mod tune;
 pub mod video;
@@ -57,6 +58,8 @@ enum Command {
     Perspective(perspective::PerspectiveArgs),
     /// Many videos in one process: resumable, one output folder per video, batch.json/csv.
     Batch(batch::BatchArgs),
+    /// Redis Streams job queue: push videos, run workers, show the queue's state.
+    Queue(queue::QueueArgs),
     /// Measure decode, encode and pipeline speed on a video.
     Bench(bench::BenchArgs),
     /// Print or check configuration files.
@@ -77,9 +80,18 @@ pub fn run() -> Result<i32> {
         Command::Tune(a) => tune::run(a),
         Command::Perspective(a) => perspective::run(a),
         Command::Batch(a) => batch::run(a),
+        Command::Queue(a) => queue::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Config(a) => config_cmd::run(a),
     }
+}
+
+/// The run's `--preset`.
+pub fn preset() -> lanes::config::Preset {
+    PRESET
+        .get()
+        .copied()
+        .unwrap_or(lanes::config::Preset::Robust)
 }
 
 /// Load the config file if given over the run's preset (else the preset) and validate it.
