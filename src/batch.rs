@@ -669,8 +669,8 @@ impl Row {
 pub struct BatchReport {
     pub lanes_version: String,
     pub videos: Vec<Row>,
-    /// Totals: frames and seconds summed over the videos, fps = frames / wall-clock seconds of
-    /// this run, shares over all frames.
+    /// Totals: frames and seconds summed over the videos, fps = frames processed by this run
+    /// (skipped videos left out) / its wall-clock seconds, shares over all frames.
     pub totals: Row,
     pub done: usize,
     pub failed: usize,
@@ -683,6 +683,7 @@ impl BatchReport {
     pub fn new(outcomes: &[Outcome], wall_seconds: f64) -> Self {
         let mut total = DriveStats::default();
         let mut frames = 0;
+        let mut processed_frames = 0;
         let mut seconds = 0.0;
         let mut rows = Vec::new();
         let (mut done, mut failed, mut interrupted, mut skipped) = (0, 0, 0, 0);
@@ -697,6 +698,9 @@ impl BatchReport {
                 Status::Interrupted => interrupted += 1,
             }
             skipped += o.skipped as usize;
+            if !o.skipped {
+                processed_frames += r.frames;
+            }
             rows.push(Row::new(
                 o.item.rel.clone(),
                 r.status.as_str().to_string(),
@@ -709,7 +713,7 @@ impl BatchReport {
             ));
         }
         let fps = if wall_seconds > 0.0 {
-            frames as f64 / wall_seconds
+            processed_frames as f64 / wall_seconds
         } else {
             0.0
         };

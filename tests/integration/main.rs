@@ -7,11 +7,13 @@ use opencv::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod batch;
 mod calibrate;
 mod config;
 mod eval;
 mod image;
 mod perspective;
+mod queue;
 mod synth;
 mod tune;
 mod video;
