@@ -99,7 +99,11 @@ pub fn collect_inputs(inputs: &[PathBuf]) -> Result<Vec<Item>> {
                     continue;
                 }
                 let p = PathBuf::from(line);
-                let path = if p.is_absolute() { p.clone() } else { base.join(&p) };
+                let path = if p.is_absolute() {
+                    p.clone()
+                } else {
+                    base.join(&p)
+                };
                 items.push(Item {
                     path,
                     rel: rel_name(&p),
@@ -111,7 +115,10 @@ pub fn collect_inputs(inputs: &[PathBuf]) -> Result<Vec<Item>> {
             if found.is_empty() {
                 return Err(Error::Io {
                     path: input.clone(),
-                    message: format!("no video files ({}) in directory", VIDEO_EXTENSIONS.join(", ")),
+                    message: format!(
+                        "no video files ({}) in directory",
+                        VIDEO_EXTENSIONS.join(", ")
+                    ),
                 });
             }
             for p in found {
@@ -230,7 +237,9 @@ impl Setup {
             None => Config::preset(preset),
         };
         cfg.validate()?;
-        let cam = camera.map(|p| Camera::load(p).map(|c| (c, p))).transpose()?;
+        let cam = camera
+            .map(|p| Camera::load(p).map(|c| (c, p)))
+            .transpose()?;
         Self::new(cfg, cam)
     }
 
@@ -461,10 +470,7 @@ pub fn process(
     remove_partials(&dir);
     if !opts.force {
         if let Some(prev) = read_report(&dir) {
-            let complete = prev
-                .outputs
-                .iter()
-                .all(|o| dir.join(o).is_file());
+            let complete = prev.outputs.iter().all(|o| dir.join(o).is_file());
             if prev.status == Status::Done && complete && prev.same_job(&report) {
                 return Outcome {
                     item: item.clone(),
@@ -475,7 +481,15 @@ pub fn process(
         }
     }
     let started = Instant::now();
-    let result = run_one(setup, item, opts, cancel, progress, &dir, video_name.as_deref());
+    let result = run_one(
+        setup,
+        item,
+        opts,
+        cancel,
+        progress,
+        &dir,
+        video_name.as_deref(),
+    );
     report.seconds = started.elapsed().as_secs_f64();
     match result {
         Ok((summary, stats)) => {
@@ -533,7 +547,8 @@ fn run_one(
     dir: &Path,
     video_name: Option<&str>,
 ) -> Result<(video::VideoSummary, DriveStats)> {
-    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, format!("cannot create output folder: {e}")))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| io_err(dir, format!("cannot create output folder: {e}")))?;
     // From here on the video counts as not done until its new summary is written.
     match std::fs::remove_file(dir.join(SUMMARY)) {
         Ok(()) => {}
@@ -647,7 +662,16 @@ pub struct Row {
 }
 
 impl Row {
-    fn new(path: String, status: String, skipped: bool, frames: usize, seconds: f64, fps: f64, s: &DriveStats, error: Option<String>) -> Self {
+    fn new(
+        path: String,
+        status: String,
+        skipped: bool,
+        frames: usize,
+        seconds: f64,
+        fps: f64,
+        s: &DriveStats,
+        error: Option<String>,
+    ) -> Self {
         Self {
             path,
             status,
@@ -720,7 +744,16 @@ impl BatchReport {
         Self {
             lanes_version: LANES_VERSION.to_string(),
             videos: rows,
-            totals: Row::new("TOTAL".into(), String::new(), false, frames, seconds, fps, &total, None),
+            totals: Row::new(
+                "TOTAL".into(),
+                String::new(),
+                false,
+                frames,
+                seconds,
+                fps,
+                &total,
+                None,
+            ),
             done,
             failed,
             interrupted,
@@ -755,7 +788,10 @@ impl BatchReport {
     /// Write `<stem>.json` and `<stem>.csv` into `dir`, each atomically.
     pub fn write(&self, dir: &Path, stem: &str) -> Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(|e| Error::Invalid(e.to_string()))?;
-        write_atomic(&dir.join(format!("{stem}.json")), format!("{json}\n").as_bytes())?;
+        write_atomic(
+            &dir.join(format!("{stem}.json")),
+            format!("{json}\n").as_bytes(),
+        )?;
         write_atomic(&dir.join(format!("{stem}.csv")), self.to_csv().as_bytes())
     }
 }
@@ -793,8 +829,12 @@ mod tests {
 
     #[test]
     fn shards_partition_names_and_parse_checks_range() {
-        let names: Vec<String> = (0..200).map(|i| format!("d{}/clip{i}.mp4", i % 7)).collect();
-        let shards: Vec<Shard> = (1..=3).map(|i| Shard::parse(&format!("{i}/3")).unwrap()).collect();
+        let names: Vec<String> = (0..200)
+            .map(|i| format!("d{}/clip{i}.mp4", i % 7))
+            .collect();
+        let shards: Vec<Shard> = (1..=3)
+            .map(|i| Shard::parse(&format!("{i}/3")).unwrap())
+            .collect();
         for n in &names {
             assert_eq!(shards.iter().filter(|s| s.owns(n)).count(), 1, "{n}");
         }
@@ -821,7 +861,11 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"{}");
         std::fs::write(d.path().join(".b.json.partial"), b"x").unwrap();
         remove_partials(d.path());
-        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
     }
 }

@@ -97,9 +97,8 @@ impl Queue {
         camera: Option<&Path>,
         config: Option<&Path>,
     ) -> Result<Vec<String>> {
-        let abs = |p: &Path| -> PathBuf {
-            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
-        };
+        let abs =
+            |p: &Path| -> PathBuf { std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()) };
         let mut ids = Vec::new();
         for it in items {
             let mut c = redis::cmd("XADD");
@@ -325,7 +324,16 @@ pub fn work(
                 continue;
             }
         };
-        let end = handle(q, &entry, default_setup, &mut setups, preset, opts, wopts, cancel)?;
+        let end = handle(
+            q,
+            &entry,
+            default_setup,
+            &mut setups,
+            preset,
+            opts,
+            wopts,
+            cancel,
+        )?;
         handled += 1;
         on_job(&end);
     }
@@ -363,7 +371,9 @@ fn next_entry(q: &mut Queue, wopts: &WorkerOptions, lease_ms: u64) -> Result<Opt
             .arg(&name)
             .arg(">"),
     )?;
-    Ok(read.and_then(|r| r.keys.into_iter().next()).and_then(|k| k.ids.into_iter().next()))
+    Ok(read
+        .and_then(|r| r.keys.into_iter().next())
+        .and_then(|k| k.ids.into_iter().next()))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -383,7 +393,12 @@ fn handle(
     let rel: String = entry.get("rel").unwrap_or_default();
     let pending: StreamPendingCountReply = q.query(
         "XPENDING",
-        redis::cmd("XPENDING").arg(&name).arg(GROUP).arg(&id).arg(&id).arg(1),
+        redis::cmd("XPENDING")
+            .arg(&name)
+            .arg(GROUP)
+            .arg(&id)
+            .arg(&id)
+            .arg(1),
     )?;
     let attempt = pending.ids.first().map(|p| p.times_delivered).unwrap_or(1);
     let mut end = JobEnd {
@@ -403,9 +418,18 @@ fn handle(
     if attempt > wopts.max_attempts {
         // Delivered more often than allowed: workers died while processing it.
         end.error = Some(last_error.unwrap_or_else(|| {
-            format!("{path}: {} deliveries without a result (workers died)", attempt - 1)
+            format!(
+                "{path}: {} deliveries without a result (workers died)",
+                attempt - 1
+            )
         }));
-        dead_letter(q, &id, &rel, end.error.as_deref().unwrap_or(""), attempt - 1)?;
+        dead_letter(
+            q,
+            &id,
+            &rel,
+            end.error.as_deref().unwrap_or(""),
+            attempt - 1,
+        )?;
         return Ok(end);
     }
     let item = Item {
@@ -508,7 +532,13 @@ fn handle(
 
 /// Record a failed attempt: dead-letter after `max_attempts`, else leave the job pending so that
 /// a worker takes it again once its lease has run out.
-fn fail(q: &mut Queue, id: &str, mut end: JobEnd, wopts: &WorkerOptions, _name: &str) -> Result<JobEnd> {
+fn fail(
+    q: &mut Queue,
+    id: &str,
+    mut end: JobEnd,
+    wopts: &WorkerOptions,
+    _name: &str,
+) -> Result<JobEnd> {
     let err = end.error.clone().unwrap_or_default();
     let _: () = q.query(
         "HSET",

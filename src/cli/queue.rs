@@ -184,7 +184,10 @@ pub fn run(a: QueueArgs) -> Result<i32> {
                 );
             }
             for d in &s.dead {
-                println!("  dead {} after {} attempts: {}", d.rel, d.attempts, d.error);
+                println!(
+                    "  dead {} after {} attempts: {}",
+                    d.rel, d.attempts, d.error
+                );
             }
             Ok(0)
         }

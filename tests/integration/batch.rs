@@ -184,12 +184,19 @@ fn batch_killed_mid_run_then_rerun_finishes_only_what_is_missing() {
     let err = stderr(&o);
     for (f, m) in finished.iter().zip(&mtimes) {
         let rel = f.trim_end_matches("/summary.json");
-        assert!(err.contains(&format!("skipped {rel}")), "{rel} redone:\n{err}");
+        assert!(
+            err.contains(&format!("skipped {rel}")),
+            "{rel} redone:\n{err}"
+        );
         let now = std::fs::metadata(out.join(f)).unwrap().modified().unwrap();
         assert_eq!(&now, m, "{f} was rewritten");
     }
     assert_eq!(telemetry_by_video(&out), telemetry_by_video(&reference));
-    assert!(partials_under(&out).is_empty(), "{:?}", partials_under(&out));
+    assert!(
+        partials_under(&out).is_empty(),
+        "{:?}",
+        partials_under(&out)
+    );
     let report = read_json(&out.join("batch.json"));
     assert_eq!(report["done"], 8);
     assert_eq!(report["skipped"].as_u64().unwrap() as usize, finished.len());
@@ -250,7 +257,10 @@ fn batch_corrupt_videos_fail_alone_with_exit_1() {
     let o = batch(&[s(&set), "-o", s(&out), "--frames", "5"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains("skipped good.mp4") && err.contains("failed  noise.mp4"), "{err}");
+    assert!(
+        err.contains("skipped good.mp4") && err.contains("failed  noise.mp4"),
+        "{err}"
+    );
     // OUTDIR that cannot be created: one-line error, exit 2.
     let file = dir.path().join("a_file");
     std::fs::write(&file, b"x").unwrap();
