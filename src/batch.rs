@@ -662,29 +662,30 @@ pub struct Row {
 }
 
 impl Row {
-    fn new(
-        path: String,
-        status: String,
-        skipped: bool,
-        frames: usize,
-        seconds: f64,
-        fps: f64,
-        s: &DriveStats,
-        error: Option<String>,
-    ) -> Self {
+    fn with_stats(mut self, s: &DriveStats) -> Self {
+        self.lane_share = s.lane_share();
+        self.search_failed_share = s.search_failed_share();
+        self.offset_abs_mean_m = s.offset_abs_mean_m();
+        self.offset_abs_max_m = (s.offset_frames > 0).then_some(s.offset_abs_max_m);
+        self
+    }
+
+    fn of(o: &Outcome) -> Self {
+        let r = &o.report;
         Self {
-            path,
-            status,
-            skipped,
-            frames,
-            seconds,
-            fps,
-            lane_share: s.lane_share(),
-            search_failed_share: s.search_failed_share(),
-            offset_abs_mean_m: s.offset_abs_mean_m(),
-            offset_abs_max_m: (s.offset_frames > 0).then_some(s.offset_abs_max_m),
-            error,
+            path: o.item.rel.clone(),
+            status: r.status.as_str().to_string(),
+            skipped: o.skipped,
+            frames: r.frames,
+            seconds: r.seconds,
+            fps: r.fps,
+            lane_share: 0.0,
+            search_failed_share: 0.0,
+            offset_abs_mean_m: None,
+            offset_abs_max_m: None,
+            error: r.error.clone(),
         }
+        .with_stats(&r.stats)
     }
 }
 
@@ -725,16 +726,7 @@ impl BatchReport {
             if !o.skipped {
                 processed_frames += r.frames;
             }
-            rows.push(Row::new(
-                o.item.rel.clone(),
-                r.status.as_str().to_string(),
-                o.skipped,
-                r.frames,
-                r.seconds,
-                r.fps,
-                &r.stats,
-                r.error.clone(),
-            ));
+            rows.push(Row::of(o));
         }
         let fps = if wall_seconds > 0.0 {
             processed_frames as f64 / wall_seconds
@@ -744,16 +736,20 @@ impl BatchReport {
         Self {
             lanes_version: LANES_VERSION.to_string(),
             videos: rows,
-            totals: Row::new(
-                "TOTAL".into(),
-                String::new(),
-                false,
+            totals: Row {
+                path: "TOTAL".into(),
+                status: String::new(),
+                skipped: false,
                 frames,
                 seconds,
                 fps,
-                &total,
-                None,
-            ),
+                lane_share: 0.0,
+                search_failed_share: 0.0,
+                offset_abs_mean_m: None,
+                offset_abs_max_m: None,
+                error: None,
+            }
+            .with_stats(&total),
             done,
             failed,
             interrupted,

@@ -216,15 +216,16 @@ impl LabFixed {
                 let f = if x < lthresh {
                     x.mul_add(lscale, lbias)
                 } else {
-                    cube_root(x)
+                    (x as f64).cbrt() as f32
                 };
                 round((32768.0f32 * f) as f64) as u16
             })
             .collect();
-        // The one entry where OpenCV's softfloat cube root lands one float below this one:
-        // 2^15 * cbrt(324 / 2040) = 17745.4992, a float step from the tie 17745.5, which the
-        // approximation above reaches (-> 17746, ties to even) and OpenCV's does not. Found by
-        // the exhaustive comparison with `cvtColor` (`b_table_equals_cvtcolor_on_every_colour`).
+        // The one entry where OpenCV's (softfloat) cube root lands one float below the correctly
+        // rounded one: 2^15 * cbrt(324 / 2040) = 17745.4992 is within half a float step of the
+        // tie 17745.5, which the f32 rounding above reaches (-> 17746, ties to even) and
+        // OpenCV's value does not. Found by the exhaustive comparison with `cvtColor`
+        // (`b_table_equals_cvtcolor_on_every_colour`), which pins it.
         cbrt[324] = 17745;
         // sRGB -> XYZ rows (R, G, B coefficients) and the D65 white point, as in OpenCV.
         const M: [[f64; 3]; 3] = [
@@ -269,36 +270,6 @@ static LAB_FIXED: std::sync::OnceLock<LabFixed> = std::sync::OnceLock::new();
 /// The small tables of OpenCV's fixed-point Lab, built once (a few microseconds).
 fn lab_fixed() -> &'static LabFixed {
     LAB_FIXED.get_or_init(LabFixed::new)
-}
-
-/// OpenCV's cube root (Turkowski's quartic rational approximation, evaluated in double and
-/// rounded to float, as in `cv::cubeRoot` and softfloat's `cbrt`). Its last bit differs from a
-/// correctly rounded cube root for some inputs, and `LabCbrtTab_b` is built with it.
-fn cube_root(x: f32) -> f32 {
-    let bits = x.to_bits();
-    let ix = (bits & 0x7fff_ffff) as i32;
-    let mut ex = (ix >> 23) - 127;
-    let mut shx = ex % 3;
-    if shx >= 0 {
-        shx -= 3;
-    }
-    ex = (ex - shx) / 3;
-    let fr = f32::from_bits(((ix & ((1 << 23) - 1)) | ((shx + 127) << 23)) as u32) as f64;
-    let num = (((45.254_833_975_680_30 * fr + 192.279_836_835_506_1) * fr + 119.165_482_428_558_2)
-        * fr
-        + 13.432_501_390_862_4)
-        * fr
-        + 0.163_616_122_658_575_4;
-    let den = (((14.808_840_932_191_35 * fr + 151.971_405_104_443_6) * fr + 168.525_441_410_156_8)
-        * fr
-        + 33.990_594_135_021_56)
-        * fr
-        + 1.0;
-    let r = (num / den) as f32;
-    if ix == 0 {
-        return 0.0;
-    }
-    f32::from_bits((r.to_bits() as i32 + (ex << 23)) as u32 | (bits & 0x8000_0000))
 }
 
 /// LAB B of every 8-bit BGR colour, at `b_index(b, g, r)`, built once per process from

@@ -698,7 +698,7 @@ pub fn run_with(
                             break; // the renderer stopped with an error: reported below
                         }
                     } else {
-                        match render_item(&pipe, item, mode).and_then(|(frame, mut t)| {
+                        match render_item(pipe, item, mode).and_then(|(frame, mut t)| {
                             t.encode = encode(sink_opt.as_mut(), &frame)?;
                             Ok(t)
                         }) {
