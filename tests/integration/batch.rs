@@ -300,3 +300,56 @@ fn batch_shards_cover_every_input_exactly_once() {
     let o = batch(&[s(&inputs[2]), "-o", s(&out), "--shard", "4/3"]);
     assert_one_line_error(&o, "--shard 4/3");
 }
+
+#[test]
+fn batch_sigterm_stops_taking_videos_and_leaves_no_temp_files() {
+    let Some(inputs) = clip_inputs() else { return };
+    let dir = tmp();
+    let out = dir.path().join("out");
+    let child = Command::new(lanes_bin())
+        .arg("batch")
+        .args(&inputs)
+        .args(["-o", s(&out), "--frames", "60"])
+        .current_dir(repo_root())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !files_under(&out)
+        .iter()
+        .any(|f| f.ends_with("/summary.json"))
+    {
+        assert!(start.elapsed().as_secs() < 60, "no video finished");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(
+        partials_under(&out).is_empty(),
+        "{:?}",
+        partials_under(&out)
+    );
+    let report = read_json(&out.join("batch.json"));
+    let done = report["done"].as_u64().unwrap();
+    assert!((1..8).contains(&done), "{report}");
+    for v in report["videos"].as_array().unwrap() {
+        let rel = v["path"].as_str().unwrap();
+        match v["status"].as_str().unwrap() {
+            "done" => assert!(out.join(rel).join("telemetry.jsonl").is_file()),
+            "interrupted" => assert!(!out.join(rel).join("telemetry.jsonl").exists()),
+            other => panic!("{rel}: {other}"),
+        }
+    }
+    // The next run finishes the rest.
+    let mut args: Vec<&str> = vec!["batch"];
+    args.extend(inputs.iter().map(|p| s(p)));
+    args.extend(["-o", s(&out), "--frames", "60"]);
+    let o = lanes(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(read_json(&out.join("batch.json"))["done"], 8);
+}
