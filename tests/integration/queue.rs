@@ -139,7 +139,7 @@ fn queue_three_workers_one_killed_mid_job_every_job_done_exactly_once() {
     let ins: Vec<&str> = inputs.iter().map(|p| p.to_str().unwrap()).collect();
     push(&server.url, &ins);
     let lease = 3.0;
-    let opts = ["--frames", "60", "--lease", "3s", "--drain"];
+    let opts = ["--frames", "40", "--lease", "3s", "--drain"];
     let mut con = server.con();
     let mut victim = worker(&server.url, &out, "w1", &opts);
     let others = [
@@ -177,8 +177,10 @@ fn queue_three_workers_one_killed_mid_job_every_job_done_exactly_once() {
         std::thread::sleep(Duration::from_millis(20));
     };
     eprintln!("reclaim after SIGKILL: {reclaimed_after:.2} s (lease {lease} s)");
+    // Margin: the other workers look for idle jobs between their own (40 frames each) and
+    // every second while waiting for new ones.
     assert!(
-        reclaimed_after <= lease + 2.5,
+        reclaimed_after <= lease + 4.0,
         "reclaimed after {reclaimed_after:.2} s, lease {lease} s"
     );
     for w in others {
