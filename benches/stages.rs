@@ -145,7 +145,8 @@ fn main() {
                 || raw.clone(),
                 |f| {
                     black_box(
-                        pipe.overlay(
+                        lanes::present::overlay_undistorted(
+                            &pipe,
                             f,
                             Some((&l, &r)),
                             Some(&m),

@@ -226,17 +226,7 @@ impl Setup {
 
     /// Load the camera and config files (config keys over `preset`), as the CLI does.
     pub fn load(camera: Option<&Path>, config: Option<&Path>, preset: Preset) -> Result<Self> {
-        let cfg = match config {
-            Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| Error::Io {
-                    path: p.to_path_buf(),
-                    message: format!("cannot read config: {e}"),
-                })?;
-                Config::from_toml_str_over(&text, p, preset)?
-            }
-            None => Config::preset(preset),
-        };
-        cfg.validate()?;
+        let cfg = Config::load_over(config, preset)?;
         let cam = camera
             .map(|p| Camera::load(p).map(|c| (c, p)))
             .transpose()?;

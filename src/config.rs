@@ -384,8 +384,8 @@ fn bad(key: &str, value: impl std::fmt::Display, expected: &str) -> Error {
 
 impl PerspectiveConfig {
     /// The analysis scale of the bird's-eye view.
-    pub fn scale(&self) -> crate::fit::Scale {
-        crate::fit::Scale {
+    pub fn scale(&self) -> Scale {
+        Scale {
             x: self.birdseye_scale_x,
             y: self.birdseye_scale_y,
         }
@@ -442,6 +442,23 @@ impl Config {
         c.confidence.min_line = 0.0;
         c.search.robust = false;
         c
+    }
+
+    /// The configuration a command runs with: the file (if any) merged over `preset`, then
+    /// validated.
+    pub fn load_over(path: Option<&Path>, preset: Preset) -> Result<Self> {
+        let cfg = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| Error::ConfigParse {
+                    path: p.to_path_buf(),
+                    message: format!("cannot read config ({e})"),
+                })?;
+                Self::from_toml_str_over(&text, p, preset)?
+            }
+            None => Self::preset(preset),
+        };
+        cfg.validate()?;
+        Ok(cfg)
     }
 
     /// Parse a TOML string over a preset (keys in the text override the preset's values).
@@ -680,6 +697,18 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Scale of an analysed bird's-eye view relative to the nominal one, per axis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Scale {
+    /// No scaling.
+    pub const ONE: Scale = Scale { x: 1.0, y: 1.0 };
 }
 
 #[cfg(test)]

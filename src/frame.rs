@@ -102,6 +102,22 @@ pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
 }
 
 impl BgrFrame {
+    /// This frame resampled through a pair of remap maps (bilinear, black outside): the one
+    /// remap behind undistortion and the bird's-eye warp.
+    pub fn remapped(&self, map1: &Mat, map2: &Mat) -> Result<BgrFrame> {
+        let mut out = Mat::default();
+        imgproc::remap(
+            self.mat(),
+            &mut out,
+            map1,
+            map2,
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            core::Scalar::default(),
+        )?;
+        BgrFrame::new(out)
+    }
+
     /// Read a colour image from a file. Gray images are converted to BGR.
     pub fn read(path: &Path) -> Result<Self> {
         if !path.exists() {

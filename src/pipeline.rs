@@ -1,14 +1,14 @@
 //! The stills pipeline: set-up computed once (`Pipeline::new`), then `analyze` per frame
-//! (raw frame -> bird's-eye -> threshold -> search -> fit -> measure) and `overlay` to draw.
+//! (raw frame -> bird's-eye -> threshold -> search -> fit -> measure); drawing is in
+//! `present` (pictures of the results) on top of `render`.
 
 use crate::camera::Camera;
-use crate::confidence::{self, Detection, LaneStatus, ViewGeometry};
+use crate::confidence::{self, Detection, ViewGeometry};
 use crate::config::Config;
 use crate::error::Result;
 use crate::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::frame::{BgrFrame, BinaryMask};
 use crate::measure::{self, LaneMeasure};
-use crate::render;
 use crate::threshold::{self, MaskRef, Thresholded};
 use crate::undistort::Undistorter;
 use crate::warp::{BirdseyeRemap, ColumnBands, Perspective};
@@ -194,18 +194,6 @@ impl Analysis {
     pub fn lane(&self, width_px: f64) -> Option<(Poly2, Poly2)> {
         self.detection.lane(width_px)
     }
-
-    /// The search picture (windows, line pixels, this frame's fits, histogram) in the analysed view.
-    pub fn search_picture(&self) -> Result<BgrFrame> {
-        let l = self.fit.left.map(|p| p.to_scaled(self.scale));
-        let r = self.fit.right.map(|p| p.to_scaled(self.scale));
-        render::search_picture(
-            &self.thresholded.mask()?,
-            &self.search,
-            l.as_ref(),
-            r.as_ref(),
-        )
-    }
 }
 
 /// The built pipeline for one frame size: undistortion maps, perspective, composed remap.
@@ -250,6 +238,11 @@ impl Pipeline {
             Some(u) => u.undistort(raw),
             None => Ok(raw.clone()),
         }
+    }
+
+    /// The camera frames are undistorted with, if any.
+    pub fn camera(&self) -> Option<&Camera> {
+        self.camera.as_ref()
     }
 
     /// The bird's-eye view of a raw frame.
@@ -369,64 +362,6 @@ impl Pipeline {
             self.persp.height,
             &self.cfg.units,
         )
-    }
-
-    /// Draw the overlay on the undistorted frame (consumed; drawn in place).
-    pub fn overlay(
-        &self,
-        undistorted: BgrFrame,
-        lane: Option<(&Poly2, &Poly2)>,
-        m: Option<&LaneMeasure>,
-        status: LaneStatus,
-    ) -> Result<BgrFrame> {
-        render::overlay(
-            undistorted,
-            lane,
-            &self.persp,
-            &|x, y| (x, y),
-            m,
-            status,
-            &self.cfg.render,
-        )
-    }
-
-    /// Draw the overlay on the raw frame, distorting the lane polygon to the raw geometry.
-    pub fn overlay_raw(
-        &self,
-        raw: BgrFrame,
-        lane: Option<(&Poly2, &Poly2)>,
-        m: Option<&LaneMeasure>,
-        status: LaneStatus,
-    ) -> Result<BgrFrame> {
-        match &self.camera {
-            Some(cam) => render::overlay(
-                raw,
-                lane,
-                &self.persp,
-                &|x, y| cam.distort_pixel(x, y),
-                m,
-                status,
-                &self.cfg.render,
-            ),
-            None => self.overlay(raw, lane, m, status),
-        }
-    }
-
-    /// The overlay in the configured output geometry (`render.geometry`), from the raw frame.
-    pub fn render_overlay(
-        &self,
-        raw: BgrFrame,
-        lane: Option<(&Poly2, &Poly2)>,
-        m: Option<&LaneMeasure>,
-        status: LaneStatus,
-    ) -> Result<BgrFrame> {
-        match self.cfg.render.geometry {
-            crate::config::Geometry::Original => self.overlay_raw(raw, lane, m, status),
-            crate::config::Geometry::Undistorted => {
-                let u = self.undistort(&raw)?;
-                self.overlay(u, lane, m, status)
-            }
-        }
     }
 }
 

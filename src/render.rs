@@ -460,27 +460,65 @@ fn fmt_coeffs(p: Option<&Poly2>) -> [String; 3] {
     }
 }
 
+/// Extra per-frame data for the diagnostic composite.
+pub struct DiagInfo {
+    pub analysis: crate::pipeline::Analysis,
+    pub track: crate::track::TrackOutput,
+    pub kept_left: Vec<Poly2>,
+    pub kept_right: Vec<Poly2>,
+    pub frame: usize,
+}
+
 /// The diagnostic composite, same size as the frame, as a 2x2 grid: overlay | bird's-eye
 /// binary with the search; bird's-eye view with this frame's fits (yellow), the kept fits
 /// (gray) and the smoothed fit (green) | a text panel of coefficients, differences (red when
 /// over the tracking limits), kept counts, search mode, radius and offset.
 pub fn diagnostic(
-    pipe: &crate::pipeline::Pipeline,
     overlay: &BgrFrame,
     birdseye_panel: (BgrFrame, crate::fit::Scale),
-    d: &crate::video::DiagInfo,
+    d: &DiagInfo,
     lane: Option<&(Poly2, Poly2)>,
     measure: Option<&LaneMeasure>,
+    limits: [f64; 3],
+    cfg: &RenderConfig,
 ) -> Result<BgrFrame> {
     let (w, h) = (overlay.width(), overlay.height());
     let (cw, ch) = (w / 2, h / 2);
     let mut out = Mat::zeros(h, w, core::CV_8UC3)?.to_mat()?;
-    let a = &d.analysis;
     resize_into(overlay.mat(), &mut out, Rect::new(0, 0, cw, ch))?;
+    let a = &d.analysis;
     let pic = search_picture(&a.thresholded.mask()?, &a.search, None, None)?;
     resize_into(pic.mat(), &mut out, Rect::new(cw, 0, w - cw, ch))?;
-    let (fits, s) = birdseye_panel;
-    let mut fits = fits.into_mat();
+    let fits = fits_panel(birdseye_panel, d, lane)?;
+    let cell = Rect::new(0, ch, cw, h - ch);
+    if fits.cols() == cell.width && fits.rows() == cell.height {
+        let mut roi = Mat::roi_mut(&mut out, cell)?;
+        fits.copy_to(&mut roi)?;
+    } else {
+        resize_into(&fits, &mut out, cell)?;
+    }
+    text_panel(
+        &mut out,
+        Rect::new(cw, ch, w - cw, h - ch),
+        d,
+        lane,
+        measure,
+        limits,
+        cfg,
+    )?;
+    cell_borders(&mut out, cw, ch)?;
+    BgrFrame::new(out)
+}
+
+/// Bottom-left panel: the bird's-eye view with the kept fits (gray), this frame's fits
+/// (yellow) and the smoothed lane (green, thick).
+fn fits_panel(
+    (panel, s): (BgrFrame, crate::fit::Scale),
+    d: &DiagInfo,
+    lane: Option<&(Poly2, Poly2)>,
+) -> Result<Mat> {
+    let a = &d.analysis;
+    let mut fits = panel.into_mat();
     let thick = ((fits.cols() as f64 / 400.0).round() as i32).max(2);
     for k in d.kept_left.iter().chain(d.kept_right.iter()) {
         draw_poly(
@@ -511,169 +549,177 @@ pub fn diagnostic(
             )?;
         }
     }
-    let cell = Rect::new(0, ch, cw, h - ch);
-    if fits.cols() == cell.width && fits.rows() == cell.height {
-        let mut roi = Mat::roi_mut(&mut out, cell)?;
-        fits.copy_to(&mut roi)?;
-    } else {
-        resize_into(&fits, &mut out, cell)?;
-    }
+    Ok(fits)
+}
 
-    // Text panel.
-    let limits = pipe.cfg.tracking.max_coeff_diff;
+/// Text rows of the bottom-right panel, written top to bottom into `cell` of `out`.
+struct TextPanel<'a> {
+    out: &'a mut Mat,
+    stamp: &'a TextStamp,
+    col: [i32; 4],
+    y: i32,
+    step: i32,
+}
+
+impl TextPanel<'_> {
+    fn put(&mut self, text: &str, col: usize, c: Scalar) -> Result<()> {
+        self.stamp
+            .draw(self.out, text, Point::new(self.col[col], self.y), c)
+    }
+    fn next_row(&mut self) {
+        self.y += self.step;
+    }
+}
+
+const WHITE: (f64, f64, f64) = (255.0, 255.0, 255.0);
+const RED: (f64, f64, f64) = (60.0, 60.0, 255.0);
+const GRAY: (f64, f64, f64) = (170.0, 170.0, 170.0);
+
+fn bgr(c: (f64, f64, f64)) -> Scalar {
+    Scalar::new(c.0, c.1, c.2, 0.0)
+}
+
+/// Bottom-right panel: frame and search mode, each line's fit, smoothed fit, difference to the
+/// kept fits (red over `limits`), kept count and verdict; radius, offset and lane width.
+fn text_panel(
+    out: &mut Mat,
+    cell: Rect,
+    d: &DiagInfo,
+    lane: Option<&(Poly2, Poly2)>,
+    measure: Option<&LaneMeasure>,
+    limits: [f64; 3],
+    cfg: &RenderConfig,
+) -> Result<()> {
+    let cw = cell.width;
     let scale = (cw as f64 / 640.0 * 0.55).max(0.3);
     let step = (cw as f64 / 640.0 * 25.0).max(12.0) as i32;
-    let col = [
-        cw + (cw as f64 * 0.03) as i32,
-        cw + (cw as f64 * 0.30) as i32,
-        cw + (cw as f64 * 0.55) as i32,
-        cw + (cw as f64 * 0.78) as i32,
-    ];
-    let white = Scalar::new(255.0, 255.0, 255.0, 0.0);
-    let red = Scalar::new(60.0, 60.0, 255.0, 0.0);
-    let gray = Scalar::new(170.0, 170.0, 170.0, 0.0);
-    let mut y = ch + step;
+    let col = [0.03, 0.30, 0.55, 0.78].map(|f| cell.x + (cw as f64 * f) as i32);
     let stamp = TextStamp::cached(imgproc::FONT_HERSHEY_SIMPLEX, scale, 1)?;
-    let put = |img: &mut Mat, text: &str, x: i32, y: i32, c: Scalar| -> Result<()> {
-        stamp.draw(img, text, Point::new(x, y), c)
+    let mut p = TextPanel {
+        out,
+        stamp: &stamp,
+        col,
+        y: cell.y + step,
+        step,
     };
+    let a = &d.analysis;
     let det = if d.track.detected {
         "accepted"
     } else {
         "rejected"
     };
-    put(
-        &mut out,
-        &format!(
-            "frame {}   search: {}   fits {}",
-            d.frame,
-            a.search.mode.as_str(),
-            det
-        ),
-        col[0],
-        y,
-        white,
-    )?;
-    y += step;
-    put(&mut out, "", col[0], y, white)?;
-    put(&mut out, "a", col[1], y, gray)?;
-    put(&mut out, "b", col[2], y, gray)?;
-    put(&mut out, "c", col[3], y, gray)?;
-    y += step;
-    type PanelRow<'a> = (
-        &'a str,
-        Option<&'a Poly2>,
-        Option<[f64; 3]>,
-        crate::track::Verdict,
+    let head = format!(
+        "frame {}   search: {}   fits {}",
+        d.frame,
+        a.search.mode.as_str(),
+        det
     );
-    let rows: [PanelRow; 2] = [
+    p.put(&head, 0, bgr(WHITE))?;
+    p.next_row();
+    p.put("", 0, bgr(WHITE))?;
+    for (k, name) in ["a", "b", "c"].iter().enumerate() {
+        p.put(name, k + 1, bgr(GRAY))?;
+    }
+    p.next_row();
+    let rows = [
         (
             "left",
             a.fit.left.as_ref(),
             d.track.left_diff,
             d.track.left_verdict,
+            d.kept_left.len(),
         ),
         (
             "right",
             a.fit.right.as_ref(),
             d.track.right_diff,
             d.track.right_verdict,
+            d.kept_right.len(),
         ),
     ];
-    for (i, (name, fit, diff, verdict)) in rows.iter().enumerate() {
+    for (i, (name, fit, diff, verdict, kept)) in rows.into_iter().enumerate() {
         let smooth = lane.map(|l| if i == 0 { l.0 } else { l.1 });
-        put(&mut out, &format!("{name} fit"), col[0], y, white)?;
-        for (k, s) in fmt_coeffs(*fit).iter().enumerate() {
-            put(&mut out, s, col[k + 1], y, white)?;
-        }
-        y += step;
-        put(
-            &mut out,
-            &format!("{name} smooth"),
-            col[0],
-            y,
-            Scalar::new(0.0, 255.0, 0.0, 0.0),
+        line_rows(&mut p, name, fit, smooth.as_ref(), diff, limits)?;
+        p.put(
+            &format!("{name}: {kept} kept, verdict {}", verdict.as_str()),
+            0,
+            bgr(GRAY),
         )?;
-        for (k, s) in fmt_coeffs(smooth.as_ref()).iter().enumerate() {
-            put(&mut out, s, col[k + 1], y, white)?;
-        }
-        y += step;
-        put(&mut out, &format!("{name} diff"), col[0], y, white)?;
-        match diff {
-            Some(dv) => {
-                for k in 0..3 {
-                    let s = if k == 0 {
-                        format!("{:.2e}", dv[k])
-                    } else {
-                        format!("{:.3}", dv[k])
-                    };
-                    let c = if dv[k] > limits[k] { red } else { white };
-                    put(&mut out, &s, col[k + 1], y, c)?;
-                }
-            }
-            None => put(&mut out, "-", col[1], y, white)?,
-        }
-        y += step;
-        let kept = if i == 0 {
-            d.kept_left.len()
-        } else {
-            d.kept_right.len()
-        };
-        put(
-            &mut out,
-            &format!(
-                "{name}: {} kept, verdict {}",
-                kept,
-                crate::video::verdict_name(*verdict)
-            ),
-            col[0],
-            y,
-            gray,
-        )?;
-        y += step;
+        p.next_row();
     }
     let mtext = match measure {
         Some(m) => format!(
             "{}   {}",
-            radius_text(m.radius_m, pipe.cfg.render.straight_above_m),
+            radius_text(m.radius_m, cfg.straight_above_m),
             offset_text(m.offset_m)
         ),
         None => "no lane".into(),
     };
-    put(&mut out, &mtext, col[0], y, white)?;
-    y += step;
+    p.put(&mtext, 0, bgr(WHITE))?;
+    p.next_row();
     if let Some(m) = measure {
-        put(
-            &mut out,
-            &format!(
-                "lane width {:.2} m   pixels L {} R {}",
-                m.lane_width_m, a.fit.left_pixels, a.fit.right_pixels
-            ),
-            col[0],
-            y,
-            white,
-        )?;
+        let t = format!(
+            "lane width {:.2} m   pixels L {} R {}",
+            m.lane_width_m, a.fit.left_pixels, a.fit.right_pixels
+        );
+        p.put(&t, 0, bgr(WHITE))?;
     }
-    // Cell borders.
-    imgproc::line(
-        &mut out,
-        Point::new(cw, 0),
-        Point::new(cw, h),
-        Scalar::all(80.0),
-        1,
-        imgproc::LINE_8,
+    Ok(())
+}
+
+/// One line's three rows of the text panel: this frame's fit, the smoothed fit, the
+/// difference to the kept fits.
+fn line_rows(
+    p: &mut TextPanel,
+    name: &str,
+    fit: Option<&Poly2>,
+    smooth: Option<&Poly2>,
+    diff: Option<[f64; 3]>,
+    limits: [f64; 3],
+) -> Result<()> {
+    p.put(&format!("{name} fit"), 0, bgr(WHITE))?;
+    for (k, s) in fmt_coeffs(fit).iter().enumerate() {
+        p.put(s, k + 1, bgr(WHITE))?;
+    }
+    p.next_row();
+    p.put(
+        &format!("{name} smooth"),
         0,
+        Scalar::new(0.0, 255.0, 0.0, 0.0),
     )?;
-    imgproc::line(
-        &mut out,
-        Point::new(0, ch),
-        Point::new(w, ch),
-        Scalar::all(80.0),
-        1,
-        imgproc::LINE_8,
-        0,
-    )?;
-    BgrFrame::new(out)
+    for (k, s) in fmt_coeffs(smooth).iter().enumerate() {
+        p.put(s, k + 1, bgr(WHITE))?;
+    }
+    p.next_row();
+    p.put(&format!("{name} diff"), 0, bgr(WHITE))?;
+    match diff {
+        Some(dv) => {
+            for k in 0..3 {
+                let s = if k == 0 {
+                    format!("{:.2e}", dv[k])
+                } else {
+                    format!("{:.3}", dv[k])
+                };
+                let c = if dv[k] > limits[k] { RED } else { WHITE };
+                p.put(&s, k + 1, bgr(c))?;
+            }
+        }
+        None => p.put("-", 1, bgr(WHITE))?,
+    }
+    p.next_row();
+    Ok(())
+}
+
+/// The gray lines between the four cells.
+fn cell_borders(out: &mut Mat, cw: i32, ch: i32) -> Result<()> {
+    let (w, h) = (out.cols(), out.rows());
+    for (a, b) in [
+        (Point::new(cw, 0), Point::new(cw, h)),
+        (Point::new(0, ch), Point::new(w, ch)),
+    ] {
+        imgproc::line(out, a, b, Scalar::all(80.0), 1, imgproc::LINE_8, 0)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

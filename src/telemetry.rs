@@ -3,7 +3,7 @@
 //! events`, `lanes report` and `lanes batch`.
 
 use crate::error::{Error, Result};
-use crate::fit::Poly2;
+use crate::poly::Poly2;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -54,6 +54,18 @@ pub enum Verdict {
     TooDifferent,
 }
 
+impl Verdict {
+    /// The verdict as the diagnostic panel prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Accepted => "accepted",
+            Verdict::NotFound => "not found",
+            Verdict::LaneWidth => "lane width",
+            Verdict::TooDifferent => "too different",
+        }
+    }
+}
+
 /// What the tracker decided for one frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrackOutput {

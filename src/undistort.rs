@@ -3,8 +3,8 @@
 use crate::camera::Camera;
 use crate::error::Result;
 use crate::frame::BgrFrame;
+use opencv::calib3d;
 use opencv::core::{self, Mat};
-use opencv::{calib3d, imgproc};
 use std::path::Path;
 
 /// Holds the undistortion maps of one camera at one image size. Immutable once built.
@@ -54,16 +54,6 @@ impl Undistorter {
 
     /// Undistort one frame (bilinear remap).
     pub fn undistort(&self, frame: &BgrFrame) -> Result<BgrFrame> {
-        let mut out = Mat::default();
-        imgproc::remap(
-            frame.mat(),
-            &mut out,
-            &self.map1,
-            &self.map2,
-            imgproc::INTER_LINEAR,
-            core::BORDER_CONSTANT,
-            core::Scalar::default(),
-        )?;
-        BgrFrame::new(out)
+        frame.remapped(&self.map1, &self.map2)
     }
 }

@@ -9,10 +9,11 @@ use crate::error::{Error, Result};
 use crate::fit::Poly2;
 use crate::frame::BgrFrame;
 use crate::measure::LaneMeasure;
-use crate::pipeline::{Analysis, Pipeline};
-use crate::render;
+use crate::pipeline::Pipeline;
+use crate::present;
+use crate::render::{self, DiagInfo};
 use crate::telemetry::{FrameRecord, TelemetryWriter};
-use crate::track::{LaneTracker, TrackOutput, Verdict};
+use crate::track::LaneTracker;
 use opencv::core::{self, Mat};
 use opencv::prelude::*;
 use opencv::videoio::{self, VideoCapture, VideoWriter};
@@ -333,15 +334,6 @@ struct RenderItem {
     diag: Option<Box<DiagInfo>>,
 }
 
-/// Extra per-frame data for the diagnostic composite.
-pub struct DiagInfo {
-    pub analysis: Analysis,
-    pub track: TrackOutput,
-    pub kept_left: Vec<Poly2>,
-    pub kept_right: Vec<Poly2>,
-    pub frame: usize,
-}
-
 /// Callback for progress: frames done so far.
 pub type Progress<'a> = &'a (dyn Fn(usize) + Sync);
 
@@ -370,12 +362,18 @@ fn render_item(
             let undist = pipe.undistort(&item.raw)?;
             times.undistort = ms_since(t);
             let t = Instant::now();
-            let o = pipe.overlay(undist, lane, item.measure.as_ref(), item.status)?;
+            let o = present::overlay_undistorted(
+                pipe,
+                undist,
+                lane,
+                item.measure.as_ref(),
+                item.status,
+            )?;
             times.overlay = ms_since(t);
             o
         }
         crate::config::Geometry::Original => {
-            let o = pipe.overlay_raw(item.raw, lane, item.measure.as_ref(), item.status)?;
+            let o = present::overlay_raw(pipe, item.raw, lane, item.measure.as_ref(), item.status)?;
             times.overlay = ms_since(t);
             o
         }
@@ -383,12 +381,13 @@ fn render_item(
     let t = Instant::now();
     let frame = match (panel, item.diag) {
         (Some(panel), Some(d)) => render::diagnostic(
-            pipe,
             &overlay,
             panel,
             &d,
             item.lane.as_ref(),
             item.measure.as_ref(),
+            pipe.cfg.tracking.max_coeff_diff,
+            &pipe.cfg.render,
         )?,
         _ => overlay,
     };
@@ -813,14 +812,4 @@ pub fn analyze_video(
 /// A confidence rounded to 3 decimals for telemetry.
 fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
-}
-
-/// A short name for a tracker verdict.
-pub fn verdict_name(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Accepted => "accepted",
-        Verdict::NotFound => "not found",
-        Verdict::LaneWidth => "lane width",
-        Verdict::TooDifferent => "too different",
-    }
 }

@@ -352,7 +352,7 @@ impl BirdseyeRemap {
     pub fn new(
         persp: &Perspective,
         camera: Option<&Camera>,
-        scale: crate::fit::Scale,
+        scale: crate::config::Scale,
     ) -> Result<Self> {
         let w = ((persp.width as f64 * scale.x).round() as i32).max(1);
         let h = ((persp.height as f64 * scale.y).round() as i32).max(1);
@@ -456,17 +456,7 @@ impl BirdseyeRemap {
 
     /// Produce the bird's-eye view of a raw frame (bilinear).
     pub fn apply(&self, raw: &BgrFrame) -> Result<BgrFrame> {
-        let mut out = Mat::default();
-        imgproc::remap(
-            raw.mat(),
-            &mut out,
-            &self.map1,
-            &self.map2,
-            imgproc::INTER_LINEAR,
-            core::BORDER_CONSTANT,
-            core::Scalar::default(),
-        )?;
-        BgrFrame::new(out)
+        raw.remapped(&self.map1, &self.map2)
     }
 }
 
@@ -494,7 +484,7 @@ impl ColumnBands {
     /// search's band) on every `row_step`-th row of a `width` x `height` view. A row where a
     /// curve is not finite gets an empty run.
     pub fn around(
-        curves: &[crate::fit::Poly2],
+        curves: &[crate::poly::Poly2],
         margin: u32,
         width: i32,
         height: i32,
@@ -647,11 +637,11 @@ mod tests {
     fn spans_and_gaps_cover_the_packed_image_exactly_once() {
         // Curves inside, across the left and right edges, entirely outside, and not finite.
         let curves = [
-            crate::fit::Poly2::new(0.0, 0.0, 300.0),
-            crate::fit::Poly2::new(0.0, 2.0, -100.0),
-            crate::fit::Poly2::new(0.0, -1.5, 1000.0),
-            crate::fit::Poly2::new(0.0, 0.0, 5000.0),
-            crate::fit::Poly2::new(f64::NAN, 0.0, 0.0),
+            crate::poly::Poly2::new(0.0, 0.0, 300.0),
+            crate::poly::Poly2::new(0.0, 2.0, -100.0),
+            crate::poly::Poly2::new(0.0, -1.5, 1000.0),
+            crate::poly::Poly2::new(0.0, 0.0, 5000.0),
+            crate::poly::Poly2::new(f64::NAN, 0.0, 0.0),
         ];
         for step in [1, 3] {
             let bands = ColumnBands::around(&curves, 40, 640, 360, step);
@@ -682,7 +672,7 @@ mod tests {
         .unwrap();
         let p = Perspective::from_config(&PerspectiveConfig::default(), 1280, 720).unwrap();
         let remap =
-            BirdseyeRemap::new(&p, Some(&cam), crate::fit::Scale { x: 1.0, y: 0.5 }).unwrap();
+            BirdseyeRemap::new(&p, Some(&cam), crate::config::Scale { x: 1.0, y: 0.5 }).unwrap();
         let mut raw =
             Mat::new_rows_cols_with_default(720, 1280, core::CV_8UC3, core::Scalar::all(0.0))
                 .unwrap();
@@ -695,7 +685,7 @@ mod tests {
         }
         let raw = BgrFrame::new(raw).unwrap();
         let whole = remap.apply(&raw).unwrap();
-        let centre = crate::fit::Poly2::new(0.0, 0.0, 640.0);
+        let centre = crate::poly::Poly2::new(0.0, 0.0, 640.0);
         let bands = ColumnBands::around(&[centre], 641, remap.width, remap.height, 1);
         let mut packed = vec![0u8; bands.rows() * bands.packed_width() * 3];
         remap

@@ -11,6 +11,7 @@ pub mod candidates;
 pub mod dashes;
 pub mod ground;
 pub mod lines;
+pub mod report;
 
 use crate::config::{PerspectiveConfig, UnitsConfig};
 use crate::error::{Error, Result};

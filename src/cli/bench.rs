@@ -4,10 +4,10 @@
 use super::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
-use lanes::video::{self, Codec, RenderMode, StageSeries, VideoJob, VideoSink, VideoSource};
-use std::path::{Path, PathBuf};
+use lanes::floors;
+use lanes::video::{self, Codec, RenderMode, VideoJob, VideoSink, VideoSource};
+use std::path::PathBuf;
 use std::process::Command;
-use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -25,36 +25,6 @@ pub struct BenchArgs {
     /// Repeat each timed run this many times and keep the best (less noise).
     #[arg(long, default_value_t = 2)]
     repeat: usize,
-}
-
-fn decode_only(path: &Path) -> Result<(usize, f64)> {
-    let mut src = VideoSource::open(path)?;
-    let t = Instant::now();
-    let mut n = 0;
-    while src.read()?.is_some() {
-        n += 1;
-    }
-    Ok((n, t.elapsed().as_secs_f64()))
-}
-
-fn decode_encode(path: &Path, out: &Path) -> Result<(usize, f64, Codec)> {
-    let mut src = VideoSource::open(path)?;
-    let mut sink = VideoSink::create(
-        out,
-        src.fps,
-        src.width,
-        src.height,
-        video::preferred_codec(),
-    )?;
-    let codec = sink.codec;
-    let t = Instant::now();
-    let mut n = 0;
-    while let Some(f) = src.read()? {
-        sink.write(&f)?;
-        n += 1;
-    }
-    sink.finish()?;
-    Ok((n, t.elapsed().as_secs_f64(), codec))
 }
 
 /// Run `lanes video` in a child process; returns (fps from its summary, peak RSS in MB).
@@ -85,19 +55,6 @@ fn child_video(args: &[String]) -> Result<(f64, f64)> {
 
 fn pct(v: &[f64], p: f64) -> f64 {
     lanes::stats::percentile(v, p * 100.0).unwrap_or(f64::NAN)
-}
-
-fn stage_rows(s: &StageSeries) -> Vec<(&'static str, &Vec<f64>)> {
-    vec![
-        ("remap (undistort+warp; bands: set-up)", &s.warp),
-        ("threshold (bands: with their remap)", &s.threshold),
-        ("search + fit", &s.search_fit),
-        ("tracking", &s.track),
-        ("undistort (render)", &s.undistort),
-        ("overlay", &s.overlay),
-        ("composite", &s.composite),
-        ("encode (write)", &s.encode),
-    ]
 }
 
 pub fn run(a: BenchArgs) -> Result<i32> {
@@ -135,10 +92,10 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     let mut codec = Codec::Mp4v;
     let (mut ana, mut ovl, mut dia) = ((0.0, 0.0), (0.0, 0.0), (0.0, 0.0));
     for _ in 0..repeat {
-        let (n, s) = decode_only(&a.input)?;
+        let (n, s) = floors::decode_only(&a.input)?;
         frames = n;
         dec = dec.min(s);
-        let (_, s, c) = decode_encode(&a.input, &tmp.join("copy.mp4"))?;
+        let (_, s, c) = floors::decode_encode(&a.input, &tmp.join("copy.mp4"))?;
         codec = c;
         enc = enc.min(s);
         better(&mut ana, video(&["--no-render", "--telemetry", &tel])?);
@@ -223,7 +180,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     opencv::core::set_num_threads(cv_threads)?;
     println!();
     println!("per-stage ms per frame (one core, single-threaded run)   median      p99");
-    for (name, v) in stage_rows(&series[0]) {
+    for (name, v) in floors::stage_rows(&series[0]) {
         let v = if name == "composite" {
             &series[1].composite
         } else {

@@ -4,13 +4,11 @@
 use super::{collect_images, ensure_out_dir};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use lanes::calibrate::{self, Board, CalibrationRun, DetectOptions, RunOptions, ViewOutcome};
+use lanes::calibrate::{self, report, Board, DetectOptions, RunOptions, ViewOutcome};
 use lanes::camera::{CalibrationInfo, Camera};
 use lanes::frame::BgrFrame;
 use lanes::undistort::Undistorter;
-use rayon::prelude::*;
-use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Args)]
@@ -61,47 +59,6 @@ fn parse_board(s: &str) -> std::result::Result<(i32, i32), String> {
         return Err(format!("{s:?}: each side must be 2..=100 inner corners"));
     }
     Ok((c, r))
-}
-
-/// One view in the JSON summary.
-#[derive(Serialize)]
-struct ViewJson {
-    file: String,
-    width: i32,
-    height: i32,
-    /// `found`, `no_board` or `unreadable`.
-    status: &'static str,
-    detector: Option<&'static str>,
-    grid: Option<[i32; 2]>,
-    error_px: Option<f64>,
-    flagged: bool,
-}
-
-/// The JSON summary: the camera file's fields plus the per-view table and counts.
-#[derive(Serialize)]
-struct SummaryJson {
-    output: String,
-    image_width: i32,
-    image_height: i32,
-    board_width: i32,
-    board_height: i32,
-    square_size: f64,
-    camera_matrix: [[f64; 3]; 3],
-    distortion_coefficients: Vec<f64>,
-    avg_reprojection_error: f64,
-    per_view_reprojection_errors: Vec<f64>,
-    images: Vec<String>,
-    median_view_error: f64,
-    flagged: Vec<String>,
-    used: usize,
-    inputs: usize,
-    full_boards: usize,
-    sub_grids: usize,
-    no_board: usize,
-    unreadable: usize,
-    off_size: Vec<String>,
-    views: Vec<ViewJson>,
-    seconds: f64,
 }
 
 pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
@@ -181,15 +138,15 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     run.calibration.camera.save(&a.output, Some(&info))?;
 
     if let Some(dir) = &a.corners_dir {
-        write_corners(&run, dir)?;
+        report::write_corners(&run, dir)?;
     }
     let total_s = t0.elapsed().as_secs_f64();
 
     if a.json {
-        let s = summary_json(&run, &info, &a.output, total_s);
+        let s = report::summary_json(&run, &info, &a.output, total_s);
         println!("{}", serde_json::to_string(&s)?);
     } else {
-        print_table(&run);
+        print!("{}", report::table(&run));
         println!("wrote {}", a.output.display());
         if let Some(dir) = &a.corners_dir {
             println!("wrote corner pictures to {}", dir.display());
@@ -203,211 +160,6 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         );
     }
     Ok(0)
-}
-
-fn grid_str(run: &CalibrationRun, o: &ViewOutcome) -> String {
-    match o {
-        ViewOutcome::Found(d) if d.is_partial(&run.board) => {
-            format!("{}x{} (part)", d.cols, d.rows)
-        }
-        ViewOutcome::Found(d) => format!("{}x{}", d.cols, d.rows),
-        ViewOutcome::NoBoard { .. } => "none".into(),
-        ViewOutcome::Unreadable => "-".into(),
-    }
-}
-
-fn print_table(run: &CalibrationRun) {
-    let name_w = run
-        .views
-        .iter()
-        .map(|v| v.file_name().len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    println!(
-        "{:<name_w$}  {:<8} {:<12} {:<10} {:>9}",
-        "file", "detector", "grid", "size", "error px"
-    );
-    for v in &run.views {
-        let det = match &v.outcome {
-            ViewOutcome::Found(d) => d.detector.name(),
-            _ => "-",
-        };
-        let size = if v.width > 0 {
-            format!("{}x{}", v.width, v.height)
-        } else {
-            "-".into()
-        };
-        let err = v
-            .error
-            .map(|e| format!("{e:.3}"))
-            .unwrap_or_else(|| "-".into());
-        let mut note = String::new();
-        if v.flagged {
-            note.push_str("  FLAGGED: over 3x median");
-        }
-        if v.off_size(run.width, run.height) {
-            note.push_str(&format!(
-                "  size off {}x{}: used as is",
-                run.width, run.height
-            ));
-        }
-        match &v.outcome {
-            ViewOutcome::Unreadable => note.push_str("  unreadable, skipped"),
-            ViewOutcome::NoBoard { .. } => note.push_str("  no board, skipped"),
-            ViewOutcome::Found(_) => {}
-        }
-        println!(
-            "{:<name_w$}  {:<8} {:<12} {:<10} {:>9}{}",
-            v.file_name(),
-            det,
-            grid_str(run, &v.outcome),
-            size,
-            err,
-            note
-        );
-    }
-    let used: Vec<_> = run.used().collect();
-    let partial = used
-        .iter()
-        .filter(|v| matches!(&v.outcome, ViewOutcome::Found(d) if d.is_partial(&run.board)))
-        .count();
-    println!(
-        "boards: {} of {} images used ({} full {}x{}, {} sub-grids); {} without a board, {} unreadable",
-        used.len(),
-        run.views.len(),
-        used.len() - partial,
-        run.board.cols,
-        run.board.rows,
-        partial,
-        run.no_board(),
-        run.unreadable()
-    );
-    let flagged: Vec<String> = run
-        .views
-        .iter()
-        .filter(|v| v.flagged)
-        .map(|v| v.file_name())
-        .collect();
-    println!(
-        "RMS {:.3} px; median view error {:.3} px; flagged (over 3x median = {:.3} px): {}",
-        run.calibration.rms,
-        run.median_error,
-        3.0 * run.median_error,
-        if flagged.is_empty() {
-            "none".to_string()
-        } else {
-            flagged.join(", ")
-        }
-    );
-    let c = &run.calibration.camera;
-    println!(
-        "camera {}x{}: fx {:.1} fy {:.1} cx {:.1} cy {:.1}",
-        c.width,
-        c.height,
-        c.fx(),
-        c.fy(),
-        c.cx(),
-        c.cy()
-    );
-    let names = ["k1", "k2", "p1", "p2", "k3"];
-    let d: Vec<String> = c
-        .dist
-        .iter()
-        .enumerate()
-        .map(|(i, v)| format!("{} {:.5}", names.get(i).copied().unwrap_or("k"), v))
-        .collect();
-    println!("distortion: {}", d.join(" "));
-}
-
-fn summary_json(
-    run: &CalibrationRun,
-    info: &CalibrationInfo,
-    out: &Path,
-    seconds: f64,
-) -> SummaryJson {
-    let c = &run.calibration.camera;
-    let used: Vec<_> = run.used().collect();
-    let partial = used
-        .iter()
-        .filter(|v| matches!(&v.outcome, ViewOutcome::Found(d) if d.is_partial(&run.board)))
-        .count();
-    let views = run
-        .views
-        .iter()
-        .map(|v| {
-            let (status, detector, grid) = match &v.outcome {
-                ViewOutcome::Found(d) => ("found", Some(d.detector.name()), Some([d.cols, d.rows])),
-                ViewOutcome::NoBoard { .. } => ("no_board", None, None),
-                ViewOutcome::Unreadable => ("unreadable", None, None),
-            };
-            ViewJson {
-                file: v.file_name(),
-                width: v.width,
-                height: v.height,
-                status,
-                detector,
-                grid,
-                error_px: v.error,
-                flagged: v.flagged,
-            }
-        })
-        .collect();
-    SummaryJson {
-        output: out.display().to_string(),
-        image_width: c.width,
-        image_height: c.height,
-        board_width: info.board_width,
-        board_height: info.board_height,
-        square_size: info.square_size,
-        camera_matrix: c.k,
-        distortion_coefficients: c.dist.clone(),
-        avg_reprojection_error: info.avg_reprojection_error,
-        per_view_reprojection_errors: info.per_view_reprojection_errors.clone(),
-        images: info.images.clone(),
-        median_view_error: run.median_error,
-        flagged: run
-            .views
-            .iter()
-            .filter(|v| v.flagged)
-            .map(|v| v.file_name())
-            .collect(),
-        used: used.len(),
-        inputs: run.views.len(),
-        full_boards: used.len() - partial,
-        sub_grids: partial,
-        no_board: run.no_board(),
-        unreadable: run.unreadable(),
-        off_size: run
-            .views
-            .iter()
-            .filter(|v| v.off_size(run.width, run.height))
-            .map(|v| v.file_name())
-            .collect(),
-        views,
-        seconds,
-    }
-}
-
-/// Write `<stem>_corners.jpg` for every view with a board.
-fn write_corners(run: &CalibrationRun, dir: &Path) -> Result<()> {
-    run.views
-        .par_iter()
-        .filter_map(|v| match &v.outcome {
-            ViewOutcome::Found(d) => Some((v, d)),
-            _ => None,
-        })
-        .try_for_each(|(v, d)| -> Result<()> {
-            let frame = BgrFrame::read(&v.path)?;
-            let drawn = calibrate::draw_corners(&frame, d)?;
-            let stem = v
-                .path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "view".into());
-            drawn.write(&dir.join(format!("{stem}_corners.jpg")))?;
-            Ok(())
-        })
 }
 
 #[derive(Args)]

@@ -64,7 +64,8 @@ fn process(
     let t0 = Instant::now();
     let a = pipe.analyze(raw, None)?;
     let lane = a.lane(pipe.default_lane_width_px());
-    let overlay = pipe.render_overlay(
+    let overlay = lanes::present::overlay(
+        pipe,
         raw.clone(),
         lane.as_ref().map(|(l, r)| (l, r)),
         a.measure.as_ref(),
@@ -93,7 +94,7 @@ fn process(
         a.thresholded
             .mask()?
             .write(&out.join(format!("{stem}_mask.png")))?;
-        let pic = a.search_picture()?;
+        let pic = lanes::present::search_picture(&a)?;
         pic.write(&out.join(format!("{stem}_search.png")))?;
     }
     let m = a.measure;

@@ -86,30 +86,17 @@ pub fn run() -> Result<i32> {
     }
 }
 
-/// The run's `--preset`.
+/// Load the config file if given over the run's preset (else the preset) and validate it.
+pub fn load_config(path: Option<&Path>) -> Result<Config> {
+    Ok(Config::load_over(path, preset())?)
+}
+
+/// The `--preset` chosen on the command line (robust by default).
 pub fn preset() -> lanes::config::Preset {
     PRESET
         .get()
         .copied()
         .unwrap_or(lanes::config::Preset::Robust)
-}
-
-/// Load the config file if given over the run's preset (else the preset) and validate it.
-pub fn load_config(path: Option<&Path>) -> Result<Config> {
-    let preset = PRESET
-        .get()
-        .copied()
-        .unwrap_or(lanes::config::Preset::Robust);
-    let cfg = match path {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("{}: cannot read config", p.display()))?;
-            Config::from_toml_str_over(&text, p, preset)?
-        }
-        None => Config::preset(preset),
-    };
-    cfg.validate()?;
-    Ok(cfg)
 }
 
 /// Load the camera file if given.

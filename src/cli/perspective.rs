@@ -4,13 +4,12 @@
 use super::{collect_images, load_camera};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use lanes::autoperspective::{self as ap, LaneLines, Options, YmSource};
-use lanes::config::Config;
+use lanes::autoperspective::{self as ap, report, LaneLines, Options, YmSource};
 use lanes::frame::BgrFrame;
 use lanes::undistort::Undistorter;
 use lanes::warp::Perspective;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Clone, Copy, ValueEnum)]
 enum YmFrom {
@@ -76,70 +75,6 @@ impl PerspectiveArgs {
     }
 }
 
-/// "2.10 deg down" / "1.56 deg up".
-fn pitch_text(deg: f64) -> String {
-    if deg >= 0.0 {
-        format!("{deg:.2} deg down")
-    } else {
-        format!("{:.2} deg up", -deg)
-    }
-}
-
-/// "geometry: camera height 1.25 m, pitch 1.39 deg up, yaw -1.28 deg, quad 26.7 m long from
-/// 5.5 m ahead -> ym_per_px 0.03705" (printed, and as a comment in the written config).
-fn geometry_text(assumed_k: bool, g: &lanes::autoperspective::ground::GroundScale) -> String {
-    format!(
-        "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
-        if assumed_k { " (assumed 58-deg field of view)" } else { "" },
-        g.camera_height_m,
-        pitch_text(g.pitch_deg),
-        g.yaw_deg,
-        g.quad_length_m,
-        g.near_m,
-        g.ym_per_px
-    )
-}
-
-/// Round a quad to 0.01 px for a readable config file.
-fn round_quad(q: [[f64; 2]; 4]) -> [[f64; 2]; 4] {
-    q.map(|p| p.map(|v| (v * 100.0).round() / 100.0))
-}
-
-/// One input frame after detection.
-struct FrameResult {
-    name: String,
-    undistorted: BgrFrame,
-    lines: Option<LaneLines>,
-    /// Why the frame is not used (None when usable).
-    problem: Option<String>,
-    rejection: Option<ap::Rejection>,
-}
-
-/// A picture-name stem unique among the frames: the file stem, with its folder name when two
-/// frames share a stem.
-fn unique_name(path: &Path, used: &mut HashSet<String>) -> String {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "frame".into());
-    let mut name = stem.clone();
-    if used.contains(&name) {
-        let parent = path
-            .parent()
-            .and_then(|p| p.file_name())
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
-        name = format!("{parent}_{stem}");
-        let mut i = 2;
-        while used.contains(&name) {
-            name = format!("{parent}_{stem}_{i}");
-            i += 1;
-        }
-    }
-    used.insert(name.clone());
-    name
-}
-
 pub fn run(a: PerspectiveArgs) -> Result<i32> {
     let opts = a.options();
     opts.validate()?;
@@ -160,7 +95,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     let paths = collect_images(&a.inputs)?;
 
     let mut used = HashSet::new();
-    let mut results: Vec<FrameResult> = Vec::new();
+    let mut results: Vec<report::FrameResult> = Vec::new();
     let mut size: Option<(i32, i32)> = None;
     for path in &paths {
         let raw = BgrFrame::read(path)?;
@@ -182,7 +117,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             None => raw,
         };
         let h = undistorted.height();
-        let name = unique_name(path, &mut used);
+        let name = report::unique_name(path, &mut used);
         let o = ap::analyze_frame(&undistorted, &opts)
             .with_context(|| format!("{}: finding lane lines", path.display()))?;
         if let (Some(l), Some(c), true) = (&o.lines, &o.check, o.usable()) {
@@ -202,7 +137,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
                 if o.l_contrast == ap::L_CONTRASTS[0] { String::new() } else { format!("; faint paint, contrast {}", o.l_contrast) }
             );
         }
-        let r = FrameResult {
+        let r = report::FrameResult {
             name,
             undistorted,
             lines: o.lines,
@@ -223,49 +158,8 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         .filter_map(|r| r.lines.as_ref())
         .collect();
 
-    // Pictures of every frame, even unusable ones (they show what was found).
-    let write_frame_pictures = |quad: Option<&lanes::config::PerspectiveConfig>,
-                                persp: Option<&Perspective>|
-     -> Result<()> {
-        for r in &results {
-            let caption = match &r.problem {
-                None => format!("{}: used", r.name),
-                Some(p) => format!("{}: NOT USED: {p}", r.name),
-            };
-            let pic = match (&r.lines, &r.rejection) {
-                (Some(l), _) => ap::frame_picture(
-                    &r.undistorted,
-                    Some(&l.mask),
-                    Some(&l.left.line),
-                    Some(&l.right.line),
-                    Some(l.vp),
-                    quad,
-                    &caption,
-                )?,
-                (None, Some(rej)) => ap::frame_picture(
-                    &r.undistorted,
-                    None,
-                    rej.left.as_ref(),
-                    rej.right.as_ref(),
-                    rej.vp,
-                    None,
-                    &caption,
-                )?,
-                (None, None) => {
-                    ap::frame_picture(&r.undistorted, None, None, None, None, None, &caption)?
-                }
-            };
-            pic.write(&out_dir.join(format!("{out_stem}_{}_quad.jpg", r.name)))?;
-            if let (Some(q), Some(p), None) = (quad, persp, &r.problem) {
-                ap::birdseye_picture(&r.undistorted, p, q)?
-                    .write(&out_dir.join(format!("{out_stem}_{}_birdseye.jpg", r.name)))?;
-            }
-        }
-        Ok(())
-    };
-
     if usable.is_empty() {
-        write_frame_pictures(None, None)?;
+        report::write_frame_pictures(&results, None, None, &out_dir, &out_stem)?;
         let reasons: Vec<String> = results
             .iter()
             .map(|r| format!("{}: {}", r.name, r.problem.as_deref().unwrap_or("?")))
@@ -280,49 +174,18 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     let k = camera.as_ref().map(|c| c.k);
     let est = ap::estimate(&usable, k.as_ref(), w, h, &opts)?;
     let persp = Perspective::from_config(&est.perspective, w, h)?;
-    write_frame_pictures(Some(&est.perspective), Some(&persp))?;
+    report::write_frame_pictures(
+        &results,
+        Some(&est.perspective),
+        Some(&persp),
+        &out_dir,
+        &out_stem,
+    )?;
 
-    let mut cfg = Config {
-        perspective: est.perspective,
-        units: est.units,
-        ..Config::default()
-    };
-    cfg.perspective.src = round_quad(cfg.perspective.src);
-    // The tracker's lane-width check is in bird's-eye pixels: follow the destination rectangle,
-    // keeping the default tolerance's proportion (100 of 350 px).
-    let defaults = Config::default().tracking;
-    cfg.tracking.lane_width_px = est.lane_width_px;
-    cfg.tracking.lane_width_tolerance_px =
-        (est.lane_width_px * defaults.lane_width_tolerance_px / defaults.lane_width_px).round();
-    cfg.validate()?;
-
+    let cfg = report::config_from_estimate(&est)?;
     let s = &est.perspective.src;
     let d = &est.perspective.dst;
-    let mut header = vec![
-        format!(
-            "# lanes configuration written by `lanes perspective` from {} of {} frames ({w}x{h}).",
-            usable.len(),
-            results.len()
-        ),
-        format!(
-            "# Horizon at row {:.1}; vanishing point x {:.1}. Lane width {} m, dash length {} m.",
-            est.lines.vp.1, est.lines.vp.0, opts.lane_width_m, opts.dash_length_m
-        ),
-        format!("# ym_per_px from {}.", est.ym_from),
-    ];
-    if let Some(g) = &est.ground {
-        header.push(format!("# {}.", geometry_text(est.assumed_k, g)));
-    }
-    if let Some(ds) = &est.dashes {
-        header.push(format!(
-            "# Dashes: {} measured, {} in the densest cluster, its median {:.1} px; ym_per_px {:.5}.",
-            ds.lengths_px.len(),
-            ds.cluster_count,
-            ds.median_px,
-            ds.ym_per_px
-        ));
-    }
-    let text = format!("{}\n{}", header.join("\n"), cfg.to_toml());
+    let text = report::config_file_text(&est, &opts, &cfg, usable.len(), results.len(), (w, h));
     std::fs::write(out, text).with_context(|| format!("{}: cannot write config", out.display()))?;
 
     println!(
@@ -330,7 +193,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         s[0][0], s[0][1], s[1][0], s[1][1], s[2][0], s[2][1], s[3][0], s[3][1], d[0][0], d[0][1], d[1][0], d[1][1], d[2][0], d[2][1], d[3][0], d[3][1]
     );
     match &est.ground {
-        Some(g) => println!("{}", geometry_text(est.assumed_k, g)),
+        Some(g) => println!("{}", report::geometry_text(est.assumed_k, g)),
         None => println!("geometry: degenerate, not used"),
     }
     match &est.dashes {

@@ -8,7 +8,9 @@
 pub mod culane;
 pub mod masks;
 pub mod negatives;
+pub mod run;
 pub mod synthetic;
+pub mod table;
 pub mod tusimple;
 
 use crate::camera::Camera;

@@ -1,11 +1,10 @@
 //! Lane-pixel search and polynomial fit: sliding windows from a histogram, or a band around
 //! the previous fit; then a second-order polynomial `x = a*y^2 + b*y + c` per line.
 
-pub mod poly;
 pub mod prior_search;
 pub mod sliding_window;
 
-pub use poly::{Poly2, Scale};
+pub use crate::poly::{Poly2, Scale};
 pub use prior_search::{prior_search, prior_search_bands};
 pub use sliding_window::{guided_search, sliding_window_search};
 

@@ -12,6 +12,7 @@ mod calibrate;
 mod config;
 mod eval;
 mod image;
+mod layers;
 mod perspective;
 mod queue;
 mod synth;

@@ -6,6 +6,8 @@
 //! smaller sub-grids are tried in order of corner count: a view of part of a planar board is a
 //! valid calibration view with its own object points (each view has its own pose).
 
+pub mod report;
+
 use crate::camera::Camera;
 use crate::error::{Error, Result};
 use crate::frame::{BgrFrame, GrayImage};

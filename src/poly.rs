@@ -3,17 +3,7 @@
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
-/// Scale of an analysed bird's-eye view relative to the nominal one, per axis.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scale {
-    pub x: f64,
-    pub y: f64,
-}
-
-impl Scale {
-    /// No scaling.
-    pub const ONE: Scale = Scale { x: 1.0, y: 1.0 };
-}
+pub use crate::config::Scale;
 
 /// `x = a*y^2 + b*y + c` in bird's-eye pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
