@@ -349,3 +349,62 @@ fn queue_unreachable_redis_is_a_one_line_error() {
     ]);
     assert_one_line_error(&o, &url);
 }
+
+#[test]
+fn queue_job_with_its_own_camera_and_config_matches_lanes_video() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let dir = tmp();
+    let out = dir.path().join("out");
+    let root = repo_root();
+    let clip = root.join("test_videos/synthetic_drive.mp4");
+    let camera = root.join("calibration/synthetic.yml");
+    let config = root.join("test_videos/synthetic_drive.toml");
+    let o = lanes(&[
+        "queue",
+        "push",
+        "--redis",
+        &server.url,
+        "--camera",
+        camera.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        clip.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The worker has no --camera/--config of its own: the job's are used.
+    let w = worker(&server.url, &out, "w1", &["--frames", "20", "--drain"]);
+    let (code, err) = finish(w, Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{err}");
+    let t = dir.path().join("video.jsonl");
+    let o = lanes(&[
+        "video",
+        clip.to_str().unwrap(),
+        "--camera",
+        camera.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--no-render",
+        "--frames",
+        "20",
+        "--telemetry",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got = std::fs::read(out.join("synthetic_drive.mp4/telemetry.jsonl")).unwrap();
+    assert_eq!(got, std::fs::read(&t).unwrap());
+    // Without the job's camera and config the result would differ (so the test can fail).
+    let plain = dir.path().join("plain.jsonl");
+    let o = lanes(&[
+        "video",
+        clip.to_str().unwrap(),
+        "--no-render",
+        "--frames",
+        "20",
+        "--telemetry",
+        plain.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_ne!(got, std::fs::read(&plain).unwrap());
+}
