@@ -318,8 +318,11 @@ pub fn work(
         let entry = match next_entry(q, wopts, lease_ms)? {
             Some(e) => e,
             None => {
-                if wopts.drain && q.status()?.waiting == 0 && q.status()?.in_flight.is_empty() {
-                    break;
+                if wopts.drain {
+                    let st = q.status()?;
+                    if st.waiting == 0 && st.in_flight.is_empty() {
+                        break;
+                    }
                 }
                 continue;
             }
@@ -453,7 +456,7 @@ fn handle(
                 }
                 Err(e) => {
                     end.error = Some(e.to_string());
-                    return fail(q, &id, end, wopts, &name);
+                    return fail(q, &id, end, wopts);
                 }
             }
         }
@@ -525,20 +528,14 @@ fn handle(
                 dead_letter(q, &id, &rel, end.error.as_deref().unwrap_or(""), attempt)?;
                 return Ok(end);
             }
-            fail(q, &id, end, wopts, &name)
+            fail(q, &id, end, wopts)
         }
     }
 }
 
 /// Record a failed attempt: dead-letter after `max_attempts`, else leave the job pending so that
 /// a worker takes it again once its lease has run out.
-fn fail(
-    q: &mut Queue,
-    id: &str,
-    mut end: JobEnd,
-    wopts: &WorkerOptions,
-    _name: &str,
-) -> Result<JobEnd> {
+fn fail(q: &mut Queue, id: &str, mut end: JobEnd, wopts: &WorkerOptions) -> Result<JobEnd> {
     let err = end.error.clone().unwrap_or_default();
     let _: () = q.query(
         "HSET",
