@@ -839,6 +839,96 @@ mod tests {
         assert_eq!(rel_name(Path::new("x.mp4")), "x.mp4");
     }
 
+    fn outcome(
+        rel: &str,
+        status: Status,
+        skipped: bool,
+        frames: usize,
+        error: Option<&str>,
+    ) -> Outcome {
+        let mut stats = DriveStats::default();
+        for i in 0..frames {
+            stats.add(&crate::telemetry::FrameRecord {
+                frame: i,
+                time_s: i as f64 / 25.0,
+                search: "prior".into(),
+                detected: i % 2 == 0,
+                status: if i % 4 == 3 { "none" } else { "both" }.into(),
+                left_confidence: 1.0,
+                right_confidence: 1.0,
+                confidence: 1.0,
+                left_fit: None,
+                right_fit: None,
+                radius_m: None,
+                offset_m: (i % 4 != 3).then_some(0.1 * i as f64),
+                lane_width_m: None,
+                left_pixels: 0,
+                right_pixels: 0,
+            });
+        }
+        Outcome {
+            item: Item {
+                path: PathBuf::from(rel),
+                rel: rel.into(),
+            },
+            report: VideoReport {
+                rel: rel.into(),
+                status,
+                error: error.map(String::from),
+                input: InputStamp::default(),
+                camera_hash: "none".into(),
+                config_hash: "0".into(),
+                lanes_version: LANES_VERSION.into(),
+                render: "none".into(),
+                codec: "mp4v".into(),
+                frames_limit: None,
+                frames,
+                seconds: frames as f64 / 100.0,
+                fps: 100.0,
+                truncated_at: None,
+                stats,
+                outputs: vec![],
+            },
+            skipped,
+        }
+    }
+
+    #[test]
+    fn batch_report_totals_and_csv() {
+        let outs = vec![
+            outcome("a/x.mp4", Status::Done, false, 8, None),
+            outcome("b.mp4", Status::Done, true, 4, None),
+            outcome(
+                "bad, \"one\".mp4",
+                Status::Failed,
+                false,
+                0,
+                Some("bad: cannot open, sorry"),
+            ),
+        ];
+        let r = BatchReport::new(&outs, 2.0);
+        assert_eq!((r.done, r.failed, r.skipped, r.interrupted), (2, 1, 1, 0));
+        assert_eq!(r.totals.frames, 12);
+        // fps counts only the frames processed by this run (the skipped video's 4 are left out).
+        assert!((r.totals.fps - 4.0).abs() < 1e-12);
+        // 12 frames, 3 of them `none` (i = 3, 7 and 3): lane share 0.75; search failed 6 of 12.
+        assert!((r.totals.lane_share - 0.75).abs() < 1e-12);
+        assert!((r.totals.search_failed_share - 0.5).abs() < 1e-12);
+        assert!((r.totals.offset_abs_max_m.unwrap() - 0.6).abs() < 1e-12);
+        let csv = r.to_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert!(lines[0].starts_with("path,status,skipped,frames"));
+        assert!(lines[1].starts_with("a/x.mp4,done,false,8,"));
+        assert!(
+            lines[3].starts_with("\"bad, \"\"one\"\".mp4\",failed,false,0,")
+                && lines[3].ends_with(",\"bad: cannot open, sorry\""),
+            "{}",
+            lines[3]
+        );
+        assert!(lines[4].starts_with("TOTAL,,false,12,"));
+    }
+
     #[test]
     fn atomic_write_leaves_no_partial() {
         let d = tempfile::tempdir().unwrap();
