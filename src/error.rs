@@ -53,6 +53,10 @@ pub enum Error {
     Invalid(String),
     #[error("plot {plot}: {message}")]
     Plot { plot: String, message: String },
+    #[error("{url}: {message}")]
+    Redis { url: String, message: String },
+    #[error("{path}: interrupted")]
+    Interrupted { path: PathBuf },
     #[error("opencv: {0}")]
     OpenCv(#[from] opencv::Error),
 }

@@ -16,6 +16,7 @@
 //! `none` and (video only) `predicted`.
 
 pub mod autoperspective;
+pub mod batch;
 pub mod calibrate;
 pub mod camera;
 pub mod cancel;
@@ -31,6 +32,7 @@ pub mod measure;
 pub mod pipeline;
 pub mod poly;
 pub mod present;
+pub mod queue;
 pub mod render;
 pub mod report;
 pub mod stats;

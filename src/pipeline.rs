@@ -219,7 +219,7 @@ impl Pipeline {
         let persp = Perspective::from_config(&cfg.perspective, width, height)?;
         let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.scale())?;
         let undistorter = camera.map(Undistorter::new).transpose()?;
-        threshold::prepare()?;
+        threshold::prepare_small();
         Ok(Self {
             cfg,
             undistorter,

@@ -438,11 +438,31 @@ pub fn run(
     on_record: &mut (dyn FnMut(&FrameRecord) + Send),
     progress: Progress,
 ) -> Result<VideoSummary> {
-    let mut src = VideoSource::open(&job.input)?;
+    let src = VideoSource::open(&job.input)?;
     if let Some(cam) = camera {
         crate::frame::check_size(&job.input, (cam.width, cam.height), (src.width, src.height))?;
     }
     let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
+    run_with(&pipe, src, job, None, on_record, progress)
+}
+
+/// `run` on an opened source with a `Pipeline` built for its frame size (shared by the jobs of
+/// `lanes batch` and `lanes queue work`). With `cancel`, a requested stop ends the frame loop
+/// between frames with `Error::Interrupted`; the outputs are then abandoned as on any error.
+pub fn run_with(
+    pipe: &Pipeline,
+    mut src: VideoSource,
+    job: &VideoJob,
+    cancel: Option<&crate::cancel::Cancel>,
+    on_record: &mut (dyn FnMut(&FrameRecord) + Send),
+    progress: Progress,
+) -> Result<VideoSummary> {
+    crate::frame::check_size(
+        &job.input,
+        (pipe.width, pipe.height),
+        (src.width, src.height),
+    )?;
+    let cfg = &pipe.cfg;
     let mut telemetry = job
         .telemetry
         .as_deref()
@@ -586,6 +606,12 @@ pub fn run(
                     (None, Some(s)) => s.read(),
                     (None, None) => Ok(None),
                 };
+                if cancel.is_some_and(|c| c.requested()) {
+                    loop_result = Err(Error::Interrupted {
+                        path: job.input.clone(),
+                    });
+                    break;
+                }
                 let raw = match next {
                     Ok(Some(f)) => f,
                     Ok(None) => break,
@@ -682,7 +708,7 @@ pub fn run(
                             break; // the renderer stopped with an error: reported below
                         }
                     } else {
-                        match render_item(&pipe, item, mode).and_then(|(frame, mut t)| {
+                        match render_item(pipe, item, mode).and_then(|(frame, mut t)| {
                             t.encode = encode(sink_opt.as_mut(), &frame)?;
                             Ok(t)
                         }) {

@@ -7,6 +7,7 @@ use lanes::camera::Camera;
 use lanes::config::Config;
 use std::path::{Path, PathBuf};
 
+pub mod batch;
 pub mod bench;
 pub mod calibrate;
 pub mod config_cmd;
@@ -14,6 +15,7 @@ pub mod eval;
 pub mod events;
 pub mod image;
 pub mod perspective;
+pub mod queue;
 pub mod report;
 pub mod synth;
 pub mod tune;
@@ -56,6 +58,10 @@ enum Command {
     Tune(tune::TuneArgs),
     /// Estimate the perspective quad and metres-per-pixel from straight-road frames.
     Perspective(perspective::PerspectiveArgs),
+    /// Many videos in one process: resumable, one output folder per video, batch.json/csv.
+    Batch(batch::BatchArgs),
+    /// Redis Streams job queue: push videos, run workers, show the queue's state.
+    Queue(queue::QueueArgs),
     /// Measure decode, encode and pipeline speed on a video.
     Bench(bench::BenchArgs),
     /// Print or check configuration files.
@@ -79,6 +85,8 @@ pub fn run() -> Result<i32> {
         Command::Eval(a) => eval::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Perspective(a) => perspective::run(a),
+        Command::Batch(a) => batch::run(a),
+        Command::Queue(a) => queue::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Config(a) => config_cmd::run(a),
         Command::Events(a) => events::run(a),

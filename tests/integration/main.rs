@@ -7,12 +7,14 @@ use opencv::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod batch;
 mod calibrate;
 mod config;
 mod eval;
 mod image;
 mod layers;
 mod perspective;
+mod queue;
 mod report;
 mod synth;
 mod tune;

@@ -1,0 +1,195 @@
+//! `lanes queue push|work|status`: the Redis Streams job queue (see `lanes::queue`).
+
+use super::batch::{outcome_line, JobArgs};
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use lanes::batch;
+use lanes::cancel::Cancel;
+use lanes::queue::{self, Queue, WorkerOptions};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct QueueArgs {
+    #[command(subcommand)]
+    cmd: QueueCmd,
+}
+
+/// Where the queue is.
+#[derive(Args, Clone)]
+struct Conn {
+    /// Redis URL, e.g. redis://127.0.0.1:6379/
+    #[arg(long, value_name = "URL")]
+    redis: String,
+    /// Stream name (the other keys are NAME:dead, NAME:errors, NAME:done, NAME:log).
+    #[arg(long, default_value = "lanes", value_name = "NAME")]
+    queue: String,
+}
+
+#[derive(Subcommand)]
+enum QueueCmd {
+    /// Enqueue one job per video (paths made absolute, as the workers see them on shared storage).
+    Push {
+        #[command(flatten)]
+        conn: Conn,
+        /// Video files, directories (searched recursively) or @list.txt.
+        #[arg(required = true, value_name = "INPUT")]
+        inputs: Vec<PathBuf>,
+        /// Camera file the workers load for these jobs (instead of their own --camera).
+        #[arg(long, value_name = "FILE")]
+        camera: Option<PathBuf>,
+        /// Config file the workers load for these jobs (instead of their own --config).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Run a worker until SIGTERM/SIGINT (exit 0), or with --drain until the queue is empty.
+    Work {
+        #[command(flatten)]
+        conn: Conn,
+        #[command(flatten)]
+        job: JobArgs,
+        /// A job whose worker sent no heartbeat this long is taken over (e.g. 60s, 500ms, 2m).
+        #[arg(long, default_value = "60s", value_parser = parse_duration)]
+        lease: Duration,
+        /// Failed attempts before a job goes to the dead-letter stream.
+        #[arg(long, default_value_t = 3, value_name = "K")]
+        max_attempts: usize,
+        /// Exit once nothing is waiting or in flight.
+        #[arg(long)]
+        drain: bool,
+        /// Consumer name (default: host name and process id).
+        #[arg(long, value_name = "NAME")]
+        consumer: Option<String>,
+    },
+    /// Print waiting, in-flight (consumer, idle time), done, failed and dead-lettered jobs.
+    Status {
+        #[command(flatten)]
+        conn: Conn,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `60s`, `500ms`, `2m` or a number of seconds.
+fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let bad = || format!("{s} (expected e.g. 60s, 500ms, 2m)");
+    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "ms" => v / 1000.0,
+        "s" => v,
+        "m" => v * 60.0,
+        _ => return Err(bad()),
+    };
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+pub fn run(a: QueueArgs) -> Result<i32> {
+    match a.cmd {
+        QueueCmd::Push {
+            conn,
+            inputs,
+            camera,
+            config,
+        } => {
+            let items = batch::collect_inputs(&inputs)?;
+            let mut q = Queue::connect(&conn.redis, &conn.queue)?;
+            let ids = q.push(&items, camera.as_deref(), config.as_deref())?;
+            eprintln!("lanes queue: pushed {} jobs to {}", ids.len(), conn.queue);
+            Ok(0)
+        }
+        QueueCmd::Work {
+            conn,
+            job,
+            lease,
+            max_attempts,
+            drain,
+            consumer,
+        } => {
+            let (setup, opts) = job.resolve()?;
+            batch::prepare_out_dir(&opts.out_dir)?;
+            let mut q = Queue::connect(&conn.redis, &conn.queue)?;
+            let cancel = Cancel::on_signals().context("installing signal handlers")?;
+            let wopts = WorkerOptions {
+                lease,
+                max_attempts: max_attempts.max(1),
+                consumer: consumer.unwrap_or_else(queue::default_consumer),
+                drain,
+            };
+            let mut on_job = |e: &queue::JobEnd| {
+                let line = match &e.outcome {
+                    Some(o) if e.verdict == "done" => outcome_line(o),
+                    _ => format!(
+                        "{:<7} {}: {}",
+                        e.verdict,
+                        e.rel,
+                        e.error.as_deref().unwrap_or("")
+                    ),
+                };
+                eprintln!("[{} attempt {}] {line}", wopts.consumer, e.attempt);
+            };
+            let n = queue::work(
+                &mut q,
+                &setup,
+                super::preset(),
+                &opts,
+                &wopts,
+                &cancel,
+                &mut on_job,
+            )?;
+            eprintln!(
+                "lanes queue work: {} jobs handled by {}{}",
+                n,
+                wopts.consumer,
+                if cancel.requested() {
+                    ", stopped by signal"
+                } else {
+                    ""
+                }
+            );
+            Ok(0)
+        }
+        QueueCmd::Status { conn, json } => {
+            let mut q = Queue::connect(&conn.redis, &conn.queue)?;
+            let s = q.status()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+                return Ok(0);
+            }
+            println!(
+                "queue {}: {} jobs, {} waiting, {} in flight, {} done, {} failed at least once, {} dead-lettered",
+                conn.queue,
+                s.total,
+                s.waiting,
+                s.in_flight.len(),
+                s.done,
+                s.failed,
+                s.dead.len()
+            );
+            for f in &s.in_flight {
+                println!(
+                    "  in flight {} ({}): consumer {}, idle {:.1} s, delivery {}",
+                    f.rel,
+                    f.id,
+                    f.consumer,
+                    f.idle_ms as f64 / 1000.0,
+                    f.deliveries
+                );
+            }
+            for d in &s.dead {
+                println!(
+                    "  dead {} after {} attempts: {}",
+                    d.rel, d.attempts, d.error
+                );
+            }
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! `lanes batch`: per-clip telemetry equals `lanes video`'s (any `--jobs`), resume after SIGKILL,
+//! a corrupt video fails alone, shards partition the inputs.
+
+use super::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The 8 real clips: `videos/` and `lanelines_p1/test_videos/` of the shared data and the
+/// committed synthetic drive. `None` (skip) when the shared data is missing.
+pub fn clip_inputs() -> Option<Vec<PathBuf>> {
+    let v = data("videos")?;
+    let p1 = data("lanelines_p1/test_videos")?;
+    Some(vec![v, p1, repo_root().join("test_videos")])
+}
+
+fn batch(args: &[&str]) -> Output {
+    let mut a = vec!["batch"];
+    a.extend_from_slice(args);
+    lanes(&a)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Every file under `dir`, relative, `/`-separated.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, d: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push(
+                    p.strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/"),
+                );
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if dir.is_dir() {
+        walk(dir, dir, &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// Temporary files (`.NAME.partial...`) left anywhere under `dir`.
+pub fn partials_under(dir: &Path) -> Vec<String> {
+    files_under(dir)
+        .into_iter()
+        .filter(|f| {
+            let name = f.rsplit('/').next().unwrap_or("");
+            name.starts_with('.') && name.contains(".partial")
+        })
+        .collect()
+}
+
+/// rel -> telemetry bytes of every video folder under `out`.
+fn telemetry_by_video(out: &Path) -> BTreeMap<String, Vec<u8>> {
+    files_under(out)
+        .into_iter()
+        .filter_map(|f| f.strip_suffix("/telemetry.jsonl").map(|r| r.to_string()))
+        .map(|rel| {
+            let bytes = std::fs::read(out.join(&rel).join("telemetry.jsonl")).unwrap();
+            (rel, bytes)
+        })
+        .collect()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn batch_telemetry_equals_lanes_video_per_clip_with_jobs_1_and_2() {
+    let Some(inputs) = clip_inputs() else { return };
+    let dir = tmp();
+    let mut outs = Vec::new();
+    for jobs in ["1", "2"] {
+        let out = dir.path().join(format!("out{jobs}"));
+        let mut args: Vec<&str> = inputs.iter().map(|p| s(p)).collect();
+        args.extend(["-o", s(&out), "--frames", "8", "--jobs", jobs]);
+        let o = batch(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        outs.push(out);
+    }
+    let t1 = telemetry_by_video(&outs[0]);
+    let t2 = telemetry_by_video(&outs[1]);
+    assert_eq!(t1.len(), 8, "{:?}", t1.keys());
+    assert_eq!(t1, t2, "--jobs 1 and --jobs 2 give the same telemetry");
+    // Each clip against `lanes video` on the same file.
+    let report = read_json(&outs[0].join("batch.json"));
+    let videos = report["videos"].as_array().unwrap();
+    assert_eq!(videos.len(), 8);
+    for v in videos {
+        let rel = v["path"].as_str().unwrap();
+        assert_eq!(v["status"], "done", "{rel}");
+        let summary = read_json(&outs[0].join(rel).join("summary.json"));
+        let input = PathBuf::from(summary["input"]["path"].as_str().unwrap());
+        let t = dir.path().join("video.jsonl");
+        let o = lanes(&[
+            "video",
+            s(&input),
+            "--no-render",
+            "--frames",
+            "8",
+            "--telemetry",
+            s(&t),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(
+            std::fs::read(&t).unwrap(),
+            t1[rel],
+            "{rel}: batch telemetry differs from lanes video"
+        );
+        // The row's numbers are DriveStats of that telemetry.
+        let (records, _) = lanes::telemetry::read_jsonl(&t).unwrap();
+        let stats = lanes::summary::DriveStats::of(&records);
+        assert_eq!(v["frames"].as_u64().unwrap() as usize, stats.frames);
+        assert!((v["lane_share"].as_f64().unwrap() - stats.lane_share()).abs() < 1e-12);
+        assert!(
+            (v["search_failed_share"].as_f64().unwrap() - stats.search_failed_share()).abs()
+                < 1e-12
+        );
+    }
+    assert_eq!(report["totals"]["frames"].as_u64(), Some(64));
+    let csv = std::fs::read_to_string(outs[0].join("batch.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 10, "header + 8 videos + TOTAL:\n{csv}");
+    assert!(csv.lines().last().unwrap().starts_with("TOTAL,"));
+    assert!(partials_under(dir.path()).is_empty());
+}
+
+#[test]
+fn batch_killed_mid_run_then_rerun_finishes_only_what_is_missing() {
+    let Some(inputs) = clip_inputs() else { return };
+    let dir = tmp();
+    let out = dir.path().join("out");
+    let reference = dir.path().join("ref");
+    let mut args: Vec<String> = vec!["batch".into()];
+    args.extend(inputs.iter().map(|p| s(p).to_string()));
+    args.extend(["--frames".into(), "40".into()]);
+    // An uninterrupted run for reference.
+    let mut a: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    a.extend(["-o", s(&reference)]);
+    let o = lanes(&a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The same batch, SIGKILLed once two videos are done.
+    let mut child = Command::new(lanes_bin())
+        .args(&args)
+        .args(["-o", s(&out)])
+        .current_dir(repo_root())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let done_now = || {
+        files_under(&out)
+            .into_iter()
+            .filter(|f| f.ends_with("/summary.json"))
+            .collect::<Vec<_>>()
+    };
+    while done_now().len() < 2 && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let finished = done_now();
+    assert!(
+        (2..8).contains(&finished.len()),
+        "killed mid-batch: {finished:?}"
+    );
+    let mtimes: Vec<_> = finished
+        .iter()
+        .map(|f| std::fs::metadata(out.join(f)).unwrap().modified().unwrap())
+        .collect();
+    let mut a: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    a.extend(["-o", s(&out)]);
+    let o = lanes(&a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    for (f, m) in finished.iter().zip(&mtimes) {
+        let rel = f.trim_end_matches("/summary.json");
+        assert!(
+            err.contains(&format!("skipped {rel}")),
+            "{rel} redone:\n{err}"
+        );
+        let now = std::fs::metadata(out.join(f)).unwrap().modified().unwrap();
+        assert_eq!(&now, m, "{f} was rewritten");
+    }
+    assert_eq!(telemetry_by_video(&out), telemetry_by_video(&reference));
+    assert!(
+        partials_under(&out).is_empty(),
+        "{:?}",
+        partials_under(&out)
+    );
+    let report = read_json(&out.join("batch.json"));
+    assert_eq!(report["done"], 8);
+    assert_eq!(report["skipped"].as_u64().unwrap() as usize, finished.len());
+}
+
+/// A folder with two good copies of the synthetic clip, random bytes named `.mp4` and a
+/// truncated copy.
+pub fn corrupt_set(dir: &Path) -> PathBuf {
+    let set = dir.join("set");
+    std::fs::create_dir_all(set.join("sub")).unwrap();
+    let clip = repo_root().join("test_videos/synthetic_drive.mp4");
+    std::fs::copy(&clip, set.join("good.mp4")).unwrap();
+    std::fs::copy(&clip, set.join("sub/good.mp4")).unwrap();
+    let bytes = std::fs::read(&clip).unwrap();
+    std::fs::write(set.join("truncated.mp4"), &bytes[..bytes.len() / 4]).unwrap();
+    let mut state = 7u32;
+    let noise: Vec<u8> = (0..100_000)
+        .map(|_| {
+            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+            (state >> 24) as u8
+        })
+        .collect();
+    std::fs::write(set.join("noise.mp4"), noise).unwrap();
+    set
+}
+
+#[test]
+fn batch_corrupt_videos_fail_alone_with_exit_1() {
+    let dir = tmp();
+    let set = corrupt_set(dir.path());
+    let out = dir.path().join("out");
+    let o = batch(&[s(&set), "-o", s(&out), "--frames", "5"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"));
+    let report = read_json(&out.join("batch.json"));
+    let status: BTreeMap<String, String> = report["videos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["path"].as_str().unwrap().to_string(),
+                v["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(status["good.mp4"], "done");
+    assert_eq!(status["sub/good.mp4"], "done");
+    assert_eq!(status["noise.mp4"], "failed");
+    assert_eq!(status["truncated.mp4"], "failed");
+    let noise = read_json(&out.join("noise.mp4/summary.json"));
+    let err = noise["error"].as_str().unwrap();
+    assert!(err.contains("noise.mp4") && !err.contains('\n'), "{err}");
+    assert!(!out.join("noise.mp4/telemetry.jsonl").exists());
+    assert_eq!(report["totals"]["frames"], 10);
+    assert!(partials_under(&out).is_empty());
+    // A rerun redoes the failed ones only.
+    let o = batch(&[s(&set), "-o", s(&out), "--frames", "5"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("skipped good.mp4") && err.contains("failed  noise.mp4"),
+        "{err}"
+    );
+    // OUTDIR that cannot be created: one-line error, exit 2.
+    let file = dir.path().join("a_file");
+    std::fs::write(&file, b"x").unwrap();
+    let o = batch(&[s(&set), "-o", s(&file.join("out"))]);
+    assert_one_line_error(&o, "cannot create output directory");
+}
+
+#[test]
+fn batch_shards_cover_every_input_exactly_once() {
+    let Some(inputs) = clip_inputs() else { return };
+    let dir = tmp();
+    let out = dir.path().join("out");
+    let mut seen: Vec<String> = Vec::new();
+    for i in 1..=3 {
+        let shard = format!("{i}/3");
+        let mut args: Vec<&str> = inputs.iter().map(|p| s(p)).collect();
+        args.extend(["-o", s(&out), "--frames", "2", "--shard", &shard]);
+        let o = batch(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let r = read_json(&out.join(format!("batch-shard-{i}-of-3.json")));
+        seen.extend(
+            r["videos"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["path"].as_str().unwrap().to_string()),
+        );
+    }
+    seen.sort();
+    let mut all: Vec<String> = files_under(&out)
+        .into_iter()
+        .filter_map(|f| f.strip_suffix("/summary.json").map(|r| r.to_string()))
+        .collect();
+    all.sort();
+    assert_eq!(all.len(), 8);
+    assert_eq!(seen, all, "each input in exactly one shard");
+    let o = batch(&[s(&inputs[2]), "-o", s(&out), "--shard", "4/3"]);
+    assert_one_line_error(&o, "--shard 4/3");
+}
+
+#[test]
+fn batch_sigterm_stops_taking_videos_and_leaves_no_temp_files() {
+    let Some(inputs) = clip_inputs() else { return };
+    let dir = tmp();
+    let out = dir.path().join("out");
+    let child = Command::new(lanes_bin())
+        .arg("batch")
+        .args(&inputs)
+        .args(["-o", s(&out), "--frames", "60"])
+        .current_dir(repo_root())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !files_under(&out)
+        .iter()
+        .any(|f| f.ends_with("/summary.json"))
+    {
+        assert!(start.elapsed().as_secs() < 60, "no video finished");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(
+        partials_under(&out).is_empty(),
+        "{:?}",
+        partials_under(&out)
+    );
+    let report = read_json(&out.join("batch.json"));
+    let done = report["done"].as_u64().unwrap();
+    assert!((1..8).contains(&done), "{report}");
+    for v in report["videos"].as_array().unwrap() {
+        let rel = v["path"].as_str().unwrap();
+        match v["status"].as_str().unwrap() {
+            "done" => assert!(out.join(rel).join("telemetry.jsonl").is_file()),
+            "interrupted" => assert!(!out.join(rel).join("telemetry.jsonl").exists()),
+            other => panic!("{rel}: {other}"),
+        }
+    }
+    // The next run finishes the rest.
+    let mut args: Vec<&str> = vec!["batch"];
+    args.extend(inputs.iter().map(|p| s(p)));
+    args.extend(["-o", s(&out), "--frames", "60"]);
+    let o = lanes(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(read_json(&out.join("batch.json"))["done"], 8);
+}
