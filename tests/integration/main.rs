@@ -11,6 +11,7 @@ mod calibrate;
 mod config;
 mod eval;
 mod image;
+mod interrupt;
 mod perspective;
 mod synth;
 mod tune;
