@@ -102,24 +102,16 @@ pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
 }
 
 impl BgrFrame {
-    /// Read a colour image from a file. Gray images are converted to BGR.
+    /// Read a colour image from a file (checked: see `crate::still`). Gray, alpha and 16-bit
+    /// images are converted to 8-bit BGR; a truncated or corrupt file is an error.
     pub fn read(path: &Path) -> Result<Self> {
-        if !path.exists() {
-            return Err(Error::NotFound {
-                path: path.to_path_buf(),
-            });
-        }
-        let m = imgcodecs::imread(path, imgcodecs::IMREAD_COLOR).map_err(|_| {
-            Error::UnreadableImage {
-                path: path.to_path_buf(),
-            }
-        })?;
-        if m.empty() {
-            return Err(Error::UnreadableImage {
-                path: path.to_path_buf(),
-            });
-        }
-        Self::new(m)
+        Self::read_converted(path).map(|(f, _)| f)
+    }
+
+    /// `read`, and the conversion that was applied (e.g. "gray to BGR"), if any.
+    pub fn read_converted(path: &Path) -> Result<(Self, Option<String>)> {
+        let d = crate::still::read_bgr(path)?;
+        Ok((Self::new(d.mat)?, d.converted))
     }
 
     /// Convert to a gray image.

@@ -29,6 +29,7 @@ pub mod measure;
 pub mod pipeline;
 pub mod render;
 pub mod stats;
+pub mod still;
 pub mod summary;
 pub mod synth;
 pub mod telemetry;

@@ -12,6 +12,7 @@ mod config;
 mod eval;
 mod image;
 mod interrupt;
+mod stills;
 mod perspective;
 mod synth;
 mod tune;
