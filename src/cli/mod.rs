@@ -88,12 +88,24 @@ pub fn load_config(path: Option<&Path>) -> Result<Config> {
         Some(p) => {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("{}: cannot read config", p.display()))?;
-            Config::from_toml_str_over(&text, p, preset)?
+            Config::from_toml_str_over(&text, p, preset).map_err(|e| config_error(p, e))?
         }
         None => Config::preset(preset),
     };
-    cfg.validate()?;
+    match path {
+        Some(p) => cfg.validate().map_err(|e| config_error(p, e))?,
+        None => cfg.validate()?,
+    }
     Ok(cfg)
+}
+
+/// A config file's error naming the file: out-of-range values (`config key = value (...)`)
+/// get the file's name in front; parse errors already carry it.
+pub fn config_error(path: &Path, e: lanes::Error) -> anyhow::Error {
+    match e {
+        lanes::Error::ConfigValue { .. } => anyhow::anyhow!("{}: {e}", path.display()),
+        e => e.into(),
+    }
 }
 
 /// Load the camera file if given.
