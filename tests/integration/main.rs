@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 mod calibrate;
 mod config;
+mod corpus;
 mod eval;
 mod image;
 mod interrupt;
