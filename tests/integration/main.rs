@@ -17,6 +17,7 @@ mod stills;
 mod perspective;
 mod synth;
 mod tune;
+mod tune_load;
 mod video;
 
 /// Path to the built `lanes` binary.
