@@ -342,15 +342,51 @@ mod tests {
         let fx = "1.1616233573862326e+03";
         let k1 = "-2.7097061946110645e-01";
         let cases = [
-            (fx, "0.", "field `camera_matrix` is not a valid camera matrix: fx = 0"),
-            (fx, "-5.", "field `camera_matrix` is not a valid camera matrix: fx = -5"),
-            (fx, ".nan", "field `camera_matrix` is NaN: every entry must be a finite number"),
-            (fx, ".inf", "field `camera_matrix` is inf: every entry must be a finite number"),
-            (k1, ".nan", "field `distortion_coefficients[0]` is NaN (expected a finite number"),
-            (k1, "-.inf", "field `distortion_coefficients[0]` is -inf (expected"),
-            (k1, "1.e+12", "field `distortion_coefficients[0]` is 1000000000000 (expected"),
-            ("image_width: 1280", "image_width: 0", "field `image_width` is 0x720, not a positive size"),
-            ("image_width: 1280", "image_width: 2000000000", "over the limit of 16384 pixels a side"),
+            (
+                fx,
+                "0.",
+                "field `camera_matrix` is not a valid camera matrix: fx = 0",
+            ),
+            (
+                fx,
+                "-5.",
+                "field `camera_matrix` is not a valid camera matrix: fx = -5",
+            ),
+            (
+                fx,
+                ".nan",
+                "field `camera_matrix` is NaN: every entry must be a finite number",
+            ),
+            (
+                fx,
+                ".inf",
+                "field `camera_matrix` is inf: every entry must be a finite number",
+            ),
+            (
+                k1,
+                ".nan",
+                "field `distortion_coefficients[0]` is NaN (expected a finite number",
+            ),
+            (
+                k1,
+                "-.inf",
+                "field `distortion_coefficients[0]` is -inf (expected",
+            ),
+            (
+                k1,
+                "1.e+12",
+                "field `distortion_coefficients[0]` is 1000000000000 (expected",
+            ),
+            (
+                "image_width: 1280",
+                "image_width: 0",
+                "field `image_width` is 0x720, not a positive size",
+            ),
+            (
+                "image_width: 1280",
+                "image_width: 2000000000",
+                "over the limit of 16384 pixels a side",
+            ),
         ];
         for (from, to, want) in cases {
             let err = load_with(from, to).unwrap_err().to_string();

@@ -56,7 +56,12 @@ impl AbortCleanup {
         let raw = c.into_raw();
         for (i, slot) in CLEANUP.iter().enumerate() {
             if slot
-                .compare_exchange(std::ptr::null_mut(), raw, Ordering::SeqCst, Ordering::SeqCst)
+                .compare_exchange(
+                    std::ptr::null_mut(),
+                    raw,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                )
                 .is_ok()
             {
                 return Self { slot: Some(i) };
@@ -165,7 +170,9 @@ mod tests {
             CLEANUP.iter().any(|s| {
                 let q = s.load(Ordering::SeqCst);
                 // SAFETY: registered strings are leaked NUL-terminated C strings.
-                !q.is_null() && unsafe { std::ffi::CStr::from_ptr(q) }.to_bytes() == p.as_os_str().as_encoded_bytes()
+                !q.is_null()
+                    && unsafe { std::ffi::CStr::from_ptr(q) }.to_bytes()
+                        == p.as_os_str().as_encoded_bytes()
             })
         };
         let g = AbortCleanup::register(path);

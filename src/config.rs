@@ -835,7 +835,10 @@ mod tests {
     fn perspective_quad_that_is_a_line_or_a_bow_tie_is_refused() {
         let line = "[perspective]\nsrc = [[100.0, 100.0], [200.0, 200.0], [300.0, 300.0], [400.0, 400.0]]\n";
         let err = Config::from_toml_str(line, Path::new("c.toml")).unwrap_err();
-        assert!(err.to_string().starts_with("config perspective.src = "), "{err}");
+        assert!(
+            err.to_string().starts_with("config perspective.src = "),
+            "{err}"
+        );
         assert!(err.to_string().contains("convex"), "{err}");
         // Bottom corners swapped: the quad crosses itself.
         let d = Config::default().perspective.src;

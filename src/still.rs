@@ -12,6 +12,7 @@
 //!   descriptor 2 is pointed at an in-memory file for the call). JPEGs with restart markers
 //!   resynchronise after a damaged interval, so zune-jpeg decodes them without complaint, while
 //!   libjpeg notices "N extraneous bytes before marker".
+//!
 //! The pixels are OpenCV's, decoded from the same bytes, so every number is what it was before
 //! the checks existed.
 
@@ -224,7 +225,11 @@ fn conversion(color: image::ColorType) -> Option<String> {
     Some(format!(
         "{}{what} to {}BGR{}",
         if bits16 { "16-bit " } else { "" },
-        if bits16 { "8-bit (scaled by 1/256) " } else { "" },
+        if bits16 {
+            "8-bit (scaled by 1/256) "
+        } else {
+            ""
+        },
         if alpha { ", alpha dropped" } else { "" }
     ))
 }
@@ -245,7 +250,13 @@ mod tests {
     }
 
     fn jpeg_bytes(w: u32, h: u32) -> Vec<u8> {
-        let img = ImageBuffer::from_fn(w, h, |x, y| Rgb([(x * 7 % 256) as u8, (y * 3 % 256) as u8, ((x + y) % 256) as u8]));
+        let img = ImageBuffer::from_fn(w, h, |x, y| {
+            Rgb([
+                (x * 7 % 256) as u8,
+                (y * 3 % 256) as u8,
+                ((x + y) % 256) as u8,
+            ])
+        });
         let mut out = Vec::new();
         img.write_to(&mut Cursor::new(&mut out), image::ImageFormat::Jpeg)
             .unwrap();
@@ -262,7 +273,10 @@ mod tests {
         let d = decode_bgr(Path::new("ok.png"), &png_bytes(&rgb)).unwrap();
         assert_eq!(d.converted, None);
         // BGR order: blue first.
-        assert_eq!(*d.mat.at_2d::<opencv::core::Vec3b>(0, 0).unwrap(), opencv::core::Vec3b::from([30, 20, 10]));
+        assert_eq!(
+            *d.mat.at_2d::<opencv::core::Vec3b>(0, 0).unwrap(),
+            opencv::core::Vec3b::from([30, 20, 10])
+        );
     }
 
     #[test]
@@ -270,7 +284,10 @@ mod tests {
         let bytes = jpeg_bytes(256, 128);
         for cut in [bytes.len() / 4, bytes.len() / 2, bytes.len() - 40] {
             let e = decode_bgr(Path::new("cut.jpg"), &bytes[..cut]).unwrap_err();
-            assert!(e.to_string().starts_with("cut.jpg: corrupt image (JPEG"), "{cut}: {e}");
+            assert!(
+                e.to_string().starts_with("cut.jpg: corrupt image (JPEG"),
+                "{cut}: {e}"
+            );
         }
     }
 
@@ -279,13 +296,20 @@ mod tests {
         let img = ImageBuffer::from_fn(64, 64, |x, y| Rgb([x as u8 * 3, y as u8 * 2, 7u8]));
         let bytes = png_bytes(&img);
         let e = decode_bgr(Path::new("cut.png"), &bytes[..bytes.len() - 30]).unwrap_err();
-        assert!(e.to_string().starts_with("cut.png: corrupt image (PNG"), "{e}");
+        assert!(
+            e.to_string().starts_with("cut.png: corrupt image (PNG"),
+            "{e}"
+        );
     }
 
     #[test]
     fn gray_alpha_and_16_bit_pngs_are_converted_and_say_so() {
         let cases: Vec<(Vec<u8>, &str, u8)> = vec![
-            (png_bytes(&ImageBuffer::from_pixel(4, 4, Luma([200u8]))), "gray to BGR", 200),
+            (
+                png_bytes(&ImageBuffer::from_pixel(4, 4, Luma([200u8]))),
+                "gray to BGR",
+                200,
+            ),
             (
                 png_bytes(&ImageBuffer::from_pixel(4, 4, Rgba([200u8, 200, 200, 0]))),
                 "RGBA to BGR, alpha dropped",
@@ -302,7 +326,11 @@ mod tests {
                 200,
             ),
             (
-                png_bytes(&ImageBuffer::from_pixel(4, 4, Rgba([51400u16, 51400, 51400, 65535]))),
+                png_bytes(&ImageBuffer::from_pixel(
+                    4,
+                    4,
+                    Rgba([51400u16, 51400, 51400, 65535]),
+                )),
                 "16-bit RGBA to 8-bit (scaled by 1/256) BGR, alpha dropped",
                 200,
             ),
@@ -311,7 +339,11 @@ mod tests {
             let d = decode_bgr(Path::new("x.png"), &bytes).unwrap();
             assert_eq!(d.converted.as_deref(), Some(what));
             assert_eq!(d.mat.typ(), opencv::core::CV_8UC3);
-            assert_eq!(*d.mat.at_2d::<opencv::core::Vec3b>(1, 1).unwrap(), opencv::core::Vec3b::from([v, v, v]), "{what}");
+            assert_eq!(
+                *d.mat.at_2d::<opencv::core::Vec3b>(1, 1).unwrap(),
+                opencv::core::Vec3b::from([v, v, v]),
+                "{what}"
+            );
         }
     }
 
@@ -343,7 +375,11 @@ mod tests {
         for &b in data {
             c ^= b as u32;
             for _ in 0..8 {
-                c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+                c = if c & 1 != 0 {
+                    0xedb8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
             }
         }
         !c

@@ -505,15 +505,13 @@ pub fn run(
     // abandons the telemetry.
     let mut sink = match (job.render, &job.output) {
         (RenderMode::None, _) | (_, None) => None,
-        (_, Some(out)) => {
-            match VideoSink::create(out, src.fps, src.width, src.height, job.codec) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    abandon_telemetry(telemetry);
-                    return Err(e);
-                }
+        (_, Some(out)) => match VideoSink::create(out, src.fps, src.width, src.height, job.codec) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                abandon_telemetry(telemetry);
+                return Err(e);
             }
-        }
+        },
     };
     let codec = sink.as_ref().map(|s| s.codec);
     for i in 0..job.start {

@@ -384,7 +384,10 @@ mod tests {
             let line = good.replace("110", bad);
             std::fs::write(&p, format!("{good}\n{line}\n")).unwrap();
             let err = load_labels(&p).unwrap_err().to_string();
-            assert!(err.contains("label.json: line 2: not a TuSimple label"), "{bad}: {err}");
+            assert!(
+                err.contains("label.json: line 2: not a TuSimple label"),
+                "{bad}: {err}"
+            );
         }
     }
 

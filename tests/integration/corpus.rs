@@ -157,7 +157,10 @@ fn mutate_text(t: &str, rng: &mut Rng) -> (Vec<u8>, String) {
             if i < lines.len() && j < lines.len() {
                 lines.swap(i, j);
             }
-            (join(&lines), format!("lines {} and {} swapped", i + 1, j + 1))
+            (
+                join(&lines),
+                format!("lines {} and {} swapped", i + 1, j + 1),
+            )
         }
         3 | 4 => {
             // Replace one number (anywhere) with a hostile one.
@@ -167,8 +170,22 @@ fn mutate_text(t: &str, rng: &mut Rng) -> (Vec<u8>, String) {
             }
             let (a, b) = *rng.pick(&spans);
             let with = *rng.pick(&[
-                "nan", ".nan", "NaN", "inf", "-inf", ".inf", "1e308", "-1e308", "1e999", "0", "-1",
-                "99999999999", "0.0", "-0", "1e-320", "\"x\"",
+                "nan",
+                ".nan",
+                "NaN",
+                "inf",
+                "-inf",
+                ".inf",
+                "1e308",
+                "-1e308",
+                "1e999",
+                "0",
+                "-1",
+                "99999999999",
+                "0.0",
+                "-0",
+                "1e-320",
+                "\"x\"",
             ]);
             let s = format!("{}{}{}", &t[..a], with, &t[b..]);
             (s.into_bytes(), format!("number {:?} -> {with}", &t[a..b]))
@@ -176,7 +193,7 @@ fn mutate_text(t: &str, rng: &mut Rng) -> (Vec<u8>, String) {
         5 => {
             let at = rng.below(t.len());
             let at = (0..=at).rev().find(|i| t.is_char_boundary(*i)).unwrap_or(0);
-            (t[..at].as_bytes().to_vec(), format!("truncated at {at}"))
+            (t.as_bytes()[..at].to_vec(), format!("truncated at {at}"))
         }
         _ => {
             let mut v = t.as_bytes().to_vec();
@@ -202,7 +219,9 @@ fn number_spans(t: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        if b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) {
+        if b[i].is_ascii_digit()
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
             let start = if i > 0 && b[i - 1] == b'-' { i - 1 } else { i };
             let mut j = i;
             while j < b.len() && (b[j].is_ascii_digit() || b"+-.eE".contains(&b[j])) {
@@ -341,17 +360,26 @@ fn inputs(dir: &Path) -> Inputs {
     let small = img.resize_exact(320, 180, ::image::imageops::FilterType::Triangle);
     let mut jpg = Vec::new();
     small
-        .write_to(&mut std::io::Cursor::new(&mut jpg), ::image::ImageFormat::Jpeg)
+        .write_to(
+            &mut std::io::Cursor::new(&mut jpg),
+            ::image::ImageFormat::Jpeg,
+        )
         .unwrap();
     let mut png = Vec::new();
     small
-        .write_to(&mut std::io::Cursor::new(&mut png), ::image::ImageFormat::Png)
+        .write_to(
+            &mut std::io::Cursor::new(&mut png),
+            ::image::ImageFormat::Png,
+        )
         .unwrap();
     let camera_full = std::fs::read_to_string(root.join("test_images/camera.yml")).unwrap();
     let camera_small = camera_full
         .replace("image_width: 1280", "image_width: 320")
         .replace("image_height: 720", "image_height: 180")
-        .replace("[ 1000., 0., 6.4150000000000000e+02, 0., 1000.,", "[ 250., 0., 160.4, 0., 250.,")
+        .replace(
+            "[ 1000., 0., 6.4150000000000000e+02, 0., 1000.,",
+            "[ 250., 0., 160.4, 0., 250.,",
+        )
         .replace("3.5850000000000000e+02, 0., 0., 1. ]", "89.6, 0., 0., 1. ]");
     assert!(camera_small.contains("250."), "camera text as expected");
     let config = std::fs::read_to_string(root.join("config/default.toml")).unwrap();
@@ -360,7 +388,16 @@ fn inputs(dir: &Path) -> Inputs {
     let st = Command::new("ffmpeg")
         .args(["-v", "error", "-y", "-i"])
         .arg(root.join("test_videos/synthetic_drive.mp4"))
-        .args(["-frames:v", "8", "-vf", "scale=320:180", "-c:v", "mpeg4", "-q:v", "5"])
+        .args([
+            "-frames:v",
+            "8",
+            "-vf",
+            "scale=320:180",
+            "-c:v",
+            "mpeg4",
+            "-q:v",
+            "5",
+        ])
         .arg(&clip_path)
         .status()
         .expect("ffmpeg is installed (README set-up installs it)");
@@ -370,7 +407,8 @@ fn inputs(dir: &Path) -> Inputs {
 {"raw_file": "road.jpg", "h_samples": [100, 120, 140, 160, 179], "lanes": [[101, 96, 91, 86, 81], [221, 226, 231, 236, 241]]}
 "#
     .to_string();
-    let culane = "100.5 179 95.2 160 90 140 85 120\n220 179 225 160 230.5 140 235 120\n".to_string();
+    let culane =
+        "100.5 179 95.2 160 90 140 85 120\n220 179 225 160 230.5 140 235 120\n".to_string();
     let truth = std::fs::read_to_string(root.join("test_images/straight.json")).unwrap();
     let boards: Vec<PathBuf> = data("calibration/opencv_left")
         .map(|d| {
@@ -468,31 +506,50 @@ fn corpus_of_malformed_inputs_never_panics_hangs_or_leaves_partial_files() {
     // Camera files, through `undistort` (and every fourth through `image`).
     for i in 0..70 {
         let (b, what) = mutate_text(&inp.camera_small, &mut rng);
-        let cmd = if i % 4 == 0 { "image --camera" } else { "undistort" };
+        let cmd = if i % 4 == 0 {
+            "image --camera"
+        } else {
+            "undistort"
+        };
         let (cmd, what, p, out) = new_case(cmd, format!("camera: {what}"), "cam.yml", &b);
         let args = if i % 4 == 0 {
             os(&[&"image", &"--camera", &p, &good_jpg, &"-o", &out])
         } else {
             os(&[&"undistort", &"--camera", &p, &good_jpg, &"-o", &out])
         };
-        cases.push(Case { cmd, what, args, out });
+        cases.push(Case {
+            cmd,
+            what,
+            args,
+            out,
+        });
     }
     // Config files, through `config --check` (and every fourth through `image`).
     for i in 0..70 {
         let (b, what) = mutate_text(&inp.config, &mut rng);
-        let cmd = if i % 4 == 0 { "image --config" } else { "config --check" };
+        let cmd = if i % 4 == 0 {
+            "image --config"
+        } else {
+            "config --check"
+        };
         let (cmd, what, p, out) = new_case(cmd, format!("config: {what}"), "c.toml", &b);
         let args = if i % 4 == 0 {
             os(&[&"image", &"--config", &p, &good_jpg, &"-o", &out])
         } else {
             os(&[&"config", &"--check", &p])
         };
-        cases.push(Case { cmd, what, args, out });
+        cases.push(Case {
+            cmd,
+            what,
+            args,
+            out,
+        });
     }
     // Labels: TuSimple JSON lines, CULane lines, synthetic truth; through `eval`.
     for _ in 0..35 {
         let (b, what) = mutate_text(&inp.tusimple, &mut rng);
-        let (cmd, what, p, out) = new_case("eval tusimple", format!("labels: {what}"), "label.json", &b);
+        let (cmd, what, p, out) =
+            new_case("eval tusimple", format!("labels: {what}"), "label.json", &b);
         cases.push(Case {
             cmd,
             what,
@@ -502,7 +559,8 @@ fn corpus_of_malformed_inputs_never_panics_hangs_or_leaves_partial_files() {
     }
     for _ in 0..25 {
         let (b, what) = mutate_text(&inp.culane, &mut rng);
-        let (cmd, what, p, out) = new_case("eval culane", format!("lines: {what}"), "f.lines.txt", &b);
+        let (cmd, what, p, out) =
+            new_case("eval culane", format!("lines: {what}"), "f.lines.txt", &b);
         std::fs::write(p.with_file_name("f.jpg"), &inp.jpg).unwrap();
         cases.push(Case {
             cmd,
@@ -513,9 +571,18 @@ fn corpus_of_malformed_inputs_never_panics_hangs_or_leaves_partial_files() {
     }
     for _ in 0..15 {
         let (b, what) = mutate_text(&inp.truth, &mut rng);
-        let (cmd, what, p, out) = new_case("eval synthetic", format!("truth: {what}"), "straight.json", &b);
+        let (cmd, what, p, out) = new_case(
+            "eval synthetic",
+            format!("truth: {what}"),
+            "straight.json",
+            &b,
+        );
         let d = p.parent().unwrap();
-        std::fs::copy(root.join("test_images/straight.jpg"), d.join("straight.jpg")).unwrap();
+        std::fs::copy(
+            root.join("test_images/straight.jpg"),
+            d.join("straight.jpg"),
+        )
+        .unwrap();
         std::fs::write(d.join("camera.yml"), &inp.camera_full).unwrap();
         std::fs::copy(root.join("test_images/lanes.toml"), d.join("lanes.toml")).unwrap();
         cases.push(Case {
@@ -548,7 +615,8 @@ fn corpus_of_malformed_inputs_never_panics_hangs_or_leaves_partial_files() {
     // A straight-road frame, through `perspective`.
     for i in 0..12 {
         let (b, what) = mutate_binary(&inp.jpg_full, "jpg", i, &mut rng);
-        let (cmd, what, p, out) = new_case("perspective", format!("jpg: {what}"), "straight.jpg", &b);
+        let (cmd, what, p, out) =
+            new_case("perspective", format!("jpg: {what}"), "straight.jpg", &b);
         cases.push(Case {
             cmd,
             what,
@@ -563,7 +631,8 @@ fn corpus_of_malformed_inputs_never_panics_hangs_or_leaves_partial_files() {
     for i in 0..if inp.boards.is_empty() { 0 } else { 12 } {
         let bytes = std::fs::read(&inp.boards[3]).unwrap();
         let (b, what) = mutate_binary(&bytes, "jpg", i, &mut rng);
-        let (cmd, what, p, out) = new_case("calibrate", format!("board jpg: {what}"), "left04.jpg", &b);
+        let (cmd, what, p, out) =
+            new_case("calibrate", format!("board jpg: {what}"), "left04.jpg", &b);
         let d = p.parent().unwrap().to_path_buf();
         for src in &inp.boards[..3] {
             std::fs::copy(src, d.join(src.file_name().unwrap())).unwrap();
@@ -571,7 +640,14 @@ fn corpus_of_malformed_inputs_never_panics_hangs_or_leaves_partial_files() {
         cases.push(Case {
             cmd,
             what,
-            args: os(&[&"calibrate", &d, &"--board", &"9x6", &"-o", &out.join("cam.yml")]),
+            args: os(&[
+                &"calibrate",
+                &d,
+                &"--board",
+                &"9x6",
+                &"-o",
+                &out.join("cam.yml"),
+            ]),
             out,
         });
     }

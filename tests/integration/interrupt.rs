@@ -103,14 +103,22 @@ fn interrupted_run_is_finalised(sig: i32, code: i32) {
     let lines = std::fs::read_to_string(dir.path().join("o.jsonl"))
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("whole JSON lines"))
+        .inspect(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("whole JSON lines");
+        })
         .count();
     let frames = decoded_frames(&dir.path().join("o.mp4"));
-    eprintln!("signal {sig}: interrupted at frame {n}; video {frames} frames, telemetry {lines} records");
+    eprintln!(
+        "signal {sig}: interrupted at frame {n}; video {frames} frames, telemetry {lines} records"
+    );
     assert!(n > 0 && n < 600, "stopped mid-way: {n}");
     assert_eq!(lines, n, "telemetry records");
     assert_eq!(frames, n, "video frames == telemetry records");
-    assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
 }
 
 #[test]
@@ -140,7 +148,11 @@ fn second_sigint_aborts_at_once_and_leaves_no_partial_file() {
     assert!(!err.contains("panicked"), "{err}");
     // Either the abort came first (nothing kept) or the run had already finalised its
     // outputs; never a partial file.
-    assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
     if dir.path().join("o.mp4").exists() {
         let lines = std::fs::read_to_string(dir.path().join("o.jsonl"))
             .unwrap()
@@ -172,7 +184,11 @@ fn file_size_limit_during_video_is_an_error_with_no_partial_file() {
     let err = stderr(&o);
     assert_one_line_error(&o, "o.mp4: write failed");
     assert!(!out.exists(), "{err}");
-    assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
     // Telemetry past the limit too: the error names the telemetry file; nothing is left.
     let tel = dir.path().join("t.csv");
     let o = Command::new("sh")
@@ -233,11 +249,17 @@ fn output_that_is_a_directory_or_under_a_file_or_read_only_is_an_error() {
     ]);
     assert_one_line_error(&o, "t.jsonl");
     assert!(!out.exists());
-    assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
     // A read-only directory stops everyone but root.
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
-        eprintln!("SKIP: read-only output directory sub-case: running as root, which may write anyway");
+        eprintln!(
+            "SKIP: read-only output directory sub-case: running as root, which may write anyway"
+        );
         return;
     }
     let ro = dir.path().join("ro");

@@ -9,7 +9,9 @@ fn flipped(bytes: &[u8], n: usize, skip: usize, seed: u64) -> Vec<u8> {
     let mut b = bytes.to_vec();
     let mut s = seed;
     for _ in 0..n {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let k = skip + (s >> 33) as usize % (b.len() - skip - 2);
         b[k] ^= 0xff;
     }
@@ -21,7 +23,11 @@ fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         c ^= b as u32;
         for _ in 0..8 {
-            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
         }
     }
     !c
@@ -49,7 +55,11 @@ fn truncated_and_flipped_jpegs_are_corrupt_and_the_good_image_goes_on() {
         args.push(p.to_string_lossy().to_string());
     }
     let out = dir.path().join("out");
-    args.extend(["-o".into(), out.to_string_lossy().to_string(), "--json".into()]);
+    args.extend([
+        "-o".into(),
+        out.to_string_lossy().to_string(),
+        "--json".into(),
+    ]);
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
     let o = lanes(&args);
     let err = stderr(&o);
@@ -64,7 +74,10 @@ fn truncated_and_flipped_jpegs_are_corrupt_and_the_good_image_goes_on() {
     }
     // No libjpeg chatter besides our lines.
     assert!(!err.lines().any(|l| l.starts_with("Corrupt JPEG")), "{err}");
-    assert!(err.contains("1 processed") && err.contains("6 failed"), "{err}");
+    assert!(
+        err.contains("1 processed") && err.contains("6 failed"),
+        "{err}"
+    );
     let recs: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -93,7 +106,10 @@ fn gray_rgba_and_16_bit_pngs_are_converted_and_reported_and_huge_headers_refused
     // A 1x1 PNG whose header claims 16000x16000 (CRC fixed: only the size is wrong).
     let mut tiny = Vec::new();
     ::image::RgbImage::from_pixel(1, 1, ::image::Rgb([1, 2, 3]))
-        .write_to(&mut std::io::Cursor::new(&mut tiny), ::image::ImageFormat::Png)
+        .write_to(
+            &mut std::io::Cursor::new(&mut tiny),
+            ::image::ImageFormat::Png,
+        )
         .unwrap();
     tiny[16..20].copy_from_slice(&16000u32.to_be_bytes());
     tiny[20..24].copy_from_slice(&16000u32.to_be_bytes());
@@ -104,9 +120,18 @@ fn gray_rgba_and_16_bit_pngs_are_converted_and_reported_and_huge_headers_refused
     let names = ["rgb", "gray", "rgba", "rgb16", "huge"];
     let mut args = vec!["image".to_string()];
     for n in names {
-        args.push(dir.path().join(format!("{n}.png")).to_string_lossy().to_string());
+        args.push(
+            dir.path()
+                .join(format!("{n}.png"))
+                .to_string_lossy()
+                .to_string(),
+        );
     }
-    args.extend(["-o".into(), out.to_string_lossy().to_string(), "--json".into()]);
+    args.extend([
+        "-o".into(),
+        out.to_string_lossy().to_string(),
+        "--json".into(),
+    ]);
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
     let t = std::time::Instant::now();
     let o = lanes(&args);
@@ -114,10 +139,15 @@ fn gray_rgba_and_16_bit_pngs_are_converted_and_reported_and_huge_headers_refused
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("huge.png: image is 16000x16000, 256.0 megapixels, over the limit of 64 megapixels"),
+        err.contains(
+            "huge.png: image is 16000x16000, 256.0 megapixels, over the limit of 64 megapixels"
+        ),
         "{err}"
     );
-    assert!(secs < 10.0, "refused from the header, not decoded: {secs} s");
+    assert!(
+        secs < 10.0,
+        "refused from the header, not decoded: {secs} s"
+    );
     let recs: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -104,8 +104,11 @@ fn tune_under_load_answers_every_request_with_bounded_memory() {
     // Warm-up: one preview of every still (the per-still caches are built once).
     for i in 0..n_stills {
         assert_eq!(
-            srv.post("api/preview", &json!({ "params": {}, "stills": [i], "scale": 4 }))
-                .status,
+            srv.post(
+                "api/preview",
+                &json!({ "params": {}, "stills": [i], "scale": 4 })
+            )
+            .status,
             200
         );
     }
@@ -126,7 +129,11 @@ fn tune_under_load_answers_every_request_with_bounded_memory() {
                                 let same = r.status == 200
                                     && r.json()["stills"][0]["mask_pixels"] == *want;
                                 if !same {
-                                    problems.push(format!("known-good preview: {} {}", r.status, r.text()));
+                                    problems.push(format!(
+                                        "known-good preview: {} {}",
+                                        r.status,
+                                        r.text()
+                                    ));
                                 }
                                 ("known-good", Some(r.status), String::new())
                             }
@@ -144,7 +151,9 @@ fn tune_under_load_answers_every_request_with_bounded_memory() {
                             }
                             2 => {
                                 let cut = rng.below(40) as usize;
-                                let body = &br#"{"params": {"threshold.l_min": 200}, "stills": [0]}"#[..cut];
+                                let body =
+                                    &br#"{"params": {"threshold.l_min": 200}, "stills": [0]}"#
+                                        [..cut];
                                 let (st, text) = post_raw(host, body);
                                 if st != Some(400) {
                                     problems.push(format!("malformed JSON {cut}: {st:?}"));
@@ -203,7 +212,12 @@ fn tune_under_load_answers_every_request_with_bounded_memory() {
         peak_kb as f64 / 1024.0
     );
     assert_eq!(total, CLIENTS * REQUESTS);
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
     // Bounded: the load may add the working sets of the concurrent previews, not a leak per
     // request (1600 requests, 160 of them over 1 MB).
     assert!(
