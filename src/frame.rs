@@ -89,11 +89,11 @@ pub fn check_size(path: &Path, expected: (i32, i32), got: (i32, i32)) -> Result<
 }
 
 /// Write any `Mat` to an image file, mapping OpenCV's `false` to a typed error.
+/// A failed write removes what it may have left (no half-written image stays behind).
 pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
-    let ok = imgcodecs::imwrite(path, mat, &Vector::new()).map_err(|_| Error::WriteImage {
-        path: path.to_path_buf(),
-    })?;
+    let ok = imgcodecs::imwrite(path, mat, &Vector::new()).unwrap_or(false);
     if !ok {
+        let _ = std::fs::remove_file(path);
         return Err(Error::WriteImage {
             path: path.to_path_buf(),
         });

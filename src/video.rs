@@ -835,6 +835,8 @@ pub fn run(
             return Err(e);
         }
     }
+    // Complete now: a second signal from here on must not delete it.
+    drop(_telemetry_cleanup);
     if let Some(s) = sink {
         match s.finish() {
             Ok(p) => summary.output = Some(p),

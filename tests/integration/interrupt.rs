@@ -204,6 +204,28 @@ fn file_size_limit_during_video_is_an_error_with_no_partial_file() {
         .unwrap();
     assert_one_line_error(&o, "t.csv: File too large");
     assert!(!tel.exists());
+    // Stills: the overlay past the limit is a counted failure (exit 1), nothing half-written.
+    let Some(img) = data("udacity/test_images/test1.jpg") else {
+        return;
+    };
+    let stills = dir.path().join("stills");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 20; exec '{}' image '{}' -o '{}'",
+            lanes_bin().display(),
+            img.display(),
+            stills.display()
+        ))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("test1_overlay.jpg: cannot write image"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&stills).unwrap().count(), 0, "{err}");
 }
 
 #[test]
