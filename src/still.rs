@@ -58,6 +58,39 @@ pub fn read_bgr(path: &Path) -> Result<Decoded> {
     decode_bgr(path, &bytes)
 }
 
+/// Check a still without decoding it for use: the header size limit and the strict decode
+/// (JPEG, PNG). For readers that decode the file themselves in another layout (lane masks read
+/// as gray). Returns the conversion `read_bgr` would report.
+pub fn check_file(path: &Path) -> Result<Option<String>> {
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::NotFound {
+            path: path.to_path_buf(),
+        },
+        _ => Error::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        },
+    })?;
+    let reader = image::ImageReader::new(Cursor::new(&bytes[..]))
+        .with_guessed_format()
+        .map_err(|e| corrupt(path, e))?;
+    let format = reader.format();
+    match format {
+        Some(image::ImageFormat::Jpeg) | Some(image::ImageFormat::Png) => {
+            let (w, h) = reader
+                .into_dimensions()
+                .map_err(|e| corrupt(path, format!("bad header: {e}")))?;
+            check_pixels(path, w, h)?;
+            if format == Some(image::ImageFormat::Jpeg) {
+                check_jpeg(path, &bytes)
+            } else {
+                check_png(path, &bytes)
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
 /// `read_bgr` on bytes already in memory (`path` only names the file in errors).
 pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
     let reader = image::ImageReader::new(Cursor::new(bytes))
@@ -362,6 +395,18 @@ mod tests {
             "big.png: image is 16000x16000, 256.0 megapixels, over the limit of 64 megapixels"
         );
         assert!(t.elapsed().as_secs_f64() < 1.0);
+    }
+
+    #[test]
+    fn check_file_refuses_a_truncated_mask_and_reports_gray() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mask.png");
+        let bytes = png_bytes(&ImageBuffer::from_fn(64, 32, |x, _| Luma([(x * 4) as u8])));
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(check_file(&p).unwrap().as_deref(), Some("gray to BGR"));
+        std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
+        let e = check_file(&p).unwrap_err().to_string();
+        assert!(e.contains("mask.png: corrupt image (PNG"), "{e}");
     }
 
     #[test]

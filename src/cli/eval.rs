@@ -458,6 +458,8 @@ fn read_gray(p: &Path) -> Result<Mat> {
     if !p.exists() {
         anyhow::bail!("{}: file not found", p.display());
     }
+    // Truncated, corrupt or oversized masks are errors, as for every still.
+    lanes::still::check_file(p)?;
     let m = imgcodecs::imread(p, imgcodecs::IMREAD_GRAYSCALE)?;
     if m.empty() {
         anyhow::bail!("{}: cannot read as an image", p.display());
