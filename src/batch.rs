@@ -561,6 +561,7 @@ fn run_one(
         max_frames: opts.frames,
         codec: opts.codec,
         threaded: true,
+        cancel: Default::default(),
     };
     let mut stats = DriveStats::default();
     let result = video::run_with(

@@ -6,6 +6,14 @@ use opencv::core::{self, FileStorage, Mat, Vector};
 use opencv::prelude::*;
 use std::path::{Path, PathBuf};
 
+/// Largest image side a camera file may declare (pixels): the undistortion maps are built at
+/// this size, and no dashcam records more than 8K.
+pub const MAX_SIDE: i32 = 16_384;
+
+/// Largest magnitude of a distortion coefficient. Real lenses, even wide-angle ones under
+/// OpenCV's rational model, stay within tens; beyond this the model folds the image.
+pub const MAX_DISTORTION: f64 = 1_000.0;
+
 /// A pinhole camera with lens distortion (OpenCV's model: k1, k2, p1, p2, k3).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Camera {
@@ -144,7 +152,9 @@ impl Camera {
         Ok(())
     }
 
-    /// Read a camera file; a missing or malformed field is an error naming it.
+    /// Read a camera file; a missing, malformed or impossible field (fx <= 0, NaN, inf, a
+    /// distortion coefficient beyond `MAX_DISTORTION`, a size over `MAX_SIDE`) is an error
+    /// naming it.
     pub fn load(path: &Path) -> Result<Self> {
         Ok(Self::load_with_info(path)?.0)
     }
@@ -192,6 +202,12 @@ impl Camera {
                 &format!("{width}x{height}, not a positive size"),
             ));
         }
+        if width > MAX_SIDE || height > MAX_SIDE {
+            return Err(field_err(
+                "image_width",
+                &format!("{width}x{height}, over the limit of {MAX_SIDE} pixels a side"),
+            ));
+        }
         let mat_field = |name: &str| -> Result<Mat> {
             let node = fs.get(name)?;
             if node.empty()? || node.is_none()? {
@@ -221,10 +237,31 @@ impl Camera {
             ));
         }
         let cam = Camera::from_mats(width, height, &k, &dist)?;
-        if !(cam.fx() > 0.0 && cam.fy() > 0.0) || cam.k.iter().flatten().any(|v| !v.is_finite()) {
+        if let Some(v) = cam.k.iter().flatten().find(|v| !v.is_finite()) {
             return Err(field_err(
                 "camera_matrix",
-                "not a valid camera matrix (fx, fy must be > 0)",
+                &format!("{v}: every entry must be a finite number"),
+            ));
+        }
+        if !(cam.fx() > 0.0 && cam.fy() > 0.0) {
+            return Err(field_err(
+                "camera_matrix",
+                &format!(
+                    "not a valid camera matrix: fx = {}, fy = {} (both must be > 0)",
+                    cam.fx(),
+                    cam.fy()
+                ),
+            ));
+        }
+        if let Some((i, v)) = cam
+            .dist
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !(v.is_finite() && v.abs() <= MAX_DISTORTION))
+        {
+            return Err(field_err(
+                &format!("distortion_coefficients[{i}]"),
+                &format!("{v} (expected a finite number within +-{MAX_DISTORTION})"),
             ));
         }
         let mut info = CalibrationInfo::default();
@@ -277,6 +314,84 @@ impl Camera {
             height,
             k,
             dist: self.dist.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Udacity camera file with `from` replaced by `to`, loaded.
+    fn load_with(from: &str, to: &str) -> Result<Camera> {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/calibration/udacity.yml"
+        ))
+        .unwrap();
+        assert!(text.contains(from), "{from}");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cam.yml");
+        std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+        Camera::load(&p)
+    }
+
+    #[test]
+    fn hostile_numbers_in_a_camera_file_are_errors_naming_the_field() {
+        assert!(load_with("image_width: 1280", "image_width: 1280").is_ok());
+        let fx = "1.1616233573862326e+03";
+        let k1 = "-2.7097061946110645e-01";
+        let cases = [
+            (
+                fx,
+                "0.",
+                "field `camera_matrix` is not a valid camera matrix: fx = 0",
+            ),
+            (
+                fx,
+                "-5.",
+                "field `camera_matrix` is not a valid camera matrix: fx = -5",
+            ),
+            (
+                fx,
+                ".nan",
+                "field `camera_matrix` is NaN: every entry must be a finite number",
+            ),
+            (
+                fx,
+                ".inf",
+                "field `camera_matrix` is inf: every entry must be a finite number",
+            ),
+            (
+                k1,
+                ".nan",
+                "field `distortion_coefficients[0]` is NaN (expected a finite number",
+            ),
+            (
+                k1,
+                "-.inf",
+                "field `distortion_coefficients[0]` is -inf (expected",
+            ),
+            (
+                k1,
+                "1.e+12",
+                "field `distortion_coefficients[0]` is 1000000000000 (expected",
+            ),
+            (
+                "image_width: 1280",
+                "image_width: 0",
+                "field `image_width` is 0x720, not a positive size",
+            ),
+            (
+                "image_width: 1280",
+                "image_width: 2000000000",
+                "over the limit of 16384 pixels a side",
+            ),
+        ];
+        for (from, to, want) in cases {
+            let err = load_with(from, to).unwrap_err().to_string();
+            assert!(err.contains("cam.yml: camera file "), "{to}: {err}");
+            assert!(err.contains(want), "{to}: {err}");
         }
     }
 }

@@ -507,11 +507,14 @@ impl Config {
                     path: p.to_path_buf(),
                     message: format!("cannot read config ({e})"),
                 })?;
-                Self::from_toml_str_over(&text, p, preset)?
+                Self::from_toml_str_over(&text, p, preset).map_err(|e| in_file(p, e))?
             }
             None => Self::preset(preset),
         };
-        cfg.validate()?;
+        match path {
+            Some(p) => cfg.validate().map_err(|e| in_file(p, e))?,
+            None => cfg.validate()?,
+        }
         Ok(cfg)
     }
 
@@ -787,6 +790,18 @@ impl Config {
                 return Err(bad(key, bs, "0.25..=1"));
             }
         }
+        for (name, quad) in [
+            ("perspective.src", &self.perspective.src),
+            ("perspective.dst", &self.perspective.dst),
+        ] {
+            if !quad_is_convex(quad) {
+                return Err(bad(
+                    name,
+                    format!("{quad:?}"),
+                    "a convex quad with an area, corners in the order top-left, top-right, bottom-left, bottom-right; not a line or a bow-tie",
+                ));
+            }
+        }
         let d = &self.perspective.dst;
         if d[1][0] <= d[0][0] || d[3][0] <= d[2][0] {
             return Err(bad(
@@ -806,6 +821,18 @@ impl Config {
     }
 }
 
+/// A config file's error naming the file: out-of-range values (`config key = value (...)`)
+/// get the file's name in front; parse errors already carry it.
+pub fn in_file(path: &Path, e: Error) -> Error {
+    match e {
+        Error::ConfigValue { .. } => Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        },
+        e => e,
+    }
+}
+
 /// Scale of an analysed bird's-eye view relative to the nominal one, per axis.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scale {
@@ -816,6 +843,27 @@ pub struct Scale {
 impl Scale {
     /// No scaling.
     pub const ONE: Scale = Scale { x: 1.0, y: 1.0 };
+}
+
+/// Whether a quad given as [top-left, top-right, bottom-left, bottom-right] is convex, turns
+/// one way all round (not a bow-tie) and has an area of at least one square pixel.
+fn quad_is_convex(q: &[[f64; 2]; 4]) -> bool {
+    let poly = [q[0], q[1], q[3], q[2]];
+    let mut signs = [0i8; 4];
+    let mut area2 = 0.0;
+    for i in 0..4 {
+        let (a, b, c) = (poly[i], poly[(i + 1) % 4], poly[(i + 2) % 4]);
+        let cross = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]);
+        signs[i] = if cross > 0.0 {
+            1
+        } else if cross < 0.0 {
+            -1
+        } else {
+            0
+        };
+        area2 += a[0] * b[1] - b[0] * a[1];
+    }
+    area2.abs() >= 2.0 && (signs.iter().all(|&s| s == 1) || signs.iter().all(|&s| s == -1))
 }
 
 #[cfg(test)]
@@ -888,6 +936,69 @@ mod tests {
             err.to_string(),
             "config search.band_row_step = 9 (expected 1..=8)"
         );
+    }
+
+    /// Every float in the default file (arrays element by element), set to nan, inf and
+    /// -inf in turn: each is refused by name (regression: NaN passed `a >= b` range checks).
+    #[test]
+    fn nan_and_inf_in_any_float_key_are_refused_by_name() {
+        let base: toml::Table = toml::from_str(&Config::default_toml()).unwrap();
+        let mut tried = 0;
+        for (section, t) in &base {
+            let Some(t) = t.as_table() else { continue };
+            for (key, v) in t {
+                let n = match v {
+                    toml::Value::Float(_) => 1,
+                    toml::Value::Array(a) => a.len(),
+                    _ => 0,
+                };
+                for idx in 0..n {
+                    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                        let mut doc = base.clone();
+                        let slot = doc[section].as_table_mut().unwrap().get_mut(key).unwrap();
+                        let target = match slot {
+                            toml::Value::Array(a) => &mut a[idx],
+                            other => other,
+                        };
+                        match target {
+                            toml::Value::Float(f) => *f = bad,
+                            toml::Value::Array(inner) => {
+                                inner[0] = toml::Value::Float(bad);
+                            }
+                            _ => continue,
+                        }
+                        tried += 1;
+                        let text = toml::to_string(&doc).unwrap();
+                        let err = Config::from_toml_str(&text, Path::new("c.toml"))
+                            .expect_err(&format!("{section}.{key}[{idx}] = {bad} accepted"));
+                        assert!(
+                            err.to_string().contains(&format!("{section}.{key}")),
+                            "{section}.{key}: {err}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(tried > 60, "{tried}");
+    }
+
+    #[test]
+    fn perspective_quad_that_is_a_line_or_a_bow_tie_is_refused() {
+        let line = "[perspective]\nsrc = [[100.0, 100.0], [200.0, 200.0], [300.0, 300.0], [400.0, 400.0]]\n";
+        let err = Config::from_toml_str(line, Path::new("c.toml")).unwrap_err();
+        assert!(
+            err.to_string().starts_with("config perspective.src = "),
+            "{err}"
+        );
+        assert!(err.to_string().contains("convex"), "{err}");
+        // Bottom corners swapped: the quad crosses itself.
+        let d = Config::default().perspective.src;
+        let bow = format!(
+            "[perspective]\nsrc = [[{}, {}], [{}, {}], [{}, {}], [{}, {}]]\n",
+            d[0][0], d[0][1], d[1][0], d[1][1], d[3][0], d[3][1], d[2][0], d[2][1]
+        );
+        let err = Config::from_toml_str(&bow, Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().contains("perspective.src"), "{err}");
     }
 
     #[test]

@@ -9,6 +9,15 @@ pub enum Error {
     NotFound { path: PathBuf },
     #[error("{path}: cannot read as an image")]
     UnreadableImage { path: PathBuf },
+    #[error("{path}: corrupt image ({detail})")]
+    CorruptImage { path: PathBuf, detail: String },
+    #[error("{path}: image is {width}x{height}, {problem}")]
+    ImageSize {
+        path: PathBuf,
+        width: u32,
+        height: u32,
+        problem: String,
+    },
     #[error("{path}: cannot write image")]
     WriteImage { path: PathBuf },
     #[error("{path}: {message}")]

@@ -89,11 +89,11 @@ pub fn check_size(path: &Path, expected: (i32, i32), got: (i32, i32)) -> Result<
 }
 
 /// Write any `Mat` to an image file, mapping OpenCV's `false` to a typed error.
+/// A failed write removes what it may have left (no half-written image stays behind).
 pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
-    let ok = imgcodecs::imwrite(path, mat, &Vector::new()).map_err(|_| Error::WriteImage {
-        path: path.to_path_buf(),
-    })?;
+    let ok = imgcodecs::imwrite(path, mat, &Vector::new()).unwrap_or(false);
     if !ok {
+        let _ = std::fs::remove_file(path);
         return Err(Error::WriteImage {
             path: path.to_path_buf(),
         });
@@ -118,24 +118,16 @@ impl BgrFrame {
         BgrFrame::new(out)
     }
 
-    /// Read a colour image from a file. Gray images are converted to BGR.
+    /// Read a colour image from a file (checked: see `crate::still`). Gray, alpha and 16-bit
+    /// images are converted to 8-bit BGR; a truncated or corrupt file is an error.
     pub fn read(path: &Path) -> Result<Self> {
-        if !path.exists() {
-            return Err(Error::NotFound {
-                path: path.to_path_buf(),
-            });
-        }
-        let m = imgcodecs::imread(path, imgcodecs::IMREAD_COLOR).map_err(|_| {
-            Error::UnreadableImage {
-                path: path.to_path_buf(),
-            }
-        })?;
-        if m.empty() {
-            return Err(Error::UnreadableImage {
-                path: path.to_path_buf(),
-            });
-        }
-        Self::new(m)
+        Self::read_converted(path).map(|(f, _)| f)
+    }
+
+    /// `read`, and the conversion that was applied (e.g. "gray to BGR"), if any.
+    pub fn read_converted(path: &Path) -> Result<(Self, Option<String>)> {
+        let d = crate::still::read_bgr(path)?;
+        Ok((Self::new(d.mat)?, d.converted))
     }
 
     /// Convert to a gray image.

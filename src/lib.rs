@@ -36,6 +36,7 @@ pub mod queue;
 pub mod render;
 pub mod report;
 pub mod stats;
+pub mod still;
 pub mod summary;
 pub mod synth;
 pub mod telemetry;

@@ -118,6 +118,16 @@ impl TelemetryWriter {
         };
         self.line(&s)
     }
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    /// Give up on the file: close and delete it (a run that failed leaves no partial file).
+    pub fn abandon(self) {
+        let path = self.path.clone();
+        drop(self);
+        let _ = std::fs::remove_file(path);
+    }
     pub fn finish(mut self) -> Result<()> {
         self.out.flush().map_err(|e| Error::Io {
             path: self.path.clone(),

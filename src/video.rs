@@ -3,6 +3,7 @@
 //! by bounded channels; analysis and the tracker stay on the calling thread, in frame order.
 
 use crate::camera::Camera;
+use crate::cancel::{AbortCleanup, Cancel};
 use crate::confidence::LaneStatus;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -146,13 +147,18 @@ impl Codec {
     }
 }
 
-/// An output MP4 written to `<out>.partial.mp4` and renamed on `finish`.
+/// An output MP4 written to the hidden `.<name>.partial.mp4` beside it and renamed on `finish`.
+/// Dropped without `finish` (an error, `abandon`), it closes and deletes the partial file; a
+/// second SIGINT/SIGTERM deletes it too (`AbortCleanup`).
 pub struct VideoSink {
     writer: VideoWriter,
     partial: PathBuf,
     path: PathBuf,
     pub codec: Codec,
     pub frames: usize,
+    /// Set once the partial file was renamed (or removed): nothing left for `Drop`.
+    done: bool,
+    _cleanup: AbortCleanup,
 }
 
 /// Preferred codec from the environment (`LANES_CODEC=mp4v|h264`), default mp4v.
@@ -180,7 +186,14 @@ impl VideoSink {
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_else(|| "out".into());
+        if path.is_dir() {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                message: "output is a directory, not a file".into(),
+            });
+        }
         let partial = parent.join(format!(".{stem}.partial.mp4"));
+        let cleanup = AbortCleanup::register(&partial);
         let size = core::Size::new(width, height);
         let order: &[Codec] = match codec {
             Codec::H264 => &[Codec::H264, Codec::Mp4v],
@@ -206,6 +219,8 @@ impl VideoSink {
                         path: path.to_path_buf(),
                         codec: *c,
                         frames: 0,
+                        done: false,
+                        _cleanup: cleanup,
                     });
                 }
             }
@@ -213,7 +228,10 @@ impl VideoSink {
         let _ = std::fs::remove_file(&partial);
         Err(Error::Io {
             path: path.to_path_buf(),
-            message: "cannot open a video encoder (mp4v) for writing".into(),
+            message: format!(
+                "cannot open a video encoder (mp4v) for writing {} (is the directory writable?)",
+                partial.display()
+            ),
         })
     }
 
@@ -227,20 +245,52 @@ impl VideoSink {
         Ok(())
     }
 
-    /// Finalise the file and move it to its name.
+    /// Finalise the file, check that the container holds every frame written, and move it to
+    /// its name. OpenCV's writer does not report failed writes (a full disk, `ulimit -f`), so
+    /// the finished file is opened again and its frame count compared; on any failure the
+    /// partial file is deleted (by `Drop`).
     pub fn finish(mut self) -> Result<PathBuf> {
         self.writer.release()?;
+        if self.frames > 0 {
+            let held = VideoCapture::from_file(&self.partial, videoio::CAP_FFMPEG)
+                .ok()
+                .filter(|c| c.is_opened().unwrap_or(false))
+                .and_then(|c| c.get(videoio::CAP_PROP_FRAME_COUNT).ok())
+                .map(|n| n.max(0.0) as usize);
+            if held != Some(self.frames) {
+                let size = std::fs::metadata(&self.partial)
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                return Err(Error::Io {
+                    path: self.path.clone(),
+                    message: format!(
+                        "write failed: the finished file ({size} bytes) holds {} of the {} frames written (disk full or file size limit?)",
+                        held.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
+                        self.frames
+                    ),
+                });
+            }
+        }
         std::fs::rename(&self.partial, &self.path).map_err(|e| Error::Io {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
+        self.done = true;
         Ok(self.path.clone())
     }
 
     /// Abandon the output: close and delete the partial file.
-    pub fn abandon(mut self) {
-        let _ = self.writer.release();
-        let _ = std::fs::remove_file(&self.partial);
+    pub fn abandon(self) {
+        drop(self);
+    }
+}
+
+impl Drop for VideoSink {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.writer.release();
+            let _ = std::fs::remove_file(&self.partial);
+        }
     }
 }
 
@@ -266,6 +316,9 @@ pub struct VideoJob {
     pub codec: Codec,
     /// Run decode and render on their own threads (results are identical either way).
     pub threaded: bool,
+    /// Polled between frames: when set, the run stops reading, finishes the frames in flight,
+    /// finalises its outputs and reports `interrupted_at` (`Cancel::default()` never fires).
+    pub cancel: Cancel,
 }
 
 /// Per-stage time series (ms per frame) collected during a run.
@@ -323,6 +376,9 @@ pub struct VideoSummary {
     /// Decoding stopped before the announced frame count (truncated or corrupt input).
     pub truncated_at: Option<usize>,
     pub announced_frames: i64,
+    /// The run was interrupted (`VideoJob::cancel`) before this frame; the outputs hold the
+    /// frames before it, finalised.
+    pub interrupted_at: Option<usize>,
     pub stages: StageSeries,
 }
 
@@ -468,18 +524,30 @@ pub fn run_with(
         .as_deref()
         .map(TelemetryWriter::create)
         .transpose()?;
+    // A second signal deletes the telemetry too: an aborted run leaves no partial file.
+    let _telemetry_cleanup = telemetry.as_ref().map(|t| AbortCleanup::register(t.path()));
+    let abandon_telemetry = |t: Option<TelemetryWriter>| {
+        if let Some(t) = t {
+            t.abandon();
+        }
+    };
+    // From here every error path drops the sink (which deletes its partial file) and
+    // abandons the telemetry.
     let mut sink = match (job.render, &job.output) {
         (RenderMode::None, _) | (_, None) => None,
-        (_, Some(out)) => Some(VideoSink::create(
-            out, src.fps, src.width, src.height, job.codec,
-        )?),
+        (_, Some(out)) => match VideoSink::create(out, src.fps, src.width, src.height, job.codec) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                abandon_telemetry(telemetry);
+                return Err(e);
+            }
+        },
     };
     let codec = sink.as_ref().map(|s| s.codec);
     for i in 0..job.start {
-        if !src.skip()? {
-            if let Some(s) = sink {
-                s.abandon();
-            }
+        if !src.skip().unwrap_or(false) {
+            drop(sink);
+            abandon_telemetry(telemetry);
             return Err(Error::Video {
                 path: job.input.clone(),
                 message: format!("--start {} is past the end ({} frames)", job.start, i),
@@ -507,6 +575,7 @@ pub fn run_with(
         codec,
         truncated_at: None,
         announced_frames: announced,
+        interrupted_at: None,
         stages: StageSeries::default(),
     };
     let mode = if sink.is_some() {
@@ -601,6 +670,10 @@ pub fn run_with(
             let mut frame_idx = 0usize;
             let mut loop_result: Result<()> = Ok(());
             loop {
+                if job.cancel.requested() {
+                    summary.interrupted_at = Some(job.start + frame_idx);
+                    break;
+                }
                 let next = match (frx_opt.as_mut(), src_opt.as_mut()) {
                     (Some(rx), _) => rx.recv().unwrap_or(Ok(None)),
                     (None, Some(s)) => s.read(),
@@ -765,26 +838,52 @@ pub fn run_with(
         loop_result
     });
     summary.seconds = started.elapsed().as_secs_f64();
-    if let Err(e) = result {
-        if let Some(s) = sink {
-            s.abandon();
+    let result = result.and_then(|()| {
+        if summary.frames_read == 0 && summary.interrupted_at.is_none() {
+            return Err(Error::Video {
+                path: job.input.clone(),
+                message: "no frames could be decoded".into(),
+            });
         }
+        Ok(())
+    });
+    if let Err(e) = result {
+        drop(sink);
+        abandon_telemetry(telemetry);
         return Err(e);
     }
-    if let Some(t) = telemetry {
-        t.finish()?;
-    }
-    if let Some(s) = sink {
-        summary.output = Some(s.finish()?);
-    }
     if summary.frames_read == 0 {
-        if let Some(out) = &summary.output {
-            let _ = std::fs::remove_file(out);
+        // Interrupted before the first frame: there is nothing to keep.
+        drop(sink);
+        abandon_telemetry(telemetry);
+        return Ok(summary);
+    }
+    let telemetry_path = telemetry.as_ref().map(|t| t.path().to_path_buf());
+    let remove_telemetry = || {
+        if let Some(p) = &telemetry_path {
+            let _ = std::fs::remove_file(p);
         }
-        return Err(Error::Video {
-            path: job.input.clone(),
-            message: "no frames could be decoded".into(),
-        });
+    };
+    if let Some(t) = telemetry {
+        if let Err(e) = t.finish() {
+            drop(sink);
+            remove_telemetry();
+            return Err(e);
+        }
+    }
+    // Complete now: a second signal from here on must not delete it.
+    drop(_telemetry_cleanup);
+    if let Some(s) = sink {
+        match s.finish() {
+            Ok(p) => summary.output = Some(p),
+            Err(e) => {
+                remove_telemetry();
+                return Err(e);
+            }
+        }
+    }
+    if summary.interrupted_at.is_some() {
+        return Ok(summary);
     }
     let expected = (announced - job.start as i64).max(0) as usize;
     let wanted = expected.min(max_frames);
@@ -814,6 +913,7 @@ pub fn analyze_video(
         max_frames: frames,
         codec: Codec::Mp4v,
         threaded: true,
+        cancel: Cancel::default(),
     };
     let mut out = Vec::new();
     run(&job, cfg, camera, &mut |r| out.push(r.clone()), &|_| {})?;

@@ -586,7 +586,10 @@ impl CalibrationRun {
 fn examine(path: &Path, board: &Board, opts: &DetectOptions) -> Result<ViewReport> {
     let frame = match BgrFrame::read(path) {
         Ok(f) => f,
-        Err(Error::UnreadableImage { .. }) => {
+        // Unreadable, corrupt or oversized: reported and skipped like a view with no board.
+        Err(
+            Error::UnreadableImage { .. } | Error::CorruptImage { .. } | Error::ImageSize { .. },
+        ) => {
             return Ok(ViewReport {
                 path: path.to_path_buf(),
                 width: 0,

@@ -174,6 +174,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             max_frames: None,
             codec: video::preferred_codec(),
             threaded: false,
+            cancel: Default::default(),
         };
         series.push(video::run(&job, &cfg, camera.as_ref(), &mut |_| {}, &|_| {})?.stages);
     }

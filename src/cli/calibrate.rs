@@ -110,8 +110,12 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     for v in &run.views {
         match &v.outcome {
             ViewOutcome::Unreadable => eprintln!(
-                "warning: {}: cannot read as an image (skipped)",
-                v.path.display()
+                "warning: {} (skipped)",
+                // The reason (corrupt, too large, not an image), read again for the message.
+                lanes::still::read_bgr(&v.path)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| format!("{}: cannot read as an image", v.path.display()))
             ),
             ViewOutcome::NoBoard { tried } => eprintln!(
                 "warning: {}: no chessboard found (tried {}) (skipped)",

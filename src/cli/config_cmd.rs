@@ -17,7 +17,7 @@ pub struct ConfigArgs {
 
 pub fn run(a: ConfigArgs) -> Result<i32> {
     if let Some(p) = a.check {
-        let c = Config::load(&p)?;
+        let c = Config::load(&p).map_err(|e| lanes::config::in_file(&p, e))?;
         print!("{}", c.to_toml());
         return Ok(0);
     }

@@ -51,6 +51,9 @@ pub struct ImageRecord {
     pub confidence: f64,
     /// `both`, `left_only`, `right_only` or `none`.
     pub status: &'static str,
+    /// How the file was converted to 8-bit BGR ("gray to BGR", "RGBA to BGR, alpha dropped",
+    /// "16-bit RGB to 8-bit (scaled by 1/256) BGR"), or null for an 8-bit colour file.
+    pub converted: Option<String>,
     pub ms: f64,
 }
 
@@ -115,6 +118,7 @@ fn process(
         right_confidence: r3(d.right_confidence),
         confidence: r3(d.confidence),
         status: d.status.as_str(),
+        converted: None,
         ms,
     })
 }
@@ -128,7 +132,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
     let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
     for path in &images {
         let result = (|| -> Result<ImageRecord> {
-            let raw = BgrFrame::read(path)?;
+            let (raw, converted) = BgrFrame::read_converted(path)?;
             let rebuild = match &pipe {
                 Some(p) => p.width != raw.width() || p.height != raw.height(),
                 None => true,
@@ -154,7 +158,8 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                 )?);
             }
             let p = pipe.as_ref().context("pipeline")?;
-            process(p, &raw, path, &a.output, a.stages)
+            let rec = process(p, &raw, path, &a.output, a.stages)?;
+            Ok(ImageRecord { converted, ..rec })
         })();
         match result {
             Ok(rec) => {
@@ -169,7 +174,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                         v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
                     };
                     eprintln!(
-                        "{}: {} (confidence {:.2}), radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms",
+                        "{}: {} (confidence {:.2}), radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms{}",
                         path.display(),
                         rec.status,
                         rec.confidence,
@@ -178,7 +183,11 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                         m(rec.lane_width_m, 2),
                         rec.left_pixels,
                         rec.right_pixels,
-                        rec.ms
+                        rec.ms,
+                        rec.converted
+                            .as_deref()
+                            .map(|c| format!(" (converted: {c})"))
+                            .unwrap_or_default()
                     );
                 }
             }
@@ -192,5 +201,6 @@ pub fn run(a: ImageArgs) -> Result<i32> {
         "lanes image: {ok} processed, {no_lane} without both lines, {failed} failed; overlays in {}",
         a.output.display()
     );
-    Ok(if failed > 0 { 2 } else { 0 })
+    // Failed images are counted and the others processed: exit 1 when any failed.
+    Ok(if failed > 0 { 1 } else { 0 })
 }

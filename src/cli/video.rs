@@ -78,6 +78,8 @@ pub fn run(a: VideoArgs) -> Result<i32> {
             video::Codec::Mp4v
         },
         threaded: !a.single_thread,
+        // SIGINT/SIGTERM: finish the frames in flight, finalise, exit 130/143.
+        cancel: lanes::cancel::Cancel::on_signals()?,
     };
     let bar = if std::io::stderr().is_terminal() {
         let total = lanes::video::VideoSource::open(&a.input)
@@ -135,8 +137,12 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         ),
         None => String::new(),
     };
+    let interrupted = match s.interrupted_at {
+        Some(n) => format!(", interrupted at frame {n}"),
+        None => String::new(),
+    };
     eprintln!(
-        "lanes video: {} frames read, {} with a lane drawn, {} search failed, {} rejected by tracking, {:.1} fps{codec}, {out}{trunc}",
+        "lanes video: {} frames read, {} with a lane drawn, {} search failed, {} rejected by tracking, {:.1} fps{codec}, {out}{trunc}{interrupted}",
         s.frames_read,
         s.frames_drawn,
         s.search_failed,
@@ -144,6 +150,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         s.fps()
     );
     super::report::after_video(&a, &records, &cfg)?;
+    if s.interrupted_at.is_some() {
+        return Ok(job.cancel.exit_code().unwrap_or(130));
+    }
     if let Some(n) = s.truncated_at {
         eprintln!(
             "lanes: {}: decoding stopped at frame {n}; the {} frames read were written",

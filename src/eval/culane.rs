@@ -32,6 +32,12 @@ pub fn load_lines(path: &Path) -> Result<Vec<Polyline>> {
         if vals.is_empty() {
             continue;
         }
+        if let Some(v) = vals.iter().find(|v| !v.is_finite()) {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                message: format!("line {}: {v} is not a finite coordinate", i + 1),
+            });
+        }
         if vals.len() % 2 != 0 {
             return Err(Error::Io {
                 path: path.to_path_buf(),
@@ -191,6 +197,18 @@ mod tests {
         (0..30)
             .map(|i| (x0 + 2.0 * i as f64, 590.0 - 10.0 * i as f64))
             .collect()
+    }
+
+    #[test]
+    fn nan_or_inf_in_a_lines_file_is_an_error_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.lines.txt");
+        for bad in ["nan", "inf", "-inf", "NaN"] {
+            std::fs::write(&p, format!("1 590 2 580\n3 590 {bad} 580\n")).unwrap();
+            let err = load_lines(&p).unwrap_err().to_string();
+            assert!(err.contains("a.lines.txt: line 2: "), "{err}");
+            assert!(err.contains("is not a finite coordinate"), "{err}");
+        }
     }
 
     #[test]

@@ -458,6 +458,8 @@ fn read_gray(p: &Path) -> Result<Mat> {
             path: p.to_path_buf(),
         });
     }
+    // Truncated, corrupt or oversized masks are errors, as for every still.
+    crate::still::check_file(p)?;
     let m = imgcodecs::imread(p, imgcodecs::IMREAD_GRAYSCALE)?;
     if m.empty() {
         return Err(Error::UnreadableImage {

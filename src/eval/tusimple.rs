@@ -375,6 +375,22 @@ pub fn summarize_subsets(
 mod tests {
     use super::*;
 
+    #[test]
+    fn nan_in_a_label_file_is_an_error_naming_the_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("label.json");
+        let good = r#"{"raw_file": "a.jpg", "h_samples": [240, 250], "lanes": [[100, 110]]}"#;
+        for bad in ["NaN", "nan", "Infinity", "1e999"] {
+            let line = good.replace("110", bad);
+            std::fs::write(&p, format!("{good}\n{line}\n")).unwrap();
+            let err = load_labels(&p).unwrap_err().to_string();
+            assert!(
+                err.contains("label.json: line 2: not a TuSimple label"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
     fn rows() -> Vec<f64> {
         (0..56).map(|i| 160.0 + 10.0 * i as f64).collect()
     }

@@ -172,7 +172,7 @@ fn unreadable_image_among_good_ones_is_counted_and_the_rest_processed() {
         out.path().to_str().unwrap(),
     ]);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("broken.jpg: cannot read as an image"), "{err}");
     assert!(
         err.contains("1 processed") && err.contains("1 failed"),
@@ -198,7 +198,7 @@ fn image_of_another_size_than_the_camera_is_named() {
         out.path().to_str().unwrap(),
     ]);
     let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1));
     assert!(
         err.contains("solidWhiteRight.jpg: image is 960x540, camera file is for 1280x720"),
         "{err}"

@@ -10,14 +10,18 @@ use std::process::{Command, Output};
 mod batch;
 mod calibrate;
 mod config;
+mod corpus;
 mod eval;
 mod image;
+mod interrupt;
 mod layers;
 mod perspective;
 mod queue;
 mod report;
+mod stills;
 mod synth;
 mod tune;
+mod tune_load;
 mod video;
 
 /// Path to the built `lanes` binary.

@@ -79,6 +79,11 @@ impl TuneServer {
         r.json()
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+    }
+
     /// CPU time (user + system) the server has used so far, ms; `None` off Linux.
     pub fn cpu_ms(&self) -> Option<f64> {
         let pid = self.child.as_ref()?.id();
@@ -426,7 +431,8 @@ fn tune_bad_values_answer_400_with_the_message_and_the_server_goes_on() {
         ),
         (
             json!({ "params": { "perspective.src": [[600, 450], [600, 450], [600, 450], [600, 450]] }, "stills": [0] }),
-            "perspective quad is degenerate",
+            // Refused by the config check, naming the key (a line or a bow-tie).
+            "config perspective.src = [[600.0, 450.0], [600.0, 450.0], [600.0, 450.0], [600.0, 450.0]] (expected a convex quad",
         ),
         (
             json!({ "params": { "perspective.src": [[1, 2]] }, "stills": [0] }),
