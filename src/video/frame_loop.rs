@@ -1,0 +1,654 @@
+//! The frame loop of `lanes video`, as four stages joined by bounded channels:
+//!
+//! ```text
+//! decode_stage ──frames──> Analyser::analysis_loop ──RenderItem──> render_stage ──frames──> encode_stage
+//!  (thread)                 (analyse + track, telemetry;            (thread)                  (thread)
+//!                            thread of its own, lower priority)
+//! ```
+//!
+//! `run_single` calls the same stages in order on one thread (`--single-thread`); the results
+//! are identical. `open_outputs` and `finalise` put the outputs in place: written under hidden
+//! names, renamed when complete, removed on every error path.
+
+use super::{
+    Codec, RenderMode, RenderTimes, StageSeries, VideoJob, VideoSink, VideoSource, VideoSummary,
+};
+use crate::camera::Camera;
+use crate::cancel::{AbortCleanup, Cancel};
+use crate::confidence::LaneStatus;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::fit::Poly2;
+use crate::frame::BgrFrame;
+use crate::measure::LaneMeasure;
+use crate::pipeline::Pipeline;
+use crate::present;
+use crate::render::{self, DiagInfo};
+use crate::telemetry::{FrameRecord, TelemetryWriter};
+use crate::track::LaneTracker;
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::time::Instant;
+
+/// What the analysis thread hands to the renderer for one frame.
+struct RenderItem {
+    raw: BgrFrame,
+    lane: Option<(Poly2, Poly2)>,
+    measure: Option<LaneMeasure>,
+    status: LaneStatus,
+    diag: Option<Box<DiagInfo>>,
+}
+
+/// Callback for progress: frames done so far.
+pub type Progress<'a> = &'a (dyn Fn(usize) + Sync);
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn render_item(
+    pipe: &Pipeline,
+    item: RenderItem,
+    mode: RenderMode,
+) -> Result<(BgrFrame, RenderTimes)> {
+    let mut times = RenderTimes::default();
+    let t = Instant::now();
+    // The diagnostic's bird's-eye panel is taken from the raw frame before the overlay is
+    // drawn on it (counted as composite time).
+    let panel = match (mode, &item.diag) {
+        (RenderMode::Diagnostic, Some(_)) => Some(pipe.birdseye_panel(&item.raw)?),
+        _ => None,
+    };
+    let panel_ms = ms_since(t);
+    let t = Instant::now();
+    let lane = item.lane.as_ref().map(|(l, r)| (l, r));
+    let overlay = match pipe.cfg.render.geometry {
+        crate::config::Geometry::Undistorted => {
+            let undist = pipe.undistort(&item.raw)?;
+            times.undistort = ms_since(t);
+            let t = Instant::now();
+            let o = present::overlay_undistorted(
+                pipe,
+                undist,
+                lane,
+                item.measure.as_ref(),
+                item.status,
+            )?;
+            times.overlay = ms_since(t);
+            o
+        }
+        crate::config::Geometry::Original => {
+            let o = present::overlay_raw(pipe, item.raw, lane, item.measure.as_ref(), item.status)?;
+            times.overlay = ms_since(t);
+            o
+        }
+    };
+    let t = Instant::now();
+    let frame = match (panel, item.diag) {
+        (Some(panel), Some(d)) => render::diagnostic(
+            &overlay,
+            panel,
+            &d,
+            item.lane.as_ref(),
+            item.measure.as_ref(),
+            pipe.cfg.tracking.max_coeff_diff,
+            &pipe.cfg.render,
+        )?,
+        _ => overlay,
+    };
+    times.composite = ms_since(t) + panel_ms;
+    Ok((frame, times))
+}
+
+/// Write one frame to the sink (if any); returns the milliseconds it took.
+fn encode(sink: Option<&mut VideoSink>, frame: &BgrFrame) -> Result<f64> {
+    let t = Instant::now();
+    if let Some(s) = sink {
+        s.write(frame)?;
+    }
+    Ok(ms_since(t))
+}
+
+/// Lower the calling thread's scheduling priority (nice +5, Linux) for the analysis loop of a
+/// threaded run. On two cores, decoding alone keeps them about 1.5 cores busy and stalls when its
+/// own threads wait behind the analysis; at a lower priority the analysis runs in the time
+/// decoding leaves, and the bounded channel between them keeps the two in step (`lanes bench`:
+/// the `--no-render` rate went from about 0.75x to about 0.85x of the decode-only rate). Only this
+/// thread changes; a refusal changes nothing and is harmless.
+fn yield_to_decoding() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on this thread's own id only changes its scheduling weight.
+    unsafe {
+        let tid = libc::gettid();
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 5);
+    }
+}
+
+/// Run a whole video job. `progress` is called after each analysed frame.
+pub fn run(
+    job: &VideoJob,
+    cfg: &Config,
+    camera: Option<&Camera>,
+    on_record: &mut (dyn FnMut(&FrameRecord) + Send),
+    progress: Progress,
+) -> Result<VideoSummary> {
+    let src = VideoSource::open(&job.input)?;
+    if let Some(cam) = camera {
+        crate::frame::check_size(&job.input, (cam.width, cam.height), (src.width, src.height))?;
+    }
+    let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
+    run_with(&pipe, src, job, None, on_record, progress)
+}
+
+/// `run` on an opened source with a `Pipeline` built for its frame size (shared by the jobs of
+/// `lanes batch` and `lanes queue work`). With `cancel`, a requested stop ends the frame loop
+/// between frames with `Error::Interrupted`; the outputs are then abandoned as on any error.
+pub fn run_with(
+    pipe: &Pipeline,
+    mut src: VideoSource,
+    job: &VideoJob,
+    cancel: Option<&Cancel>,
+    on_record: &mut (dyn FnMut(&FrameRecord) + Send),
+    progress: Progress,
+) -> Result<VideoSummary> {
+    crate::frame::check_size(
+        &job.input,
+        (pipe.width, pipe.height),
+        (src.width, src.height),
+    )?;
+    let outputs = open_outputs(job, &src)?;
+    // From here every error path drops the sink (which deletes its partial file) and
+    // abandons the telemetry.
+    if let Err(e) = skip_to_start(&mut src, job) {
+        outputs.abandon();
+        return Err(e);
+    }
+    let Outputs {
+        telemetry,
+        telemetry_cleanup,
+        sink,
+    } = outputs;
+    let announced = src.announced_frames;
+    let max_frames = job.max_frames.unwrap_or(usize::MAX);
+    src.limit(max_frames);
+    let started = Instant::now();
+    let mode = if sink.is_some() {
+        job.render
+    } else {
+        RenderMode::None
+    };
+    let mut an = Analyser {
+        tracker: LaneTracker::new(
+            pipe.cfg.tracking,
+            pipe.persp.height,
+            src.fps,
+            pipe.default_lane_width_px(),
+        ),
+        summary: VideoSummary::new(sink.as_ref().map(|s| s.codec), announced),
+        fps: src.fps,
+        pipe,
+        job,
+        cancel,
+        mode,
+        telemetry,
+        on_record,
+        progress,
+    };
+    let (result, sink) = if job.threaded {
+        run_threaded(&mut an, src, sink)
+    } else {
+        run_single(&mut an, src, sink)
+    };
+    let Analyser {
+        mut summary,
+        telemetry,
+        ..
+    } = an;
+    summary.seconds = started.elapsed().as_secs_f64();
+    let outputs = Outputs {
+        telemetry,
+        telemetry_cleanup,
+        sink,
+    };
+    finalise(job, summary, result, outputs, announced, max_frames)
+}
+
+/// The outputs of a run while it is being written.
+struct Outputs {
+    telemetry: Option<TelemetryWriter>,
+    /// A second signal deletes the telemetry too: an aborted run leaves no partial file.
+    telemetry_cleanup: Option<AbortCleanup>,
+    sink: Option<VideoSink>,
+}
+
+impl Outputs {
+    /// Drop everything written so far (the sink deletes its partial file when dropped).
+    fn abandon(self) {
+        drop(self.sink);
+        if let Some(t) = self.telemetry {
+            t.abandon();
+        }
+    }
+}
+
+/// Create the telemetry file and the video sink the job asks for.
+fn open_outputs(job: &VideoJob, src: &VideoSource) -> Result<Outputs> {
+    let telemetry = job
+        .telemetry
+        .as_deref()
+        .map(TelemetryWriter::create)
+        .transpose()?;
+    let telemetry_cleanup = telemetry.as_ref().map(|t| AbortCleanup::register(t.path()));
+    let sink = match (job.render, &job.output) {
+        (RenderMode::None, _) | (_, None) => None,
+        (_, Some(out)) => match VideoSink::create(out, src.fps, src.width, src.height, job.codec) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                if let Some(t) = telemetry {
+                    t.abandon();
+                }
+                return Err(e);
+            }
+        },
+    };
+    Ok(Outputs {
+        telemetry,
+        telemetry_cleanup,
+        sink,
+    })
+}
+
+/// Skip the frames before `--start`.
+fn skip_to_start(src: &mut VideoSource, job: &VideoJob) -> Result<()> {
+    for i in 0..job.start {
+        if !src.skip().unwrap_or(false) {
+            return Err(Error::Video {
+                path: job.input.clone(),
+                message: format!("--start {} is past the end ({} frames)", job.start, i),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The frame loop's analysis side: the pipeline, the tracker (the one stateful stage), the
+/// counters, the telemetry and the caller's callbacks.
+struct Analyser<'a> {
+    pipe: &'a Pipeline,
+    job: &'a VideoJob,
+    cancel: Option<&'a Cancel>,
+    fps: f64,
+    mode: RenderMode,
+    tracker: LaneTracker,
+    summary: VideoSummary,
+    telemetry: Option<TelemetryWriter>,
+    on_record: &'a mut (dyn FnMut(&FrameRecord) + Send),
+    progress: Progress<'a>,
+}
+
+impl Analyser<'_> {
+    /// Analyse frames from `next_frame` until it ends, a stop is asked for or a stage fails;
+    /// each frame's render item goes to `deliver` (which returns false when the renderer has
+    /// stopped with an error of its own, reported when it is joined).
+    fn analysis_loop(
+        &mut self,
+        next_frame: &mut dyn FnMut() -> Result<Option<BgrFrame>>,
+        deliver: &mut dyn FnMut(RenderItem, &mut StageSeries) -> Result<bool>,
+    ) -> Result<()> {
+        let mut frame_idx = 0usize;
+        loop {
+            if self.job.cancel.requested() {
+                self.summary.interrupted_at = Some(self.job.start + frame_idx);
+                return Ok(());
+            }
+            let next = next_frame();
+            if self.cancel.is_some_and(|c| c.requested()) {
+                return Err(Error::Interrupted {
+                    path: self.job.input.clone(),
+                });
+            }
+            let Some(raw) = next? else {
+                return Ok(());
+            };
+            crate::frame::check_size(
+                &self.job.input,
+                (self.pipe.width, self.pipe.height),
+                (raw.width(), raw.height()),
+            )?;
+            let (rec, item) = self.analyse_frame(raw, frame_idx)?;
+            (self.on_record)(&rec);
+            if let Some(t) = self.telemetry.as_mut() {
+                t.write(&rec)?;
+            }
+            frame_idx += 1;
+            self.summary.frames_read = frame_idx;
+            if let Some(item) = item {
+                if !deliver(item, &mut self.summary.stages)? {
+                    return Ok(());
+                }
+            }
+            (self.progress)(frame_idx);
+        }
+    }
+
+    /// One frame: analysis, tracking, measurement; its telemetry record and, when rendering,
+    /// what the renderer needs.
+    fn analyse_frame(
+        &mut self,
+        raw: BgrFrame,
+        frame_idx: usize,
+    ) -> Result<(FrameRecord, Option<RenderItem>)> {
+        let pipe = self.pipe;
+        let (_, prior) = self.tracker.next_search();
+        let analysis = pipe.analyze(&raw, prior)?;
+        let t_track = Instant::now();
+        let out = self.tracker.update(&analysis.detection, pipe.persp.height);
+        let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
+        let s = &mut self.summary;
+        s.stages.warp.push(analysis.times.warp_ms);
+        s.stages.threshold.push(analysis.times.threshold_ms);
+        s.stages.search_fit.push(analysis.times.search_fit_ms);
+        s.stages.track.push(track_ms);
+        if analysis.detection.left.is_none() || analysis.detection.right.is_none() {
+            s.search_failed += 1;
+        } else if !out.detected {
+            s.rejected += 1;
+        }
+        let lane = match (out.left, out.right) {
+            (Some(l), Some(r)) => Some((l, r)),
+            _ => None,
+        };
+        let measure = lane.map(|(l, r)| pipe.measure(&l, &r));
+        if lane.is_some() {
+            s.frames_drawn += 1;
+        }
+        let frame = self.job.start + frame_idx;
+        let rec = FrameRecord {
+            frame,
+            time_s: frame as f64 / self.fps,
+            search: analysis.search.mode.as_str().to_string(),
+            detected: out.detected,
+            status: out.status.as_str().to_string(),
+            left_confidence: round3(analysis.detection.left_confidence),
+            right_confidence: round3(analysis.detection.right_confidence),
+            confidence: round3(out.confidence),
+            left_fit: lane.map(|l| l.0),
+            right_fit: lane.map(|l| l.1),
+            radius_m: measure.map(|m| m.radius_m),
+            offset_m: measure.map(|m| m.offset_m),
+            lane_width_m: measure.map(|m| m.lane_width_m),
+            left_pixels: analysis.fit.left_pixels,
+            right_pixels: analysis.fit.right_pixels,
+        };
+        if self.mode == RenderMode::None {
+            return Ok((rec, None));
+        }
+        let status = out.status;
+        let diag = (self.mode == RenderMode::Diagnostic).then(|| {
+            let (kept_left, kept_right) = self.tracker.kept();
+            Box::new(DiagInfo {
+                kept_left,
+                kept_right,
+                analysis,
+                track: out,
+                frame,
+            })
+        });
+        let item = RenderItem {
+            raw,
+            lane,
+            measure,
+            status,
+            diag,
+        };
+        Ok((rec, Some(item)))
+    }
+}
+
+/// Decode frames into `tx` until the end, an error or a closed channel.
+fn decode_stage(mut src: VideoSource, tx: SyncSender<Result<Option<BgrFrame>>>) {
+    loop {
+        let r = src.read();
+        let end = !matches!(r, Ok(Some(_)));
+        if tx.send(r).is_err() || end {
+            break;
+        }
+    }
+}
+
+/// Render the items from `rx` into `tx` (to the encoder); the render stages' times.
+fn render_stage(
+    pipe: &Pipeline,
+    rx: Receiver<RenderItem>,
+    tx: SyncSender<BgrFrame>,
+    mode: RenderMode,
+) -> (Result<()>, StageSeries) {
+    let mut series = StageSeries::default();
+    for item in rx.iter() {
+        match render_item(pipe, item, mode) {
+            Ok((frame, t)) => {
+                series.push_render(t, mode);
+                if tx.send(frame).is_err() {
+                    break; // the encoder stopped with an error: reported when it is joined
+                }
+            }
+            Err(e) => return (Err(e), series),
+        }
+    }
+    (Ok(()), series)
+}
+
+/// Encode the frames from `rx`; the sink comes back with the encode times.
+fn encode_stage(
+    mut sink: Option<VideoSink>,
+    rx: Receiver<BgrFrame>,
+) -> (Result<()>, Vec<f64>, Option<VideoSink>) {
+    let mut times = Vec::new();
+    for f in rx.iter() {
+        match encode(sink.as_mut(), &f) {
+            Ok(ms) => times.push(ms),
+            Err(e) => return (Err(e), times, sink),
+        }
+    }
+    (Ok(()), times, sink)
+}
+
+/// The render and encode stages on two threads joined by a bounded channel.
+fn render_and_encode(
+    pipe: &Pipeline,
+    rx: Receiver<RenderItem>,
+    sink: Option<VideoSink>,
+    mode: RenderMode,
+) -> (Result<()>, StageSeries, Option<VideoSink>) {
+    std::thread::scope(|inner| {
+        let (etx, erx) = sync_channel::<BgrFrame>(4);
+        let encoder = inner.spawn(move || encode_stage(sink, erx));
+        let (mut result, mut series) = render_stage(pipe, rx, etx, mode);
+        let (enc_result, enc_times, sink) = encoder.join().unwrap_or_else(|_| {
+            (
+                Err(Error::Invalid("encoder thread panicked".into())),
+                Vec::new(),
+                None,
+            )
+        });
+        series.encode = enc_times;
+        if result.is_ok() {
+            result = enc_result;
+        }
+        (result, series, sink)
+    })
+}
+
+/// Every stage on its own thread: decode, analysis (lower priority, see `yield_to_decoding`),
+/// render and encode.
+fn run_threaded(
+    an: &mut Analyser,
+    src: VideoSource,
+    sink: Option<VideoSink>,
+) -> (Result<()>, Option<VideoSink>) {
+    let (pipe, mode) = (an.pipe, an.mode);
+    std::thread::scope(|scope| {
+        let (ftx, frx) = sync_channel::<Result<Option<BgrFrame>>>(4);
+        scope.spawn(move || decode_stage(src, ftx));
+        let (rtx, rrx) = sync_channel::<RenderItem>(4);
+        let mut sink = sink;
+        let renderer = (mode != RenderMode::None).then(|| {
+            let s = sink.take();
+            scope.spawn(move || render_and_encode(pipe, rrx, s, mode))
+        });
+        let mut next = move || frx.recv().unwrap_or(Ok(None));
+        let mut deliver = move |item, _: &mut StageSeries| Ok(rtx.send(item).is_ok());
+        let mut result = std::thread::scope(|inner| {
+            inner
+                .spawn(|| {
+                    yield_to_decoding();
+                    an.analysis_loop(&mut next, &mut deliver)
+                })
+                .join()
+                .unwrap_or_else(|_| Err(Error::Invalid("analysis thread panicked".into())))
+        });
+        // Closing the channels ends the decoder and the renderer.
+        drop(deliver);
+        drop(next);
+        if let Some(h) = renderer {
+            match h.join() {
+                Ok((r, series, s)) => {
+                    let stages = &mut an.summary.stages;
+                    stages.undistort = series.undistort;
+                    stages.overlay = series.overlay;
+                    stages.composite = series.composite;
+                    stages.encode = series.encode;
+                    sink = s;
+                    if result.is_ok() {
+                        result = r;
+                    }
+                }
+                Err(_) => {
+                    if result.is_ok() {
+                        result = Err(Error::Invalid("render thread panicked".into()));
+                    }
+                }
+            }
+        }
+        (result, sink)
+    })
+}
+
+/// The same stages in order on the calling thread.
+fn run_single(
+    an: &mut Analyser,
+    mut src: VideoSource,
+    mut sink: Option<VideoSink>,
+) -> (Result<()>, Option<VideoSink>) {
+    let (pipe, mode) = (an.pipe, an.mode);
+    let mut next = || src.read();
+    let mut deliver = |item, stages: &mut StageSeries| -> Result<bool> {
+        let (frame, mut t) = render_item(pipe, item, mode)?;
+        t.encode = encode(sink.as_mut(), &frame)?;
+        stages.push_render(t, mode);
+        Ok(true)
+    };
+    let result = an.analysis_loop(&mut next, &mut deliver);
+    drop(deliver);
+    (result, sink)
+}
+
+/// Put the outputs in place after the loop: finish the telemetry, then the video (renamed from
+/// its hidden name); on an error remove both. Reports truncated input.
+fn finalise(
+    job: &VideoJob,
+    mut summary: VideoSummary,
+    result: Result<()>,
+    outputs: Outputs,
+    announced: i64,
+    max_frames: usize,
+) -> Result<VideoSummary> {
+    let result = result.and_then(|()| {
+        if summary.frames_read == 0 && summary.interrupted_at.is_none() {
+            return Err(Error::Video {
+                path: job.input.clone(),
+                message: "no frames could be decoded".into(),
+            });
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        outputs.abandon();
+        return Err(e);
+    }
+    if summary.frames_read == 0 {
+        // Interrupted before the first frame: there is nothing to keep.
+        outputs.abandon();
+        return Ok(summary);
+    }
+    let Outputs {
+        telemetry,
+        telemetry_cleanup,
+        sink,
+    } = outputs;
+    let telemetry_path = telemetry.as_ref().map(|t| t.path().to_path_buf());
+    let remove_telemetry = || {
+        if let Some(p) = &telemetry_path {
+            let _ = std::fs::remove_file(p);
+        }
+    };
+    if let Some(t) = telemetry {
+        if let Err(e) = t.finish() {
+            drop(sink);
+            remove_telemetry();
+            return Err(e);
+        }
+    }
+    // Complete now: a second signal from here on must not delete it.
+    drop(telemetry_cleanup);
+    if let Some(s) = sink {
+        match s.finish() {
+            Ok(p) => summary.output = Some(p),
+            Err(e) => {
+                remove_telemetry();
+                return Err(e);
+            }
+        }
+    }
+    if summary.interrupted_at.is_some() {
+        return Ok(summary);
+    }
+    let expected = (announced - job.start as i64).max(0) as usize;
+    let wanted = expected.min(max_frames);
+    // Containers often announce a frame count estimated from the duration (off by a frame or
+    // two); only a shortfall beyond that counts as truncation.
+    let slack = 3usize.max(wanted / 50);
+    if announced > 0 && summary.frames_read + slack < wanted {
+        summary.truncated_at = Some(job.start + summary.frames_read);
+    }
+    Ok(summary)
+}
+
+/// Analyse a video with no rendering and return its telemetry records (for scoring).
+pub fn analyze_video(
+    path: &Path,
+    cfg: &Config,
+    camera: Option<&Camera>,
+    start: usize,
+    frames: Option<usize>,
+) -> Result<Vec<FrameRecord>> {
+    let job = VideoJob {
+        input: path.to_path_buf(),
+        output: None,
+        render: RenderMode::None,
+        telemetry: None,
+        start,
+        max_frames: frames,
+        codec: Codec::Mp4v,
+        threaded: true,
+        cancel: Cancel::default(),
+    };
+    let mut out = Vec::new();
+    run(&job, cfg, camera, &mut |r| out.push(r.clone()), &|_| {})?;
+    Ok(out)
+}
+
+/// A confidence rounded to 3 decimals for telemetry.
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
