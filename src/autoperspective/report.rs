@@ -125,8 +125,8 @@ pub fn write_frame_pictures(
 /// tracker's lane-width check following the destination rectangle.
 pub fn config_from_estimate(est: &Estimate) -> Result<Config> {
     let mut cfg = Config {
-        perspective: est.perspective.clone(),
-        units: est.units.clone(),
+        perspective: est.perspective,
+        units: est.units,
         ..Config::default()
     };
     cfg.perspective.src = round_quad(cfg.perspective.src);

@@ -549,7 +549,6 @@ fn run_single(
         Ok(true)
     };
     let result = an.analysis_loop(&mut next, &mut deliver);
-    drop(deliver);
     (result, sink)
 }
 
