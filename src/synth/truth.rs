@@ -327,6 +327,39 @@ pub fn measure_distance(q: &QuadGeometry, birdseye_height: i32) -> f64 {
 }
 
 impl TruthFile {
+    /// The header of a truth file for a rig, quad, scene and road profile, naming the camera
+    /// and config files written beside it; frames are added by the caller.
+    pub fn header(
+        rig: &crate::synth::rig::Rig,
+        quad: &crate::synth::rig::QuadGeometry,
+        opts: &crate::synth::scene::SceneOptions,
+        profile: &crate::synth::road::CurvatureProfile,
+        cam: &str,
+        cfg: &str,
+    ) -> Self {
+        Self {
+            kind: KIND.into(),
+            version: 1,
+            image: None,
+            video: None,
+            fps: None,
+            camera: cam.into(),
+            config: cfg.into(),
+            width: rig.camera.width,
+            height: rig.camera.height,
+            camera_height_m: rig.height_m,
+            camera_pitch_deg: rig.pitch_deg,
+            quad: *quad,
+            measure_distance_m: measure_distance(quad, rig.camera.height),
+            truth_max_distance_m: TRUTH_MAX_DISTANCE_M,
+            scene: *opts,
+            profile: profile.clone(),
+            frames: Vec::new(),
+            manoeuvres: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
     /// Read and check a truth file.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
