@@ -70,5 +70,20 @@ pub enum Error {
     OpenCv(#[from] opencv::Error),
 }
 
+impl Error {
+    /// An I/O error on `path`: `NotFound` for a missing file, else `Io` with the message.
+    pub fn io(path: &std::path::Path, e: std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound {
+                path: path.to_path_buf(),
+            },
+            _ => Error::Io {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
 /// Result alias for the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

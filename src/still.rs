@@ -46,15 +46,7 @@ fn corrupt(path: &Path, detail: impl std::fmt::Display) -> Error {
 
 /// Read and decode a still image file (JPEG, PNG checked; other formats OpenCV reads as is).
 pub fn read_bgr(path: &Path) -> Result<Decoded> {
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::NotFound {
-            path: path.to_path_buf(),
-        },
-        _ => Error::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        },
-    })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     decode_bgr(path, &bytes)
 }
 
@@ -62,15 +54,7 @@ pub fn read_bgr(path: &Path) -> Result<Decoded> {
 /// (JPEG, PNG). For readers that decode the file themselves in another layout (lane masks read
 /// as gray). Returns the conversion `read_bgr` would report.
 pub fn check_file(path: &Path) -> Result<Option<String>> {
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::NotFound {
-            path: path.to_path_buf(),
-        },
-        _ => Error::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        },
-    })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let reader = image::ImageReader::new(Cursor::new(&bytes[..]))
         .with_guessed_format()
         .map_err(|e| corrupt(path, e))?;

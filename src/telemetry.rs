@@ -154,15 +154,7 @@ impl ReadWarnings {
 /// Read a JSON Lines telemetry file written by `lanes video`. Lines that do not parse and
 /// records out of frame order are skipped and counted; a file with no record is an error.
 pub fn read_jsonl(path: &Path) -> Result<(Vec<FrameRecord>, ReadWarnings)> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::NotFound {
-            path: path.to_path_buf(),
-        },
-        _ => Error::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        },
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     parse_jsonl(path, &text)
 }
 

@@ -159,6 +159,10 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         report.totals.fps,
         opts.out_dir.join(format!("{stem}.json")).display()
     );
+    // Each failed video once more as an error line (its error names the file).
+    for o in outcomes.iter().filter(|o| o.report.status == Status::Failed) {
+        eprintln!("lanes: {}", o.report.error.as_deref().unwrap_or("failed"));
+    }
     if let Some(code) = cancel.exit_code() {
         return Ok(code);
     }

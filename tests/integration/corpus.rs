@@ -1,6 +1,6 @@
 //! A seeded corpus of malformed inputs run through the real binary. Valid inputs (JPEG and PNG
 //! stills, an MP4 clip, camera YAML, config TOML, TuSimple, CULane and synthetic truth labels,
-//! chessboard photos, a straight-road frame) are mutated by byte flips, truncation at many
+//! chessboard photos, a straight-road frame, `lanes video` telemetry) are mutated by byte flips, truncation at many
 //! offsets, header dimensions set to zero or huge, duplicated, dropped and swapped lines and
 //! numbers replaced by NaN, inf or huge values, then given to the subcommands that read them.
 //!
@@ -256,14 +256,16 @@ struct Tally {
 }
 
 fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().to_string())
-                .filter(|n| n.starts_with('.') || n.contains("partial") || n.ends_with(".tmp"))
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().to_string();
+        if n.starts_with('.') || n.contains("partial") || n.ends_with(".tmp") {
+            out.push(n);
+        } else if e.path().is_dir() {
+            out.extend(leftovers(&e.path()));
+        }
+    }
+    out
 }
 
 fn run_case(c: &Case, tally: &Mutex<Tally>) {
@@ -651,10 +653,57 @@ fn corpus_of_malformed_inputs_never_panics_hangs_or_leaves_partial_files() {
             out,
         });
     }
-    eprintln!(
-        "corpus: seed {seed}, {} cases (telemetry files: no subcommand reads them on this build)",
-        cases.len()
-    );
+    // Telemetry JSON Lines (from `lanes video` on the clip), through `events` and `report`.
+    let telemetry_path = base.join("t.jsonl");
+    let o = lanes(&[
+        "video",
+        &base.join("clip.mp4").to_string_lossy(),
+        "--no-render",
+        "--telemetry",
+        &telemetry_path.to_string_lossy(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let telemetry = std::fs::read_to_string(&telemetry_path).unwrap();
+    for i in 0..40 {
+        let (b, what) = mutate_text(&telemetry, &mut rng);
+        let (cmd, what, p, out) = if i % 2 == 0 {
+            new_case("events", format!("telemetry: {what}"), "t.jsonl", &b)
+        } else {
+            new_case("report", format!("telemetry: {what}"), "t.jsonl", &b)
+        };
+        let args = if cmd == "events" {
+            os(&[&"events", &p, &"--json"])
+        } else {
+            os(&[&"report", &p, &"-o", &out.join("r.html")])
+        };
+        cases.push(Case {
+            cmd,
+            what,
+            args,
+            out,
+        });
+    }
+    // The MP4 clip among good ones, through `batch` (its outputs and temp names go to `out`).
+    for i in 0..10 {
+        let (b, what) = mutate_binary(&inp.clip, "mp4", i + 25, &mut rng);
+        let (cmd, what, p, out) = new_case("batch", format!("mp4: {what}"), "v.mp4", &b);
+        std::fs::write(p.with_file_name("good.mp4"), &inp.clip).unwrap();
+        cases.push(Case {
+            cmd,
+            what,
+            args: os(&[
+                &"batch",
+                &p,
+                &p.with_file_name("good.mp4"),
+                &"-o",
+                &out,
+                &"--frames",
+                &"5",
+            ]),
+            out,
+        });
+    }
+    eprintln!("corpus: seed {seed}, {} cases", cases.len());
 
     let next = AtomicUsize::new(0);
     let tally = Mutex::new(Tally::default());
