@@ -249,6 +249,22 @@ pub fn find_lane_lines(
         );
         return Ok(Err(rej));
     }
+    // The ego lane's lines lie on either side of the car, at comparable distances when the car
+    // drives near its lane's centre (as calibration frames should show); a line several times
+    // farther than the other is most likely the next lane's, picked where the ego line is faint.
+    let (dl, dr) = (vp.0 - fl.line.x_at(hf), fr.line.x_at(hf) - vp.0);
+    let ratio = dl.max(dr) / dl.min(dr).max(1e-9);
+    if ratio > MAX_SIDE_RATIO {
+        let (far, near) = if dr > dl {
+            ("right", "left")
+        } else {
+            ("left", "right")
+        };
+        rej.reason = format!(
+            "the {far} line crosses the bottom row {ratio:.1}x as far from the vanishing point as the {near} one (limit {MAX_SIDE_RATIO}): a line of the next lane, or the car far from its lane's centre"
+        );
+        return Ok(Err(rej));
+    }
     Ok(Ok(LaneLines {
         left: fl,
         right: fr,
@@ -256,6 +272,10 @@ pub fn find_lane_lines(
         mask,
     }))
 }
+
+/// Largest ratio of the two ego lines' distances from the vanishing point's column at the
+/// bottom row: 2 allows the car about a sixth of the lane width off its centre.
+const MAX_SIDE_RATIO: f64 = 2.0;
 
 /// Quad rows for a horizon at `vp_y`: `(top, bottom)`.
 pub fn quad_rows(vp_y: f64, height: i32, opts: &Options) -> (f64, f64) {

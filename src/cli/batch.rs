@@ -160,7 +160,10 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         opts.out_dir.join(format!("{stem}.json")).display()
     );
     // Each failed video once more as an error line (its error names the file).
-    for o in outcomes.iter().filter(|o| o.report.status == Status::Failed) {
+    for o in outcomes
+        .iter()
+        .filter(|o| o.report.status == Status::Failed)
+    {
         eprintln!("lanes: {}", o.report.error.as_deref().unwrap_or("failed"));
     }
     if let Some(code) = cancel.exit_code() {

@@ -501,7 +501,7 @@ fn robust_default_on_the_hard_ego_labels_per_subset() {
 }
 
 /// Another camera through `lanes perspective`: the P1 challenge frames (720x576) with
-/// `config/p1.toml`. Measured: labelled-rows accuracy 0.729, FP 0.050 (the earlier config,
+/// `config/p1.toml`. Measured: labelled-rows accuracy 0.744, FP 0.000 (the earlier config,
 /// whose quad spanned two lanes, gave 0.050).
 #[test]
 fn robust_default_on_the_p1_camera_with_its_perspective_config() {

@@ -162,6 +162,47 @@ fn a_curved_frame_is_reported_and_left_out() {
     assert!(!dir.path().join("lanes_test2_birdseye.jpg").exists());
 }
 
+/// Another camera (P1, 720x576, no camera file): on frames where the faint right line of the
+/// ego lane is missed, the next lane's line is 3-4x as far from the vanishing point as the left
+/// line; those frames are refused, and the quad's bottom corners stay inside the frame (the
+/// earlier quad reached x = 1022 in a 720 px frame and spanned two lanes).
+#[test]
+fn the_next_lanes_line_is_refused_by_the_side_ratio() {
+    let Some(dir) = data("labelled/udacity_hard_ego/clip_frames") else {
+        return;
+    };
+    let frames: Vec<PathBuf> = ["000", "100", "125", "175", "200"]
+        .iter()
+        .map(|n| dir.join(format!("p1_challenge_f{n}.png")))
+        .collect();
+    let out_dir = tmp();
+    let cfg_path = out_dir.path().join("p1.toml");
+    let mut args: Vec<String> = vec!["perspective".into(), "--max-angle".into(), "3.2".into()];
+    args.extend(frames.iter().map(|p| p.to_string_lossy().to_string()));
+    args.extend(["-o".into(), cfg_path.to_string_lossy().to_string()]);
+    let o = lanes(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    for n in ["f100", "f125"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(n))
+            .expect("a line per frame");
+        assert!(line.contains("as far from the vanishing point"), "{line}");
+    }
+    assert!(out.contains("3 of 5 frames used"), "{out}");
+    let cfg = lanes::config::Config::load(&cfg_path).unwrap();
+    let src = cfg.perspective.src;
+    assert!(src[2][0] > 0.0 && src[3][0] < 720.0, "quad {src:?}");
+    // The hand-checked labels of f000 put the lines 447 px apart at row 540; the quad's
+    // bottom edge (row ~547) must be that wide within 20%.
+    let w = src[3][0] - src[2][0];
+    assert!(
+        (360.0..540.0).contains(&w),
+        "quad bottom width {w:.0} px: {src:?}"
+    );
+}
+
 #[test]
 fn no_usable_frame_is_an_error_and_writes_no_config() {
     let Some(curved) = data("udacity/test_images/test2.jpg") else {
