@@ -512,23 +512,7 @@ mod tests {
 
     /// A record with a lane at `offset` (3.6 m wide), radius 1000 m, bending left.
     fn rec(frame: usize, offset: Option<f64>) -> FrameRecord {
-        FrameRecord {
-            frame,
-            time_s: frame as f64 / FPS,
-            search: "prior".into(),
-            detected: offset.is_some(),
-            status: if offset.is_some() { "both" } else { "none" }.into(),
-            left_confidence: 0.9,
-            right_confidence: 0.9,
-            confidence: if offset.is_some() { 0.9 } else { 0.0 },
-            left_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 450.0])),
-            right_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 830.0])),
-            radius_m: offset.map(|_| 1000.0),
-            offset_m: offset,
-            lane_width_m: offset.map(|_| 3.6),
-            left_pixels: 100,
-            right_pixels: 100,
-        }
+        FrameRecord::sample(frame, offset, 1000.0)
     }
 
     fn drive(offsets: impl Fn(usize) -> Option<f64>, n: usize) -> Vec<FrameRecord> {

@@ -34,6 +34,30 @@ pub struct FrameRecord {
 }
 
 impl FrameRecord {
+    /// A record for unit tests: frame `frame` at 25 fps, search "prior"; with `offset`, both
+    /// lines of a 3.6 m lane (fits at x 450 and 830), radius `radius_m`, confidence 0.9;
+    /// without, status `none`.
+    #[cfg(test)]
+    pub(crate) fn sample(frame: usize, offset: Option<f64>, radius_m: f64) -> Self {
+        FrameRecord {
+            frame,
+            time_s: frame as f64 / 25.0,
+            search: "prior".into(),
+            detected: offset.is_some(),
+            status: if offset.is_some() { "both" } else { "none" }.into(),
+            left_confidence: 0.9,
+            right_confidence: 0.9,
+            confidence: if offset.is_some() { 0.9 } else { 0.0 },
+            left_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 450.0])),
+            right_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 830.0])),
+            radius_m: offset.map(|_| radius_m),
+            offset_m: offset,
+            lane_width_m: offset.map(|_| 3.6),
+            left_pixels: 100,
+            right_pixels: 100,
+        }
+    }
+
     /// CSV header matching `to_csv`.
     pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels";
 

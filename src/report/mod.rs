@@ -257,31 +257,13 @@ pub fn write_drive_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fit::Poly2;
 
     fn rec(frame: usize, offset: Option<f64>) -> FrameRecord {
-        FrameRecord {
-            frame,
-            time_s: frame as f64 / 25.0,
-            search: if frame.is_multiple_of(50) {
-                "sliding"
-            } else {
-                "prior"
-            }
-            .into(),
-            detected: offset.is_some(),
-            status: if offset.is_some() { "both" } else { "none" }.into(),
-            left_confidence: 0.9,
-            right_confidence: 0.9,
-            confidence: if offset.is_some() { 0.9 } else { 0.0 },
-            left_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 450.0])),
-            right_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 830.0])),
-            radius_m: offset.map(|_| 900.0),
-            offset_m: offset,
-            lane_width_m: offset.map(|_| 3.6),
-            left_pixels: 100,
-            right_pixels: 100,
+        let mut r = FrameRecord::sample(frame, offset, 900.0);
+        if frame.is_multiple_of(50) {
+            r.search = "sliding".into();
         }
+        r
     }
 
     #[test]
