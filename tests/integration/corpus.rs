@@ -42,21 +42,6 @@ impl Rng {
     }
 }
 
-fn crc32(data: &[u8]) -> u32 {
-    let mut c = 0xffff_ffffu32;
-    for &b in data {
-        c ^= b as u32;
-        for _ in 0..8 {
-            c = if c & 1 != 0 {
-                0xedb8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-        }
-    }
-    !c
-}
-
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
@@ -96,7 +81,7 @@ fn mutate_binary(b: &[u8], kind: &str, i: usize, rng: &mut Rng) -> (Vec<u8>, Str
                     }
                     let fix = rng.below(2) == 0;
                     if fix {
-                        let crc = crc32(&v[12..29]);
+                        let crc = crc32fast::hash(&v[12..29]);
                         v[29..33].copy_from_slice(&crc.to_be_bytes());
                     }
                     format!("PNG IHDR size {dim} (which {wh}, CRC fixed {fix})")
