@@ -561,23 +561,23 @@ fn run_one(
         max_frames: opts.frames,
         codec: opts.codec,
         threaded: true,
-        cancel: Default::default(),
+        cancel: cancel.clone(),
     };
     let mut stats = DriveStats::default();
-    let result = video::run_with(
-        &pipe,
-        src,
-        &job,
-        Some(cancel),
-        &mut |r| stats.add(r),
-        progress,
-    );
+    let result = video::run_with(&pipe, src, &job, &mut |r| stats.add(r), progress);
     let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
+        Ok(s) if s.interrupted_at.is_none() => s,
+        other => {
+            // A failed or interrupted video leaves nothing behind: not the video an interrupted
+            // run finalised, not a temporary file.
+            if let Some(out) = other.as_ref().ok().and_then(|s| s.output.as_ref()) {
+                let _ = std::fs::remove_file(out);
+            }
             let _ = std::fs::remove_file(&telemetry_tmp);
             remove_partials(dir);
-            return Err(e);
+            return Err(other.err().unwrap_or_else(|| Error::Interrupted {
+                path: item.path.clone(),
+            }));
         }
     };
     std::fs::rename(&telemetry_tmp, &telemetry).map_err(|e| {

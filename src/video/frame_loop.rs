@@ -137,17 +137,15 @@ pub fn run(
         crate::frame::check_size(&job.input, (cam.width, cam.height), (src.width, src.height))?;
     }
     let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
-    run_with(&pipe, src, job, None, on_record, progress)
+    run_with(&pipe, src, job, on_record, progress)
 }
 
 /// `run` on an opened source with a `Pipeline` built for its frame size (shared by the jobs of
-/// `lanes batch` and `lanes queue work`). With `cancel`, a requested stop ends the frame loop
-/// between frames with `Error::Interrupted`; the outputs are then abandoned as on any error.
+/// `lanes batch` and `lanes queue work`).
 pub fn run_with(
     pipe: &Pipeline,
     mut src: VideoSource,
     job: &VideoJob,
-    cancel: Option<&Cancel>,
     on_record: &mut (dyn FnMut(&FrameRecord) + Send),
     progress: Progress,
 ) -> Result<VideoSummary> {
@@ -188,7 +186,6 @@ pub fn run_with(
         fps: src.fps,
         pipe,
         job,
-        cancel,
         mode,
         telemetry,
         on_record,
@@ -276,7 +273,6 @@ fn skip_to_start(src: &mut VideoSource, job: &VideoJob) -> Result<()> {
 struct Analyser<'a> {
     pipe: &'a Pipeline,
     job: &'a VideoJob,
-    cancel: Option<&'a Cancel>,
     fps: f64,
     mode: RenderMode,
     tracker: LaneTracker,
@@ -301,13 +297,7 @@ impl Analyser<'_> {
                 self.summary.interrupted_at = Some(self.job.start + frame_idx);
                 return Ok(());
             }
-            let next = next_frame();
-            if self.cancel.is_some_and(|c| c.requested()) {
-                return Err(Error::Interrupted {
-                    path: self.job.input.clone(),
-                });
-            }
-            let Some(raw) = next? else {
+            let Some(raw) = next_frame()? else {
                 return Ok(());
             };
             crate::frame::check_size(
