@@ -3,6 +3,7 @@
 //! shared per frame size, videos run on `jobs` threads, and the batch's `batch.json`/`batch.csv`.
 //! `lanes queue work` runs the same per-video function (`process`) on jobs taken from Redis.
 
+use crate::atomic::{partial_path as partial, write_atomic};
 use crate::camera::Camera;
 use crate::cancel::Cancel;
 use crate::config::{Config, Preset};
@@ -373,32 +374,11 @@ fn codec_name(c: Codec) -> &'static str {
 }
 
 /// The temporary name of an output: `.NAME.partial` beside it.
-fn partial(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.partial"))
-}
-
 fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io {
         path: path.to_path_buf(),
         message: e.to_string(),
     }
-}
-
-/// Write a file atomically: to `.NAME.partial`, then renamed over NAME.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = partial(path);
-    std::fs::write(&tmp, bytes).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_err(path, e)
-    })?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_err(path, e)
-    })
 }
 
 /// Remove temporary files (`.*.partial*`) left in a folder by a killed run.

@@ -465,42 +465,10 @@ pub fn count_by_kind(events: &[Event]) -> Vec<(&'static str, usize)> {
         .collect()
 }
 
-/// Write `bytes` to `path` through a temporary file beside it, renamed at the end: readers
-/// never see a partial file, and a failed write leaves none behind.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    if !parent.is_dir() {
-        return Err(Error::Io {
-            path: path.to_path_buf(),
-            message: format!("output directory {} does not exist", parent.display()),
-        });
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "out".into());
-    let tmp = parent.join(format!(".{name}.partial"));
-    let io = |e: std::io::Error| Error::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    if let Err(e) = std::fs::write(&tmp, bytes) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
-}
-
 /// Events as pretty JSON (an array), written atomically.
 pub fn write_json(path: &Path, events: &[Event]) -> Result<()> {
     let text = serde_json::to_string_pretty(events).map_err(|e| Error::Invalid(e.to_string()))?;
-    write_atomic(path, (text + "\n").as_bytes())
+    crate::atomic::write_atomic(path, (text + "\n").as_bytes())
 }
 
 #[cfg(test)]

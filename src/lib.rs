@@ -15,6 +15,7 @@
 //! Confidences are 0..1; a frame's `status` is one of `both`, `left_only`, `right_only`,
 //! `none` and (video only) `predicted`.
 
+pub mod atomic;
 pub mod autoperspective;
 pub mod batch;
 pub mod calibrate;

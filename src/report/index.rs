@@ -4,9 +4,10 @@
 //! folder's `summary.json` names an input video that exists, the report has thumbnails.
 
 use super::{esc, read_warning, write_drive_report, ReportOptions, STYLE};
+use crate::atomic::write_atomic;
 use crate::config::EventsConfig;
 use crate::error::{Error, Result};
-use crate::events::{self, write_atomic};
+use crate::events;
 use crate::summary::DriveStats;
 use crate::telemetry;
 use std::fmt::Write as _;

@@ -250,7 +250,7 @@ pub fn write_drive_report(
     out: &Path,
 ) -> Result<Report> {
     let r = drive_report(records, cfg, opts)?;
-    events::write_atomic(out, r.html.as_bytes())?;
+    crate::atomic::write_atomic(out, r.html.as_bytes())?;
     Ok(r)
 }
 
@@ -300,21 +300,5 @@ mod tests {
             "one table row per event"
         );
         assert!(!h.contains("<img"), "no thumbnails without a video");
-    }
-
-    #[test]
-    fn atomic_write_replaces_whole_files_and_leaves_no_partial() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("r.html");
-        events::write_atomic(&p, b"one").unwrap();
-        events::write_atomic(&p, b"two").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        let err = events::write_atomic(&d.path().join("no/r.html"), b"x").unwrap_err();
-        assert!(err.to_string().contains("does not exist"), "{err}");
-        let names: Vec<String> = std::fs::read_dir(d.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-            .collect();
-        assert_eq!(names, vec!["r.html"]);
     }
 }

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -93,28 +93,6 @@ struct SaveRequest {
 
 fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> std::result::Result<T, Reply> {
     serde_json::from_slice(body).map_err(|e| Reply::error(400, format!("bad request body: {e}")))
-}
-
-/// Write a file through a temporary file in the same directory, so a reader never sees half.
-fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let io = |e: std::io::Error| Error::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "lanes.toml".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
 }
 
 impl App {
@@ -191,7 +169,7 @@ impl App {
             Ok(t) => t,
             Err(e) => return Reply::error(500, e.to_string()),
         };
-        match write_atomic(&self.save_to, &text) {
+        match crate::atomic::write_atomic(&self.save_to, text.as_bytes()) {
             Ok(()) => {
                 eprintln!("lanes tune: saved {}", self.save_to.display());
                 Reply::json(
