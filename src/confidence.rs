@@ -203,20 +203,43 @@ pub fn line_evidence(
         _ => 0.0,
     };
     let concentration = near as f64 / px.len() as f64;
-    let score = |v: f64, zero: f64, one: f64| ((v - zero) / (one - zero)).clamp(0.0, 1.0);
-    // Coverage of the near and the far half: a dash (3 m) and a gap (9 m) are shorter than
-    // either half (11 m at the default scale), so a real line has pixels in both; a blob or a
-    // short edge has them in one.
-    let coverage = score(far.min(near_half), 0.0, 0.05);
-    let confidence = score(support, 0.0, full) * coverage * score(concentration, 0.3, 0.7);
-    LineEvidence {
+    let mut ev = LineEvidence {
         support,
         spread,
         near: near_half,
         far,
         concentration,
-        confidence,
+        confidence: 0.0,
         cov,
+    };
+    ev.confidence = ev.score(full, Coverage::BothHalves);
+    ev
+}
+
+/// Which halves of the view a line must be seen in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// The near and the far half: a dash (3 m) and a gap (9 m) are shorter than either half
+    /// (11 m at the default scale), so a real line has pixels in both; a blob or a short edge
+    /// has them in one, and a fit over one half has no reliable curvature.
+    BothHalves,
+    /// The near half: for a line fitted as the parallel of a confident partner, whose
+    /// curvature it takes, so its own pixels need to fix only its position and heading (a
+    /// line running into deep shade or round a bend past the view's side).
+    NearHalf,
+}
+
+impl LineEvidence {
+    /// Confidence from the evidence: support (full marks at `full`) x coverage of the halves
+    /// `cov` names (full marks at a twentieth of a half's rows) x concentration (0 at 0.3,
+    /// full marks at 0.7).
+    pub fn score(&self, full: f64, cov: Coverage) -> f64 {
+        let score = |v: f64, zero: f64, one: f64| ((v - zero) / (one - zero)).clamp(0.0, 1.0);
+        let seen = match cov {
+            Coverage::BothHalves => self.far.min(self.near),
+            Coverage::NearHalf => self.near,
+        };
+        score(self.support, 0.0, full) * score(seen, 0.0, 0.05) * score(self.concentration, 0.3, 0.7)
     }
 }
 
@@ -246,11 +269,16 @@ pub fn assess(
     let y_bottom = (view.height - 1) as f64;
     let centre = view.width as f64 / 2.0;
     let max_w_px = cfg.lane_width_m[1] / units.xm_per_px;
-    let line = |f: Option<Poly2>, px: &LinePixels, left: bool| -> (LineEvidence, Option<Poly2>) {
+    let line = |f: Option<Poly2>,
+                px: &LinePixels,
+                left: bool,
+                coverage: Coverage|
+     -> (LineEvidence, Option<Poly2>) {
         let Some(f) = f else {
             return (LineEvidence::default(), None);
         };
         let mut ev = line_evidence(&f.to_scaled(view.scale), px, rows, tol, cfg.full_support);
+        ev.confidence = ev.score(cfg.full_support, coverage);
         ev.cov = cov_to_nominal(&ev.cov, view.scale);
         let x = f.eval(y_bottom);
         // The ego lane's lines lie on either side of the camera, at most a lane width away.
@@ -266,8 +294,8 @@ pub fn assess(
         }
         (ev, Some(f))
     };
-    let (mut lev, lf) = line(fit.left, left_px, true);
-    let (mut rev, rf) = line(fit.right, right_px, false);
+    let (mut lev, lf) = line(fit.left, left_px, true, Coverage::BothHalves);
+    let (mut rev, rf) = line(fit.right, right_px, false, Coverage::BothHalves);
     let min = cfg.min_line;
     // With `min_line` 0 every fit is reported (the reference's behaviour).
     let pass = |ev: &LineEvidence| min <= 0.0 || ev.confidence >= min;
@@ -301,11 +329,18 @@ pub fn assess(
             } else {
                 (right, left_px, true)
             };
+            // A partner that could stand alone gives the curvature: the near half must fix
+            // the rest.
+            let coverage = if lone_ok(if strong_left { &lev } else { &rev }) {
+                Coverage::NearHalf
+            } else {
+                Coverage::BothHalves
+            };
             if let Some(st) = strong {
                 let a = st.to_scaled(s).a;
                 let refit = crate::fit::robust_fit_with_curvature(weak_px, a, 6.0 * s.x, 3)
                     .map(|p| p.from_scaled(s));
-                let (ev, f) = line(refit, weak_px, weak_is_left);
+                let (ev, f) = line(refit, weak_px, weak_is_left, coverage);
                 let (l2, r2) = if weak_is_left {
                     (f.filter(|_| pass(&ev)), right)
                 } else {
