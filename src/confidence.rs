@@ -12,7 +12,12 @@
 //! at 0.3, full marks at 0.7). A line tighter than `min_radius_m`, on the wrong side of the
 //! camera or nearer to it than `min_line_distance_m` (under the car) scores 0. The lane then needs a plausible width (`lane_width_m`) and two roughly
 //! parallel lines (`max_width_change_m` between bottom and top); when the pair fails, only the
-//! stronger line is kept.
+//! stronger line is kept. Two rules let lines seen in the near half only count, where a
+//! confirmation stands in for the far half: the partner of a line that can stand alone is
+//! refitted as its parallel (the curvature given) and needs near-half support only; and when
+//! neither line stands, two lines strong in the near half, sharing one curvature a lane width
+//! apart, make a lane (a bend leaving the view sideways, a far half in shade or foliage);
+//! such lines may bend down to the radius that still stays in the view over the near half.
 
 use crate::config::{ConfidenceConfig, UnitsConfig};
 use crate::fit::{LaneFit, LinePixels, Poly2, Scale};
@@ -239,7 +244,9 @@ impl LineEvidence {
             Coverage::BothHalves => self.far.min(self.near),
             Coverage::NearHalf => self.near,
         };
-        score(self.support, 0.0, full) * score(seen, 0.0, 0.05) * score(self.concentration, 0.3, 0.7)
+        score(self.support, 0.0, full)
+            * score(seen, 0.0, 0.05)
+            * score(self.concentration, 0.3, 0.7)
     }
 }
 
@@ -269,6 +276,12 @@ pub fn assess(
     let y_bottom = (view.height - 1) as f64;
     let centre = view.width as f64 / 2.0;
     let max_w_px = cfg.lane_width_m[1] / units.xm_per_px;
+    // A line seen in the near half only needs to stay in the view over that half: from a
+    // lane's edge (half the default lane width from the camera) to the view's side, over the
+    // half's length. Tighter bends than `min_radius_m` fit there (13.6 m at the defaults).
+    let near_len_m = view.height as f64 / 2.0 * units.ym_per_px;
+    let room_m = (centre * units.xm_per_px - cfg.default_lane_width_m / 2.0).max(0.1);
+    let near_min_radius = (near_len_m * near_len_m / (2.0 * room_m)).min(cfg.min_radius_m);
     let line = |f: Option<Poly2>,
                 px: &LinePixels,
                 left: bool,
@@ -288,7 +301,11 @@ pub fn assess(
         } else {
             x > centre + near_px && x < centre + max_w_px
         };
-        let radius_ok = measure::radius_m(&f, y_bottom, units) >= cfg.min_radius_m;
+        let min_radius = match coverage {
+            Coverage::BothHalves => cfg.min_radius_m,
+            Coverage::NearHalf => near_min_radius,
+        };
+        let radius_ok = measure::radius_m(&f, y_bottom, units) >= min_radius;
         if !(side_ok && radius_ok && x.is_finite()) {
             ev.confidence = 0.0;
         }
@@ -382,6 +399,33 @@ pub fn assess(
             (None, Some(_)) if !lone_ok(&rev) => right = None,
             _ => {}
         }
+        // Neither line stands, but both may be seen well in the near half: a bend that leaves
+        // the view sideways, or a far half in deep shade or foliage. Two lines strong there,
+        // sharing one curvature and a lane width apart, confirm each other as the far half
+        // confirms one line.
+        if left.is_none() && right.is_none() {
+            let near = |px: &LinePixels| near_half(px, rows);
+            let (lnear, rnear) = (near(left_px), near(right_px));
+            let s = view.scale;
+            let floor = 6.0 * s.x;
+            if let (Some(lf), Some(rf)) = (
+                crate::fit::robust_fit(&lnear, floor, 3),
+                crate::fit::robust_fit(&rnear, floor, 3),
+            ) {
+                let a = (lf.a + rf.a) / 2.0;
+                let refit = |px: &LinePixels| {
+                    crate::fit::robust_fit_with_curvature(px, a, floor, 3).map(|p| p.from_scaled(s))
+                };
+                let (le, l) = line(refit(&lnear), &lnear, true, Coverage::NearHalf);
+                let (re, r) = line(refit(&rnear), &rnear, false, Coverage::NearHalf);
+                let strong = |ev: &LineEvidence| ev.confidence >= cfg.min_single;
+                if let (Some(l), Some(r), true) = (l, r, strong(&le) && strong(&re)) {
+                    if pair_plausible(&l, &r, view.height, false, cfg, units) {
+                        (left, right, lev, rev) = (Some(l), Some(r), le, re);
+                    }
+                }
+            }
+        }
     }
     let lc = if left.is_some() { lev.confidence } else { 0.0 };
     let rc = if right.is_some() { rev.confidence } else { 0.0 };
@@ -395,6 +439,19 @@ pub fn assess(
         left_evidence: lev,
         right_evidence: rev,
     }
+}
+
+/// The pixels in the near (bottom) half of a view of `rows` rows.
+fn near_half(px: &LinePixels, rows: usize) -> LinePixels {
+    let from = (rows / 2) as u32;
+    let mut out = LinePixels::default();
+    for (x, y) in px.xs.iter().zip(&px.ys) {
+        if *y >= from {
+            out.xs.push(*x);
+            out.ys.push(*y);
+        }
+    }
+    out
 }
 
 /// Share of a half of the view's rows a line must cover to count as seen there.
@@ -513,5 +570,97 @@ mod tests {
         assert!(d.right.is_none() && d.left.is_some());
         let (pl, pr) = d.lane(378.0).unwrap();
         assert_eq!((pl.c, pr.c), (450.0, 828.0));
+    }
+
+    fn view() -> ViewGeometry {
+        ViewGeometry {
+            width: 1280,
+            height: 720,
+            scale: Scale { x: 1.0, y: 0.5 },
+        }
+    }
+
+    /// Pixels of `p` (nominal) on the analysed rows `rows`, every `every` rows.
+    fn seen(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels {
+        pixels_along(&p.to_scaled(view().scale), rows, every)
+    }
+
+    fn both(l: Poly2, r: Poly2) -> LaneFit {
+        LaneFit {
+            left: Some(l),
+            right: Some(r),
+            left_pixels: 0,
+            right_pixels: 0,
+        }
+    }
+
+    #[test]
+    fn partner_of_a_confident_line_seen_only_in_the_near_half_is_kept_parallel() {
+        let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+        let l = Poly2::new(1e-4, -0.1, 480.0);
+        let r = Poly2::new(1e-4, -0.1, 858.0);
+        // The right line runs into deep shade: dashes in the near half (analysed rows
+        // 180..360) only. Fitted freely its far half is a guess.
+        let rpx = seen(&r, 200..360, 1);
+        let wild = Poly2::new(-8e-4, 0.5, 858.0 - 0.5 * 719.0 + 8e-4 * 719.0 * 719.0);
+        let d = assess(
+            &both(l, wild),
+            &seen(&l, 0..360, 1),
+            &rpx,
+            view(),
+            &cfg,
+            &units,
+        );
+        assert_eq!(d.status, LaneStatus::Both, "{d:?}");
+        let got = d.right.unwrap();
+        for y in [0.0, 360.0, 719.0] {
+            assert!((got.eval(y) - r.eval(y)).abs() < 3.0, "row {y}: {got:?}");
+        }
+        // Alone, a line seen in one half only is not reported.
+        let fit = LaneFit {
+            left: None,
+            ..both(l, r)
+        };
+        let d = assess(&fit, &LinePixels::default(), &rpx, view(), &cfg, &units);
+        assert_eq!(d.status, LaneStatus::None, "{d:?}");
+    }
+
+    #[test]
+    fn a_pair_seen_only_in_the_near_half_is_a_lane_and_may_bend_tighter() {
+        let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+        // A 20 m bend (tighter than `min_radius_m`): x = a y^2 with a = xm/ym^2 / (2 R) in
+        // nominal px, centred on the bottom row; seen in the near half, the far half foliage.
+        let a = units.ym_per_px.powi(2) / units.xm_per_px / (2.0 * 20.0);
+        let at_bottom = |c: f64| Poly2::new(a, -2.0 * a * 719.0, c + a * 719.0 * 719.0);
+        let (l, r) = (at_bottom(450.0), at_bottom(828.0));
+        assert!(measure::radius_m(&l, 719.0, &units) < cfg.min_radius_m);
+        let d = assess(
+            &both(l, r),
+            &seen(&l, 180..360, 1),
+            &seen(&r, 180..360, 2),
+            view(),
+            &cfg,
+            &units,
+        );
+        assert_eq!(d.status, LaneStatus::Both, "{d:?}");
+        let (gl, gr) = (d.left.unwrap(), d.right.unwrap());
+        for y in [360.0, 540.0, 719.0] {
+            assert!((gl.eval(y) - l.eval(y)).abs() < 3.0, "left row {y}: {gl:?}");
+            assert!(
+                (gr.eval(y) - r.eval(y)).abs() < 3.0,
+                "right row {y}: {gr:?}"
+            );
+        }
+        // Not two lines a lane apart: 1.5 m.
+        let near = at_bottom(450.0 + 153.0);
+        let d = assess(
+            &both(l, near),
+            &seen(&l, 180..360, 1),
+            &seen(&near, 180..360, 2),
+            view(),
+            &cfg,
+            &units,
+        );
+        assert_eq!(d.status, LaneStatus::None, "{d:?}");
     }
 }
