@@ -268,6 +268,16 @@ impl Pipeline {
         }
     }
 
+    /// The set-up a video's frames need that a still does not: the 16 MiB LAB table of band
+    /// analysis (built once per process, on both cores). A frame loop calls this before its
+    /// first frame, so the table is not built on a decoder's time.
+    pub fn prepare_for_video(&self) -> Result<()> {
+        if self.cfg.search.band_only && !self.cfg.threshold.sobel_enabled {
+            threshold::prepare()?;
+        }
+        Ok(())
+    }
+
     /// Analyse one raw frame: with `prior` fits, search a band around them, else sliding windows.
     pub fn analyze(&self, raw: &BgrFrame, prior: Option<(Poly2, Poly2)>) -> Result<Analysis> {
         let t0 = Instant::now();

@@ -169,6 +169,15 @@ pub fn run_with(
     let announced = src.announced_frames;
     let max_frames = job.max_frames.unwrap_or(usize::MAX);
     src.limit(max_frames);
+    if let Err(e) = pipe.prepare_for_video() {
+        Outputs {
+            telemetry,
+            telemetry_cleanup,
+            sink,
+        }
+        .abandon();
+        return Err(e);
+    }
     let started = Instant::now();
     let mode = if sink.is_some() {
         job.render
