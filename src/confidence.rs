@@ -236,16 +236,21 @@ pub enum Coverage {
 
 impl LineEvidence {
     /// Confidence from the evidence: support (full marks at `full`) x coverage of the halves
-    /// `cov` names (full marks at a twentieth of a half's rows) x concentration (0 at 0.3,
-    /// full marks at 0.7).
+    /// `cov` names (full marks at a twentieth of a half's rows) x, for a line judged over both
+    /// halves, its extent (the spread between its first and last supported rows: 0 at 0.35
+    /// of the view, full marks at half of it) x concentration (0 at 0.3, full marks at 0.7).
+    /// Two dashes of a dashed line (3 m dash, 9 m gap) span 12 of the default view's 22 m and a
+    /// solid line all of it; a streak of glare or a patch lying across the middle row has
+    /// pixels in both halves over a shorter stretch.
     pub fn score(&self, full: f64, cov: Coverage) -> f64 {
         let score = |v: f64, zero: f64, one: f64| ((v - zero) / (one - zero)).clamp(0.0, 1.0);
-        let seen = match cov {
-            Coverage::BothHalves => self.far.min(self.near),
-            Coverage::NearHalf => self.near,
+        let (seen, extent) = match cov {
+            Coverage::BothHalves => (self.far.min(self.near), score(self.spread, 0.35, 0.5)),
+            Coverage::NearHalf => (self.near, 1.0),
         };
         score(self.support, 0.0, full)
             * score(seen, 0.0, 0.05)
+            * extent
             * score(self.concentration, 0.3, 0.7)
     }
 }
