@@ -540,6 +540,19 @@ mod tests {
         let one = pixels_along(&p, 300..336, 1);
         let ev = line_evidence(&p, &one, 360, 12.0, 0.2);
         assert!(ev.confidence < 0.5, "{ev:?}");
+        // A solid streak (glare) across the middle row, over 28% of the view: pixels in both
+        // halves, but shorter than two dashes span.
+        let streak = pixels_along(&p, 130..230, 1);
+        let ev = line_evidence(&p, &streak, 360, 12.0, 0.2);
+        assert!(ev.near > 0.1 && ev.far > 0.1 && ev.support > 0.2, "{ev:?}");
+        assert_eq!(ev.confidence, 0.0, "{ev:?}");
+        // Two dashes 12 m apart (dash 3 m), in a view of 22 m: confident.
+        let mut two = pixels_along(&p, 40..90, 1);
+        let d2 = pixels_along(&p, 237..287, 1);
+        two.xs.extend(d2.xs);
+        two.ys.extend(d2.ys);
+        let ev = line_evidence(&p, &two, 360, 12.0, 0.2);
+        assert!(ev.confidence > 0.99, "{ev:?}");
     }
 
     #[test]
