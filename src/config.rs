@@ -197,10 +197,18 @@ pub struct SearchConfig {
     /// search bands (L and B are then normalised by their maxima within the bands): about a
     /// quarter of the work. `false` computes the whole view on every frame. Default true.
     pub band_only: bool,
-    /// In band-only analysis, compute every n-th row of the bird's-eye view: 2 halves the band
-    /// work at the cost of noisier fits in hard light (shadow clip: largest frame-to-frame
-    /// offset change 4.9 cm instead of 3.0 cm). 1..=8. Default 1 (every row).
+    /// In band-only analysis, compute every n-th row of the bird's-eye view; a row not
+    /// computed takes the nearest computed row's marking pixels, moved along the band's curve.
+    /// 1..=8. Default 1 (every row).
     pub band_row_step: u32,
+    /// In band-only analysis, compute a bird's-eye row only when the raw frame's row it
+    /// samples lies at least this many rows from the last computed row's; a row not computed
+    /// takes the nearest computed row's marking pixels, moved along the band's curve. The far
+    /// half of a bird's-eye view is interpolated from few source rows (at the top of the
+    /// default view a tenth of a source row per row), so its neighbouring rows repeat each
+    /// other. 0..=4; 0 computes every row (with `band_row_step`). Default 1.0 (one computed row
+    /// per source row: 140 of the default view's 360 analysed rows).
+    pub band_min_source_rows: f64,
     /// Robust search and fit: sliding windows that follow the curve's direction through empty
     /// windows, and fits that drop outlier pixels (iteratively trimmed least squares).
     /// Default true; false is the reference's search and plain least squares.
@@ -217,6 +225,7 @@ impl Default for SearchConfig {
             min_rows: 3,
             band_only: true,
             band_row_step: 1,
+            band_min_source_rows: 1.0,
             robust: true,
         }
     }
@@ -500,6 +509,8 @@ impl Config {
         c.tracking.method = TrackingMethod::Average;
         c.confidence.min_line = 0.0;
         c.search.robust = false;
+        // Every row, as before rows were thinned: the reference's numbers stay as they were.
+        c.search.band_min_source_rows = 0.0;
         c
     }
 
@@ -657,6 +668,13 @@ impl Config {
         }
         if !(1..=8).contains(&s.band_row_step) {
             return Err(bad("search.band_row_step", s.band_row_step, "1..=8"));
+        }
+        if !(s.band_min_source_rows.is_finite() && (0.0..=4.0).contains(&s.band_min_source_rows)) {
+            return Err(bad(
+                "search.band_min_source_rows",
+                s.band_min_source_rows,
+                "0..=4",
+            ));
         }
         if !(3..=10_000).contains(&s.min_rows) {
             return Err(bad("search.min_rows", s.min_rows, "3..=10000"));

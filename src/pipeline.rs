@@ -11,7 +11,7 @@ use crate::frame::{BgrFrame, BinaryMask};
 use crate::measure::{self, LaneMeasure};
 use crate::threshold::{self, MaskRef, Thresholded};
 use crate::undistort::Undistorter;
-use crate::warp::{BirdseyeRemap, ColumnBands, Perspective};
+use crate::warp::{BirdseyeRemap, ColumnBands, Perspective, RowPlan};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
@@ -203,6 +203,9 @@ pub struct Pipeline {
     camera: Option<Camera>,
     pub persp: Perspective,
     birdseye: BirdseyeRemap,
+    /// The bird's-eye rows band analysis computes (`search.band_row_step`,
+    /// `search.band_min_source_rows`).
+    rows: std::sync::Arc<RowPlan>,
     /// The remap to the diagnostic panel's bird's-eye view, built on first use.
     panel: std::sync::OnceLock<std::result::Result<BirdseyeRemap, String>>,
     pub width: i32,
@@ -220,12 +223,18 @@ impl Pipeline {
         let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.scale())?;
         let undistorter = camera.map(Undistorter::new).transpose()?;
         threshold::prepare_small();
+        let rows = std::sync::Arc::new(RowPlan::thinned(
+            &birdseye.source_rows()?,
+            cfg.search.band_row_step as usize,
+            cfg.search.band_min_source_rows,
+        ));
         Ok(Self {
             cfg,
             undistorter,
             camera: camera.cloned(),
             persp,
             birdseye,
+            rows,
             panel: std::sync::OnceLock::new(),
             width,
             height,
@@ -293,7 +302,7 @@ impl Pipeline {
                     search_cfg.prior_margin + threshold::context_px(&thr_cfg),
                     self.birdseye.width,
                     self.birdseye.height,
-                    self.cfg.search.band_row_step as usize,
+                    &self.rows,
                 ))
             }
             _ => None,
@@ -389,6 +398,7 @@ mod tests {
     fn pipelines() -> (Pipeline, Pipeline, BgrFrame) {
         let mut cfg = Config::load(&repo("test_images/lanes.toml")).unwrap();
         cfg.threshold.method = crate::config::ThresholdMethod::GlobalMax;
+        cfg.search.band_min_source_rows = 0.0;
         let cam = Camera::load(&repo("test_images/camera.yml")).unwrap();
         let raw = BgrFrame::read(&repo("test_images/gentle_left.jpg")).unwrap();
         let (w, h) = (raw.width(), raw.height());
@@ -412,7 +422,9 @@ mod tests {
         let s = band.cfg.perspective.scale();
         let m = scaled_search(&band.cfg.search, s).prior_margin;
         let (l, r) = (prior.0.to_scaled(s), prior.1.to_scaled(s));
-        let bands = ColumnBands::around(&[l, r], m, band.birdseye.width, band.birdseye.height, 1);
+        let plan = std::sync::Arc::new(RowPlan::every(band.birdseye.height, 1));
+        let bands =
+            ColumnBands::around(&[l, r], m, band.birdseye.width, band.birdseye.height, &plan);
         // The scaled channels of both share the maxima (checked below), so they compare.
         let (la, lb) = (
             a.thresholded.l_scaled().unwrap(),
@@ -463,8 +475,9 @@ mod tests {
     fn local_contrast_band_mask_equals_the_whole_view_mask_inside_the_search_band() {
         let mut cfg = Config::load(&repo("test_images/lanes.toml")).unwrap();
         cfg.threshold.method = crate::config::ThresholdMethod::LocalContrast;
-        // The vertical-run filter needs whole columns; the band pass has none.
+        // The vertical-run filter needs whole columns; the band pass has none. Every row.
         cfg.threshold.min_run_px = 0;
+        cfg.search.band_min_source_rows = 0.0;
         let cam = Camera::load(&repo("test_images/camera.yml")).unwrap();
         let raw = BgrFrame::read(&repo("test_images/gentle_left.jpg")).unwrap();
         let (w, h) = (raw.width(), raw.height());
@@ -488,12 +501,13 @@ mod tests {
     #[test]
     fn band_columns_cover_the_prior_search_band() {
         // Strictly within 80 px of x = 100.5 is 21..=180; of x = 1270 the run is cut at 1279.
+        let every = |h: i32, step: usize| std::sync::Arc::new(RowPlan::every(h, step));
         let b = ColumnBands::around(
             &[Poly2::new(0.0, 0.0, 100.5), Poly2::new(0.0, 0.0, 1270.0)],
             80,
             1280,
             4,
-            1,
+            &every(4, 1),
         );
         let (r, x) = b.run(0, 0).unwrap();
         assert!(x <= 21 && x + r.len() > 180, "{x} {r:?}");
@@ -504,10 +518,10 @@ mod tests {
         let spans: Vec<_> = b.spans().take(2).collect();
         assert_eq!(spans[1].view, 1190);
         assert_eq!(spans[1].packed, b.cols);
-        let nan = ColumnBands::around(&[Poly2::new(f64::NAN, 0.0, 0.0)], 80, 1280, 2, 1);
+        let nan = ColumnBands::around(&[Poly2::new(f64::NAN, 0.0, 0.0)], 80, 1280, 2, &every(2, 1));
         assert!(nan.run(1, 0).is_none());
         // Every other row: rows 0, 2, 4 of a 5-row view; packed row 2 is view row 4.
-        let s = ColumnBands::around(&[Poly2::new(0.0, 1.0, 100.0)], 10, 1280, 5, 2);
+        let s = ColumnBands::around(&[Poly2::new(0.0, 1.0, 100.0)], 10, 1280, 5, &every(5, 2));
         assert_eq!((s.rows(), s.view_row(2)), (3, 4));
         assert_eq!(s.run(2, 0).unwrap().1, (104 - 10) as usize);
     }
@@ -524,7 +538,8 @@ mod tests {
         let a = step.analyze(&raw, Some(prior)).unwrap();
         let b = band.analyze(&raw, Some(prior)).unwrap();
         // Packed row r of the step-2 channels is packed row 2r of the every-row channels (same
-        // remap entries); the mask is empty on odd rows; the fit moves by a fraction of a pixel.
+        // remap entries); an odd row has its stand-in's marking pixels (as many, moved along
+        // the band's curve); the fit moves by a fraction of a pixel.
         let pw = a.thresholded.l.width() as usize;
         for (ca, cb) in [
             (&a.thresholded.l, &b.thresholded.l),
@@ -539,11 +554,70 @@ mod tests {
         let mask = a.thresholded.mask().unwrap();
         let ma = mask.bytes().unwrap();
         let w = mask.width() as usize;
-        for (y, ra) in ma.chunks(w).enumerate().filter(|(y, _)| y % 2 == 1) {
-            assert!(ra.iter().all(|v| *v == 0), "row {y}");
+        let set = |y: usize| ma[y * w..(y + 1) * w].iter().filter(|v| **v != 0).count();
+        let rows = ma.len() / w;
+        let mut marked = 0;
+        for y in (1..rows).step_by(2) {
+            let stand_in = if y + 1 < rows { y + 1 } else { y - 1 };
+            assert_eq!(set(y), set(stand_in), "row {y}");
+            marked += (set(y) > 0) as usize;
         }
+        assert!(marked > rows / 8, "{marked} odd rows with markings");
         let h = step.persp.height as f64;
         let (fa, fb) = (a.fit.left.unwrap(), b.fit.left.unwrap());
         assert!((fa.eval(h) - fb.eval(h)).abs() < 1.0, "{fa:?} vs {fb:?}");
+    }
+
+    #[test]
+    fn rows_thinned_by_source_rows_compute_the_near_rows_and_a_third_of_the_far_ones() {
+        let (band, _, raw) = pipelines();
+        let src = band.birdseye.source_rows().unwrap();
+        let h = src.len();
+        // Source rows advance monotonically down the view, slowest at the top.
+        assert!(src.windows(2).all(|p| p[1] > p[0]), "{src:?}");
+        assert!(src[1] - src[0] < src[h - 1] - src[h - 2]);
+        let plan = RowPlan::thinned(&src, 1, 1.0);
+        // Consecutive computed rows are at least a source row apart, and the rows between
+        // them less than two.
+        for p in plan.computed.windows(2) {
+            let (a, b) = (p[0] as usize, p[1] as usize);
+            assert!(src[b] - src[a] >= 1.0, "{a}..{b}");
+            if b > a + 1 {
+                assert!(src[b - 1] - src[a] < 1.0, "{a}..{b}");
+            }
+        }
+        let n = plan.computed.len();
+        assert!(n < h * 2 / 3 && n > h / 5, "{n} of {h} rows");
+        // Each row's stand-in is the nearest computed row.
+        for (y, i) in plan.stand_in.iter().enumerate() {
+            let c = plan.computed[*i as usize] as usize;
+            assert!(plan
+                .computed
+                .iter()
+                .all(|o| (*o as usize).abs_diff(y) >= c.abs_diff(y)));
+        }
+        // The band analysis on the thinned rows: the same lines within a pixel at the car.
+        let mut cfg = band.cfg.clone();
+        cfg.search.band_min_source_rows = 1.0;
+        let cam = band.camera.clone();
+        let thin = Pipeline::new(cfg, cam.as_ref(), raw.width(), raw.height()).unwrap();
+        assert_eq!(thin.rows.computed, plan.computed);
+        let first = band.analyze(&raw, None).unwrap();
+        let prior = (first.fit.left.unwrap(), first.fit.right.unwrap());
+        let (a, b) = (
+            thin.analyze(&raw, Some(prior)).unwrap(),
+            band.analyze(&raw, Some(prior)).unwrap(),
+        );
+        let y = thin.persp.height as f64 - 1.0;
+        for (fa, fb) in [
+            (a.fit.left.unwrap(), b.fit.left.unwrap()),
+            (a.fit.right.unwrap(), b.fit.right.unwrap()),
+        ] {
+            assert!((fa.eval(y) - fb.eval(y)).abs() < 1.0, "{fa:?} vs {fb:?}");
+            assert!(
+                (fa.eval(0.0) - fb.eval(0.0)).abs() < 3.0,
+                "{fa:?} vs {fb:?}"
+            );
+        }
     }
 }

@@ -87,8 +87,15 @@ impl Thresholded {
         )?;
         let src = ch.data_bytes()?;
         let d = m.data_bytes_mut()?;
-        for sp in bands.spans() {
-            d[sp.view..sp.view + sp.len].copy_from_slice(&src[sp.packed..sp.packed + sp.len]);
+        let (w, pw) = (bands.width as usize, bands.packed_width());
+        // Every view row, from its own packed row or its stand-in's (`RowPlan`).
+        for y in 0..bands.height.max(0) as usize {
+            for k in 0..bands.bands {
+                if let Some((r, rg, x)) = bands.run_on_view_row(y, k) {
+                    let (v, p) = (y * w + x, r * pw + rg.start);
+                    d[v..v + rg.len()].copy_from_slice(&src[p..p + rg.len()]);
+                }
+            }
         }
         Ok(m)
     }

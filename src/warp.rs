@@ -400,6 +400,26 @@ impl BirdseyeRemap {
         })
     }
 
+    /// The raw frame's row each bird's-eye row samples at the view's centre column (from the
+    /// remap's entries: the integer part and the 1/32 fraction). A row outside the frame is
+    /// not finite.
+    pub fn source_rows(&self) -> Result<Vec<f64>> {
+        let map1: &[core::Vec2s] = self.map1.data_typed()?;
+        let map2: &[u16] = self.map2.data_typed()?;
+        let (w, h) = (self.width as usize, self.height as usize);
+        Ok((0..h)
+            .map(|y| {
+                let i = y * w + w / 2;
+                let y0 = map1[i][1] as f64;
+                if y0 <= -1.0e4 {
+                    f64::NAN
+                } else {
+                    y0 + (map2[i] >> 5) as f64 / 32.0
+                }
+            })
+            .collect())
+    }
+
     /// The bird's-eye view of a raw frame on `bands` only (which index into this view), run by
     /// run, without storing it: for each run, `f(packed_index_of_its_first_pixel, pixels)` gets
     /// its `[b, g, r]` pixels, exactly the pixels `apply` (OpenCV's `remap`) gives at the same
@@ -460,19 +480,79 @@ impl BirdseyeRemap {
     }
 }
 
-/// Runs of columns to compute on every `row_step`-th row of a bird's-eye view: `bands` runs of
-/// `cols` columns per computed row, run `k` of packed row `r` (view row `r * row_step`) starting
-/// at column `x0[r * bands + k]`. Columns outside the view are part of a run's layout but are
-/// empty (never computed, never reported).
+/// Which rows of a bird's-eye view band analysis computes, and which computed row stands for
+/// each row of the view. Built once per pipeline (`Pipeline::new`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowPlan {
+    /// The computed view rows, ascending; the first row is always computed.
+    pub computed: Vec<u32>,
+    /// For every view row, the index into `computed` of the computed row standing for it (the
+    /// nearest one).
+    pub stand_in: Vec<u32>,
+}
+
+impl RowPlan {
+    /// Every `step`-th row of a view `height` rows high.
+    pub fn every(height: i32, step: usize) -> Self {
+        let computed: Vec<u32> = (0..height.max(0) as u32).step_by(step.max(1)).collect();
+        Self::with_rows(height, computed)
+    }
+
+    /// Every `step`-th row, further thinned where the view is stretched: a row is computed when
+    /// its source row (`source_y[row]`, in the raw frame) lies at least `min_advance` source
+    /// rows from the last computed one. The far rows of a bird's-eye view are interpolated
+    /// from few source rows (a tenth of a source row per row at the top of the default view),
+    /// so neighbouring rows there repeat what one computed row says. `min_advance` 0 keeps
+    /// every `step`-th row.
+    pub fn thinned(source_y: &[f64], step: usize, min_advance: f64) -> Self {
+        let step = step.max(1);
+        let mut computed = Vec::new();
+        let mut last = f64::NAN;
+        for (y, sy) in source_y.iter().enumerate().step_by(step) {
+            let far_enough = min_advance <= 0.0
+                || !(last.is_finite() && sy.is_finite())
+                || (sy - last).abs() >= min_advance;
+            if computed.is_empty() || far_enough {
+                computed.push(y as u32);
+                last = *sy;
+            }
+        }
+        Self::with_rows(source_y.len() as i32, computed)
+    }
+
+    fn with_rows(height: i32, computed: Vec<u32>) -> Self {
+        let mut stand_in = Vec::with_capacity(height.max(0) as usize);
+        let mut i = 0usize;
+        for y in 0..height.max(0) as u32 {
+            while i + 1 < computed.len() && computed[i + 1].abs_diff(y) <= computed[i].abs_diff(y) {
+                i += 1;
+            }
+            stand_in.push(i as u32);
+        }
+        Self { computed, stand_in }
+    }
+
+    /// Whether every row of the view is computed.
+    pub fn is_every_row(&self) -> bool {
+        self.computed.len() == self.stand_in.len()
+    }
+}
+
+/// Runs of columns to compute on the rows a `RowPlan` computes: `bands` runs of `cols` columns
+/// per computed row, run `k` of packed row `r` (view row `plan.computed[r]`) starting at the
+/// column `x0` gives for that row and curve. Columns outside the view are part of a run's
+/// layout but are empty (never computed, never reported). A row that is not computed takes
+/// its stand-in's run placed at its own `x0` (`run_on_view_row`): shifted along the band's
+/// curve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnBands {
     /// Columns per run.
     pub cols: usize,
     /// Runs per row.
     pub bands: usize,
-    /// View rows per computed row (1 = every row).
-    pub row_step: usize,
-    /// First column of each run, row-major over the computed rows.
+    /// The rows computed and their stand-ins.
+    pub plan: std::sync::Arc<RowPlan>,
+    /// First column of each run on every view row, row-major.
     pub x0: Vec<i32>,
     /// Size of the full bird's-eye view the runs index into.
     pub width: i32,
@@ -481,20 +561,19 @@ pub struct ColumnBands {
 
 impl ColumnBands {
     /// The runs covering every column strictly within `margin` px of each curve (the prior
-    /// search's band) on every `row_step`-th row of a `width` x `height` view. A row where a
-    /// curve is not finite gets an empty run.
+    /// search's band) on the rows `plan` computes, of a `width` x `height` view (`plan`
+    /// covers `height` rows). A row where a curve is not finite gets an empty run.
     pub fn around(
         curves: &[crate::poly::Poly2],
         margin: u32,
         width: i32,
         height: i32,
-        row_step: usize,
+        plan: &std::sync::Arc<RowPlan>,
     ) -> Self {
         let m = margin as f64;
         let cols = 2 * margin as usize + 2;
-        let row_step = row_step.max(1);
         let mut x0 = Vec::with_capacity(curves.len() * height.max(0) as usize);
-        for y in (0..height.max(0)).step_by(row_step) {
+        for y in 0..height.max(0) {
             for c in curves {
                 let lo = c.eval(y as f64) - m;
                 let start = if lo.is_finite() && lo.abs() < 1e8 {
@@ -508,7 +587,7 @@ impl ColumnBands {
         Self {
             cols,
             bands: curves.len(),
-            row_step,
+            plan: plan.clone(),
             x0,
             width,
             height,
@@ -517,13 +596,13 @@ impl ColumnBands {
 
     /// Number of computed rows (rows of the packed band image).
     pub fn rows(&self) -> usize {
-        (self.height.max(0) as usize).div_ceil(self.row_step)
+        self.plan.computed.len()
     }
 
     /// The view row of packed row `r`.
     #[inline]
     pub fn view_row(&self, r: usize) -> usize {
-        r * self.row_step
+        self.plan.computed[r] as usize
     }
 
     /// Width of the packed band image (all runs of a row side by side).
@@ -535,7 +614,7 @@ impl ColumnBands {
     /// entry.
     #[inline]
     pub fn run(&self, r: usize, k: usize) -> Option<(std::ops::Range<usize>, usize)> {
-        let x0 = self.x0[r * self.bands + k] as i64;
+        let x0 = self.x0[self.view_row(r) * self.bands + k] as i64;
         let a = x0.max(0);
         let b = (x0 + self.cols as i64).min(self.width as i64);
         if a >= b {
@@ -543,6 +622,29 @@ impl ColumnBands {
         }
         let j0 = k * self.cols + (a - x0) as usize;
         Some((j0..j0 + (b - a) as usize, a as usize))
+    }
+
+    /// Run `k` as view row `y` sees it: the packed row standing for `y`, the packed range of
+    /// that row's run to use and the view column of its first entry. The stand-in's entry at
+    /// band offset `j` stands at column `x0(y) + j`; only offsets inside the view on both rows
+    /// are used. On a computed row this is `run`.
+    #[inline]
+    pub fn run_on_view_row(
+        &self,
+        y: usize,
+        k: usize,
+    ) -> Option<(usize, std::ops::Range<usize>, usize)> {
+        let r = *self.plan.stand_in.get(y)? as usize;
+        let xc = self.x0[self.view_row(r) * self.bands + k] as i64;
+        let xy = self.x0[y * self.bands + k] as i64;
+        let w = self.width as i64;
+        let lo = (-xc).max(-xy).max(0);
+        let hi = (w - xc).min(w - xy).min(self.cols as i64);
+        if lo >= hi {
+            return None;
+        }
+        let j0 = k * self.cols + lo as usize;
+        Some((r, j0..j0 + (hi - lo) as usize, (xy + lo) as usize))
     }
 
     /// Every non-empty run, in packed order, with its places in the packed band image and in
@@ -644,7 +746,8 @@ mod tests {
             crate::poly::Poly2::new(f64::NAN, 0.0, 0.0),
         ];
         for step in [1, 3] {
-            let bands = ColumnBands::around(&curves, 40, 640, 360, step);
+            let plan = std::sync::Arc::new(RowPlan::every(360, step));
+            let bands = ColumnBands::around(&curves, 40, 640, 360, &plan);
             let mut seen = vec![0u8; bands.rows() * bands.packed_width()];
             let (mut in_spans, mut in_gaps) = (0, 0);
             for sp in bands.spans() {
@@ -686,7 +789,8 @@ mod tests {
         let raw = BgrFrame::new(raw).unwrap();
         let whole = remap.apply(&raw).unwrap();
         let centre = crate::poly::Poly2::new(0.0, 0.0, 640.0);
-        let bands = ColumnBands::around(&[centre], 641, remap.width, remap.height, 1);
+        let plan = std::sync::Arc::new(RowPlan::every(remap.height, 1));
+        let bands = ColumnBands::around(&[centre], 641, remap.width, remap.height, &plan);
         let mut packed = vec![0u8; bands.rows() * bands.packed_width() * 3];
         remap
             .visit_band_runs(&raw, &bands, |a, run| {

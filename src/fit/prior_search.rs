@@ -46,13 +46,16 @@ fn band(d: &[u8], w: usize, h: usize, fit: &Poly2, margin: f64) -> LinePixels {
 }
 
 /// `band` on a mask computed only on `bands`, packed: run `k` holds every column strictly
-/// within the margin of curve `k`, so the same pixels come out in the same order.
+/// within the margin of curve `k`, so the same pixels come out in the same order. A view row
+/// that was not computed takes its stand-in's run, shifted along the curve
+/// (`ColumnBands::run_on_view_row`).
 fn band_packed(d: &[u8], bands: &ColumnBands, k: usize, fit: &Poly2, margin: f64) -> LinePixels {
     let mut out = LinePixels::default();
     let (w, pw) = (bands.width as usize, bands.packed_width());
-    for r in 0..bands.rows() {
-        let y = bands.view_row(r);
-        let (Some((x0, x1)), Some((rg, xv))) = (columns(fit, margin, y, w), bands.run(r, k)) else {
+    for y in 0..bands.height.max(0) as usize {
+        let (Some((x0, x1)), Some((r, rg, xv))) =
+            (columns(fit, margin, y, w), bands.run_on_view_row(y, k))
+        else {
             continue;
         };
         // The wanted columns within the run's (view columns xv..xv + len).
@@ -135,9 +138,10 @@ mod tests {
             (Poly2::new(0.0, 1.0, 100.0), Poly2::new(0.0, -1.0, 190.0)),
         ];
         let mut state = 7u64;
-        for (margin, step) in [(30u32, 1usize), (17, 2)] {
+        for (margin, step) in [(30u32, 1usize), (17, 1)] {
             for (l, r) in cases {
-                let bands = ColumnBands::around(&[l, r], margin, w as i32, h as i32, step);
+                let plan = std::sync::Arc::new(crate::warp::RowPlan::every(h as i32, step));
+                let bands = ColumnBands::around(&[l, r], margin, w as i32, h as i32, &plan);
                 // A random whole-view mask, zero outside the bands (what a band threshold
                 // stands for), and its packed form.
                 let mut inside = vec![false; w * h];
@@ -176,6 +180,43 @@ mod tests {
                 assert!(b.left.xs.len() > 50 && b.right.xs.len() > 50);
                 assert_eq!((&a.left.xs, &a.left.ys), (&b.left.xs, &b.left.ys));
                 assert_eq!((&a.right.xs, &a.right.ys), (&b.right.xs, &b.right.ys));
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_not_computed_takes_its_stand_ins_pixels_along_the_curve() {
+        // Every third row computed; a slanted curve (1.5 px per row) and a vertical one.
+        let (w, h) = (200usize, 9usize);
+        let (l, r) = (Poly2::new(0.0, 1.5, 40.0), Poly2::new(0.0, 0.0, 150.0));
+        let plan = std::sync::Arc::new(crate::warp::RowPlan::every(h as i32, 3));
+        assert_eq!(plan.computed, vec![0, 3, 6]);
+        let bands = ColumnBands::around(&[l, r], 10, w as i32, h as i32, &plan);
+        // One marking pixel per run on each computed row, 2 px right of the curve.
+        let pw = bands.packed_width();
+        let mut packed = vec![0u8; bands.rows() * pw];
+        for (ri, yc) in plan.computed.iter().enumerate() {
+            for (k, c) in [l, r].iter().enumerate() {
+                let x = (c.eval(*yc as f64) + 2.0).round() as i32;
+                let j = (x - bands.x0[*yc as usize * 2 + k]) as usize;
+                packed[ri * pw + k * bands.cols + j] = 255;
+            }
+        }
+        let m = Mat::new_rows_cols_with_data(bands.rows() as i32, pw as i32, &packed[..])
+            .unwrap()
+            .try_clone()
+            .unwrap();
+        let found = prior_search_bands(&BinaryMask::new(m).unwrap(), &bands, &l, &r, 10).unwrap();
+        // Every view row has the pixel, 2 px right of the curve on its own row (the stand-in's
+        // offset from its run's start, placed at this row's run start).
+        for (px, c) in [(&found.left, l), (&found.right, r)] {
+            assert_eq!(px.ys, (0..h as u32).collect::<Vec<_>>());
+            for (x, y) in px.xs.iter().zip(&px.ys) {
+                let want = c.eval(*y as f64) + 2.0;
+                assert!(
+                    (*x as f64 - want).abs() <= 1.0,
+                    "row {y}: x {x}, want {want}"
+                );
             }
         }
     }
