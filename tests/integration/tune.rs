@@ -516,6 +516,7 @@ fn tune_save_writes_only_changed_values_and_reloads() {
             "src = [[570.0, 466.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]]",
             "[search]",
             "windows = 12",
+            "band_min_source_rows = 0.0",
             "robust = false",
             "[tracking]",
             "method = \"average\"",

@@ -297,6 +297,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
             "l_min = 180",
             "method = \"global_max\"",
             "[search]",
+            "band_min_source_rows = 0.0",
             "robust = false",
             "[tracking]",
             "method = \"average\"",
@@ -309,7 +310,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     assert!(
         msg.as_str()
             .unwrap()
-            .contains("saved lanes.toml (5 values differ"),
+            .contains("saved lanes.toml (6 values differ"),
         "{msg}"
     );
 
