@@ -959,6 +959,15 @@ mod tests {
             err.to_string(),
             "config search.band_row_step = 9 (expected 1..=8)"
         );
+        let err = Config::from_toml_str(
+            "[search]\nband_min_source_rows = -1.0\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config search.band_min_source_rows = -1 (expected 0..=4)"
+        );
     }
 
     /// Every float in the default file (arrays element by element), set to nan, inf and
