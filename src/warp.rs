@@ -531,11 +531,6 @@ impl RowPlan {
         }
         Self { computed, stand_in }
     }
-
-    /// Whether every row of the view is computed.
-    pub fn is_every_row(&self) -> bool {
-        self.computed.len() == self.stand_in.len()
-    }
 }
 
 /// Runs of columns to compute on the rows a `RowPlan` computes: `bands` runs of `cols` columns
@@ -584,10 +579,16 @@ impl ColumnBands {
                 x0.push(start);
             }
         }
+        // A plan for another height than the view's would index past it: every row then.
+        let plan = if plan.stand_in.len() == height.max(0) as usize {
+            plan.clone()
+        } else {
+            std::sync::Arc::new(RowPlan::every(height, 1))
+        };
         Self {
             cols,
             bands: curves.len(),
-            plan: plan.clone(),
+            plan,
             x0,
             width,
             height,
