@@ -251,6 +251,74 @@ fn conversion(color: image::ColorType) -> Option<String> {
     ))
 }
 
+/// Output names for a set of input stills, one per path, all different: each file's name, or,
+/// where two inputs share a name (`a/00000.jpg`, `b/00000.jpg`: datasets name frames by number
+/// per folder), the name with as many of its parent folders as make it unique, joined by `_`
+/// (`a_00000.jpg`, `b_00000.jpg`). The same path given twice gets `-2`, `-3`, ... before its
+/// extension.
+pub fn unique_names(paths: &[std::path::PathBuf]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            p.components()
+                .filter_map(|c| match c {
+                    std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let name = |i: usize, depth: usize| -> String {
+        let c = &parts[i];
+        let from = c.len().saturating_sub(depth.max(1));
+        c[from..].join("_")
+    };
+    let mut depth = vec![1usize; paths.len()];
+    loop {
+        let names: Vec<String> = (0..paths.len()).map(|i| name(i, depth[i])).collect();
+        let mut grew = false;
+        for i in 0..paths.len() {
+            let clash = names
+                .iter()
+                .enumerate()
+                .any(|(j, n)| j != i && *n == names[i]);
+            if clash && depth[i] < parts[i].len() {
+                depth[i] += 1;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    (0..paths.len())
+        .map(|i| {
+            let n = name(i, depth[i]);
+            let k = seen.entry(n.clone()).or_insert(0);
+            *k += 1;
+            if *k == 1 {
+                n
+            } else {
+                let p = std::path::Path::new(&n);
+                let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+                match (stem, p.extension()) {
+                    (Some(st), Some(ext)) => format!("{st}-{k}.{}", ext.to_string_lossy()),
+                    _ => format!("{n}-{k}"),
+                }
+            }
+        })
+        .collect()
+}
+
+/// `name` without its extension (`a_00000.jpg` -> `a_00000`).
+pub fn stem_of(name: &str) -> String {
+    std::path::Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,5 +465,32 @@ mod tests {
     fn not_an_image_is_unreadable() {
         let e = decode_bgr(Path::new("t.jpg"), b"this is not a jpeg").unwrap_err();
         assert_eq!(e.to_string(), "t.jpg: cannot read as an image");
+    }
+
+    #[test]
+    fn unique_names_add_parent_folders_only_where_names_clash() {
+        let p = |s: &str| std::path::PathBuf::from(s);
+        let names = unique_names(&[
+            p("data/cul/06030819_0755.MP4/00000.jpg"),
+            p("data/cul/06030822_0756.MP4/00000.jpg"),
+            p("data/cul/06030822_0756.MP4/00360.jpg"),
+            p("/abs/x/test1.jpg"),
+            p("/abs/y/x/test1.jpg"),
+            p("same.png"),
+            p("same.png"),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "06030819_0755.MP4_00000.jpg",
+                "06030822_0756.MP4_00000.jpg",
+                "00360.jpg",
+                "abs_x_test1.jpg",
+                "y_x_test1.jpg",
+                "same.png",
+                "same-2.png",
+            ]
+        );
+        assert_eq!(stem_of(&names[0]), "06030819_0755.MP4_00000");
     }
 }

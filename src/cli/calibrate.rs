@@ -188,11 +188,10 @@ pub fn run_undistort(a: UndistortArgs) -> Result<i32> {
     let und = Undistorter::new(&camera)?;
     let out_dir = a.output.canonicalize().unwrap_or_else(|_| a.output.clone());
     let mut failed = 0usize;
-    for p in &paths {
+    // Inputs that share a name (`a/0.jpg`, `b/0.jpg`) get their folders in the output's name.
+    let names = lanes::still::unique_names(&paths);
+    for (p, name) in paths.iter().zip(&names) {
         let res = (|| -> Result<()> {
-            let name = p
-                .file_name()
-                .with_context(|| format!("{}: not a file", p.display()))?;
             let out = out_dir.join(name);
             if p.canonicalize().map(|c| c == out).unwrap_or(false) {
                 bail!(

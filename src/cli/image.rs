@@ -36,6 +36,8 @@ pub struct ImageArgs {
 #[derive(Serialize)]
 pub struct ImageRecord {
     pub file: String,
+    /// The overlay written for it (inputs that share a name get their folders in it).
+    pub overlay: String,
     pub left_fit: Option<Poly2>,
     pub right_fit: Option<Poly2>,
     pub left_radius_m: Option<f64>,
@@ -61,6 +63,7 @@ fn process(
     pipe: &Pipeline,
     raw: &BgrFrame,
     path: &Path,
+    stem: &str,
     out: &Path,
     stages: bool,
 ) -> Result<ImageRecord> {
@@ -75,11 +78,8 @@ fn process(
         a.detection.status,
     )?;
     let ms = t0.elapsed().as_secs_f64() * 1e3;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "image".into());
-    overlay.write(&out.join(format!("{stem}_overlay.jpg")))?;
+    let overlay_path = out.join(format!("{stem}_overlay.jpg"));
+    overlay.write(&overlay_path)?;
     if stages {
         pipe.undistort(raw)?
             .write(&out.join(format!("{stem}_undistorted.jpg")))?;
@@ -105,6 +105,7 @@ fn process(
     let r3 = |v: f64| (v * 1000.0).round() / 1000.0;
     Ok(ImageRecord {
         file: path.display().to_string(),
+        overlay: overlay_path.display().to_string(),
         left_fit: d.left,
         right_fit: d.right,
         left_radius_m: m.map(|m| m.left_radius_m),
@@ -130,7 +131,12 @@ pub fn run(a: ImageArgs) -> Result<i32> {
     ensure_out_dir(&a.output)?;
     let mut pipe: Option<Pipeline> = None;
     let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
-    for path in &images {
+    // Inputs that share a name (`a/0.jpg`, `b/0.jpg`) get their folders in the outputs' names.
+    let stems: Vec<String> = lanes::still::unique_names(&images)
+        .iter()
+        .map(|n| lanes::still::stem_of(n))
+        .collect();
+    for (path, stem) in images.iter().zip(&stems) {
         let result = (|| -> Result<ImageRecord> {
             let (raw, converted) = BgrFrame::read_converted(path)?;
             let rebuild = match &pipe {
@@ -158,7 +164,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                 )?);
             }
             let p = pipe.as_ref().context("pipeline")?;
-            let rec = process(p, &raw, path, &a.output, a.stages)?;
+            let rec = process(p, &raw, path, stem, &a.output, a.stages)?;
             Ok(ImageRecord { converted, ..rec })
         })();
         match result {

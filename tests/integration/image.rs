@@ -227,3 +227,57 @@ fn frame_without_lane_pixels_still_gets_an_overlay_and_a_null_record() {
     assert!(r["radius_m"].is_null());
     assert!(out.path().join("black_overlay.jpg").exists());
 }
+
+/// Datasets name frames by number per folder (CULane: `<clip>/00000.jpg`): stills that share a
+/// name get their folders in the outputs' names, so no overlay overwrites another; the JSON
+/// says which overlay belongs to which input. `lanes undistort` names its outputs the same way.
+#[test]
+fn stills_that_share_a_name_get_one_overlay_each() {
+    let Some(root) = data("labelled/culane_sample/driver_161_90frame") else {
+        return;
+    };
+    let (a, b) = (
+        root.join("06030819_0755.MP4/00000.jpg"),
+        root.join("06030822_0756.MP4/00000.jpg"),
+    );
+    let out = tmp();
+    let o = lanes(&[
+        "image",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        out.path().to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 2);
+    let want = [
+        "06030819_0755.MP4_00000_overlay.jpg",
+        "06030822_0756.MP4_00000_overlay.jpg",
+    ];
+    for (r, w) in recs.iter().zip(want) {
+        let p = std::path::PathBuf::from(r["overlay"].as_str().unwrap());
+        assert_eq!(p.file_name().unwrap().to_str().unwrap(), w, "{r}");
+        assert!(
+            std::fs::metadata(&p).unwrap().len() > 10_000,
+            "{}",
+            p.display()
+        );
+    }
+    let mut files: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, want);
+    // The two overlays are of different frames.
+    let (ba, bb) = (
+        std::fs::read(out.path().join(want[0])).unwrap(),
+        std::fs::read(out.path().join(want[1])).unwrap(),
+    );
+    assert_ne!(ba, bb);
+}
