@@ -276,12 +276,13 @@ pub fn unique_names(paths: &[std::path::PathBuf]) -> Vec<String> {
     let mut depth = vec![1usize; paths.len()];
     loop {
         let names: Vec<String> = (0..paths.len()).map(|i| name(i, depth[i])).collect();
+        let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for n in &names {
+            *count.entry(n.as_str()).or_insert(0) += 1;
+        }
         let mut grew = false;
         for i in 0..paths.len() {
-            let clash = names
-                .iter()
-                .enumerate()
-                .any(|(j, n)| j != i && *n == names[i]);
+            let clash = count.get(names[i].as_str()).is_some_and(|c| *c > 1);
             if clash && depth[i] < parts[i].len() {
                 depth[i] += 1;
                 grew = true;
