@@ -333,10 +333,10 @@ mod tests {
         let u = UnitsConfig::default();
         let a = u.ym_per_px.powi(2) / u.xm_per_px / (2.0 * 400.0);
         let (l, r) = (Poly2::new(a, -0.1, 450.0), Poly2::new(a, -0.1, 828.0));
-        let along = |p: &Poly2, rows: &[(u32, u32)], wobble: f64| {
+        let along = |p: &Poly2, rows: &[std::ops::Range<u32>], wobble: f64| {
             let mut px = LinePixels::default();
-            for (from, to) in rows {
-                for y in *from..*to {
+            for rg in rows {
+                for y in rg.clone() {
                     for dx in -4i32..=4 {
                         // The dashes' pixels bend away from the line: 3 px at their ends.
                         let t = (y % 100) as f64 / 100.0 - 0.5;
@@ -348,9 +348,9 @@ mod tests {
             }
             px
         };
-        let lpx = along(&l, &[(0, 720)], 0.0);
+        let lpx = along(&l, &[0..720], 0.0);
         // Two short dashes, each bending (a fit through them alone is off in curvature).
-        let rpx = along(&r, &[(100, 160), (600, 660)], 1.0);
+        let rpx = along(&r, &[100..160, 600..660], 1.0);
         let own = Poly2::fit(&rpx.xs, &rpx.ys).unwrap();
         let shared = shared_curvature(&lpx, &rpx, &l, &own, 12.0).unwrap();
         assert!((shared - a).abs() < 0.05 * a, "shared {shared} vs {a}");
@@ -360,7 +360,7 @@ mod tests {
             own.a
         );
         // Too few rows on one line: none.
-        let few = along(&r, &[(300, 302)], 0.0);
+        let few = along(&r, &[300..302], 0.0);
         assert!(shared_curvature(&lpx, &few, &l, &r, 12.0).is_none());
     }
 }
