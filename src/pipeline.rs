@@ -166,28 +166,14 @@ pub fn judge(
         }
     }
     // The lane's radius from both lines, each weighted by how well its pixels fix its
-    // curvature (a placed line copies its partner's, so the weights do not matter then) ...
+    // curvature (a placed line copies its partner's, so the weights do not matter then).
     let weights = (
         1.0 / detection.left_evidence.cov[0][0],
         1.0 / detection.right_evidence.cov[0][0],
     );
-    let mut measure = detection.lane(width_px).map(|(l, r)| {
+    let measure = detection.lane(width_px).map(|(l, r)| {
         measure::measure_weighted(&l, &r, persp.width, persp.height, &cfg.units, weights)
     });
-    // ... or, with both lines reported, from the curvature they share, fitted on the pixels of
-    // both at once: a lane's lines are parallel, so one line's few dashes cannot bend the lane
-    // alone (synthetic hard suite: radius error p90 48% -> 19%). The reference's plain fits
-    // (`search.robust = false`) keep their own radii.
-    let both = detection.left.zip(detection.right);
-    if let (Some(m), Some((l, r)), true) = (measure.as_mut(), both, cfg.search.robust) {
-        let s = cfg.perspective.scale();
-        let tol = cfg.confidence.row_tolerance_px * s.x;
-        let (ls, rs) = (l.to_scaled(s), r.to_scaled(s));
-        if let Some(a) = fit::shared_curvature(&search.left, &search.right, &ls, &rs, tol) {
-            let lane = Poly2::new(a, (ls.b + rs.b) / 2.0, (ls.c + rs.c) / 2.0).from_scaled(s);
-            m.radius_m = measure::radius_m(&lane, (persp.height - 1) as f64, &cfg.units);
-        }
-    }
     Ok(Judged {
         search,
         fit,

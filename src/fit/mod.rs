@@ -195,46 +195,6 @@ pub fn fit_lines_with(search: &SearchResult, cfg: &SearchConfig, floor_px: f64) 
     }
 }
 
-/// The curvature `a` two lines of one lane share (`x = a y^2 + b_k y + c_k`, each line its own
-/// heading and position), fitted jointly by least squares on the pixels of each line within
-/// `tol` px of its own fit `lf` / `rf` (all in one view's pixels). `None` with fewer than 3
-/// distinct rows on either line.
-pub fn shared_curvature(
-    l: &LinePixels,
-    r: &LinePixels,
-    lf: &Poly2,
-    rf: &Poly2,
-    tol: f64,
-) -> Option<f64> {
-    // Unknowns [a, b_l, c_l, b_r, c_r]; rows scaled to 0..1 for conditioning.
-    let s = l.ys.iter().chain(&r.ys).copied().max().unwrap_or(1).max(1) as f64;
-    let mut n = nalgebra::SMatrix::<f64, 5, 5>::zeros();
-    let mut v = nalgebra::SVector::<f64, 5>::zeros();
-    for (px, f, off) in [(l, lf, 1usize), (r, rf, 3usize)] {
-        let mut rows = std::collections::HashSet::new();
-        for (x, y) in px.xs.iter().zip(&px.ys) {
-            let (xf, yf) = (*x as f64, *y as f64);
-            if (xf - f.eval(yf)).abs() > tol {
-                continue;
-            }
-            rows.insert(*y);
-            let t = yf / s;
-            let mut phi = nalgebra::SVector::<f64, 5>::zeros();
-            phi[0] = t * t;
-            phi[off] = t;
-            phi[off + 1] = 1.0;
-            n += phi * phi.transpose();
-            v += phi * xf;
-        }
-        if rows.len() < 3 {
-            return None;
-        }
-    }
-    let sol = n.lu().solve(&v)?;
-    let a = sol[0] / (s * s);
-    a.is_finite().then_some(a)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,42 +285,5 @@ mod tests {
         let f = fit_lines(&s, &SearchConfig::default());
         assert!(f.left.is_none() && f.right.is_none());
         assert_eq!(f.left_pixels, 0);
-    }
-
-    #[test]
-    fn shared_curvature_comes_from_both_lines_and_resists_one_lines_sparse_dashes() {
-        // A 400 m bend in a 1280x720 view (x = a y^2 + b y + c, nominal px), lines 378 px apart.
-        let u = UnitsConfig::default();
-        let a = u.ym_per_px.powi(2) / u.xm_per_px / (2.0 * 400.0);
-        let (l, r) = (Poly2::new(a, -0.1, 450.0), Poly2::new(a, -0.1, 828.0));
-        let along = |p: &Poly2, rows: &[std::ops::Range<u32>], wobble: f64| {
-            let mut px = LinePixels::default();
-            for rg in rows {
-                for y in rg.clone() {
-                    for dx in -4i32..=4 {
-                        // The dashes' pixels bend away from the line: 3 px at their ends.
-                        let t = (y % 100) as f64 / 100.0 - 0.5;
-                        let x = p.eval(y as f64) + wobble * t * t * 12.0 + dx as f64;
-                        px.xs.push(x.round() as u32);
-                        px.ys.push(y);
-                    }
-                }
-            }
-            px
-        };
-        let lpx = along(&l, &[0..720], 0.0);
-        // Two short dashes, each bending (a fit through them alone is off in curvature).
-        let rpx = along(&r, &[100..160, 600..660], 1.0);
-        let own = Poly2::fit(&rpx.xs, &rpx.ys).unwrap();
-        let shared = shared_curvature(&lpx, &rpx, &l, &own, 12.0).unwrap();
-        assert!((shared - a).abs() < 0.05 * a, "shared {shared} vs {a}");
-        assert!(
-            (own.a - a).abs() > (shared - a).abs(),
-            "own {} shared {shared}",
-            own.a
-        );
-        // Too few rows on one line: none.
-        let few = along(&r, &[300..302], 0.0);
-        assert!(shared_curvature(&lpx, &few, &l, &r, 12.0).is_none());
     }
 }
