@@ -277,6 +277,25 @@ impl Pipeline {
         }
     }
 
+    /// A one-line note when a corner of the perspective quad (`perspective.src`) lies outside
+    /// the frames: the quad was made for another camera or frame size, and lanes are then
+    /// rarely found ("Lane not found" on every frame says nothing about why).
+    pub fn quad_note(&self) -> Option<String> {
+        let (w, h) = (self.width as f64, self.height as f64);
+        let out = self
+            .cfg
+            .perspective
+            .src
+            .iter()
+            .find(|[x, y]| !(*x >= 0.0 && *x <= w - 1.0 && *y >= 0.0 && *y <= h - 1.0))?;
+        Some(format!(
+            "perspective.src corner [{}, {}] lies outside the {}x{} frames: the quad was made for \
+             another camera or frame size (`lanes perspective` makes one from this camera's \
+             frames)",
+            out[0], out[1], self.width, self.height
+        ))
+    }
+
     /// The set-up a video's frames need that a still does not: the 16 MiB LAB table of band
     /// analysis (built once per process, on both cores). A frame loop calls this before its
     /// first frame, so the table is not built on a decoder's time.

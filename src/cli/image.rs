@@ -156,12 +156,11 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                         );
                     }
                 }
-                pipe = Some(Pipeline::new(
-                    cfg.clone(),
-                    camera.as_ref(),
-                    raw.width(),
-                    raw.height(),
-                )?);
+                let p = Pipeline::new(cfg.clone(), camera.as_ref(), raw.width(), raw.height())?;
+                if let Some(n) = p.quad_note() {
+                    eprintln!("lanes: note: {}: {n}", path.display());
+                }
+                pipe = Some(p);
             }
             let p = pipe.as_ref().context("pipeline")?;
             let rec = process(p, &raw, path, stem, &a.output, a.stages)?;

@@ -149,6 +149,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         s.rejected,
         s.fps()
     );
+    if let Some(n) = &s.quad_note {
+        eprintln!("lanes: note: {}: {n}", a.input.display());
+    }
     super::report::after_video(&a, &records, &cfg)?;
     if s.interrupted_at.is_some() {
         return Ok(job.cancel.exit_code().unwrap_or(130));

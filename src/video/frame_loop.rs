@@ -211,6 +211,7 @@ pub fn run_with(
         ..
     } = an;
     summary.seconds = started.elapsed().as_secs_f64();
+    summary.quad_note = pipe.quad_note();
     let outputs = Outputs {
         telemetry,
         telemetry_cleanup,

@@ -371,6 +371,8 @@ pub struct VideoSummary {
     /// frames before it, finalised.
     pub interrupted_at: Option<usize>,
     pub stages: StageSeries,
+    /// `Pipeline::quad_note`: the perspective quad reaches outside the frames.
+    pub quad_note: Option<String>,
 }
 
 impl VideoSummary {
@@ -388,6 +390,7 @@ impl VideoSummary {
             announced_frames,
             interrupted_at: None,
             stages: StageSeries::default(),
+            quad_note: None,
         }
     }
 
