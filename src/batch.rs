@@ -330,6 +330,10 @@ pub struct VideoReport {
     pub stats: DriveStats,
     /// Output files in the video's folder.
     pub outputs: Vec<String>,
+    /// A note on the run (`Pipeline::quad_note`: the perspective quad reaches outside the
+    /// frames). Absent in reports written before it existed.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 impl VideoReport {
@@ -436,6 +440,7 @@ pub fn process(
         truncated_at: None,
         stats: DriveStats::default(),
         outputs: Vec::new(),
+        note: None,
     };
     remove_partials(&dir);
     if !opts.force {
@@ -468,6 +473,7 @@ pub fn process(
             report.seconds = summary.seconds;
             report.stats = stats;
             report.truncated_at = summary.truncated_at;
+            report.note = summary.quad_note.clone();
             report.outputs.push(TELEMETRY.to_string());
             report.outputs.extend(video_name);
             match summary.truncated_at {
@@ -869,6 +875,7 @@ mod tests {
                 truncated_at: None,
                 stats,
                 outputs: vec![],
+                note: None,
             },
             skipped,
         }

@@ -88,11 +88,15 @@ pub fn outcome_line(o: &batch::Outcome) -> String {
     match (r.status, o.skipped) {
         (Status::Done, true) => format!("skipped {} (already done)", o.item.rel),
         (Status::Done, false) => format!(
-            "done    {}: {} frames, {:.1} fps, lane in {:.1}% of frames",
+            "done    {}: {} frames, {:.1} fps, lane in {:.1}% of frames{}",
             o.item.rel,
             r.frames,
             r.fps,
-            100.0 * r.stats.lane_share()
+            100.0 * r.stats.lane_share(),
+            r.note
+                .as_deref()
+                .map(|n| format!(" (note: {n})"))
+                .unwrap_or_default()
         ),
         (s, _) => format!(
             "{:<7} {}: {}",
