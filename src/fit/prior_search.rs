@@ -138,9 +138,9 @@ mod tests {
             (Poly2::new(0.0, 1.0, 100.0), Poly2::new(0.0, -1.0, 190.0)),
         ];
         let mut state = 7u64;
-        for (margin, step) in [(30u32, 1usize), (17, 1)] {
+        let plan = std::sync::Arc::new(crate::warp::RowPlan::every(h as i32, 1));
+        for margin in [30u32, 17] {
             for (l, r) in cases {
-                let plan = std::sync::Arc::new(crate::warp::RowPlan::every(h as i32, step));
                 let bands = ColumnBands::around(&[l, r], margin, w as i32, h as i32, &plan);
                 // A random whole-view mask, zero outside the bands (what a band threshold
                 // stands for), and its packed form.
