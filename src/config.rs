@@ -450,6 +450,15 @@ fn bad(key: &str, value: impl std::fmt::Display, expected: &str) -> Error {
     }
 }
 
+/// A float key that must be finite and within `lo..=hi`.
+fn float_in(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(bad(key, v, &format!("{lo}..={hi}")))
+    }
+}
+
 impl PerspectiveConfig {
     /// The analysis scale of the bird's-eye view.
     pub fn scale(&self) -> Scale {
@@ -576,13 +585,7 @@ impl Config {
         if !(1..=200).contains(&t.side_px) {
             return Err(bad("threshold.side_px", t.side_px, "1..=200"));
         }
-        if !(t.l_contrast_ratio.is_finite() && (0.0..=10.0).contains(&t.l_contrast_ratio)) {
-            return Err(bad(
-                "threshold.l_contrast_ratio",
-                t.l_contrast_ratio,
-                "0..=10",
-            ));
-        }
+        float_in("threshold.l_contrast_ratio", t.l_contrast_ratio, 0.0, 10.0)?;
         if t.min_run_px > 200 {
             return Err(bad("threshold.min_run_px", t.min_run_px, "0..=200"));
         }
@@ -617,9 +620,7 @@ impl Config {
                 20.0,
             ),
         ] {
-            if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                return Err(bad(key, v, &format!("{lo}..={hi}")));
-            }
+            float_in(key, v, lo, hi)?;
         }
         let [wlo, whi] = c.lane_width_m;
         if !(wlo.is_finite() && whi.is_finite() && 0.0 < wlo && wlo < whi && whi <= 20.0) {
@@ -669,13 +670,12 @@ impl Config {
         if !(1..=8).contains(&s.band_row_step) {
             return Err(bad("search.band_row_step", s.band_row_step, "1..=8"));
         }
-        if !(s.band_min_source_rows.is_finite() && (0.0..=4.0).contains(&s.band_min_source_rows)) {
-            return Err(bad(
-                "search.band_min_source_rows",
-                s.band_min_source_rows,
-                "0..=4",
-            ));
-        }
+        float_in(
+            "search.band_min_source_rows",
+            s.band_min_source_rows,
+            0.0,
+            4.0,
+        )?;
         if !(3..=10_000).contains(&s.min_rows) {
             return Err(bad("search.min_rows", s.min_rows, "3..=10000"));
         }
@@ -698,9 +698,7 @@ impl Config {
                 return Err(bad(&format!("tracking.max_coeff_diff[{i}]"), d, "> 0"));
             }
         }
-        if !(k.max_gap_s.is_finite() && (0.0..=60.0).contains(&k.max_gap_s)) {
-            return Err(bad("tracking.max_gap_s", k.max_gap_s, "0..=60"));
-        }
+        float_in("tracking.max_gap_s", k.max_gap_s, 0.0, 60.0)?;
         if !(k.gate_px.is_finite() && k.gate_px > 0.0) {
             return Err(bad("tracking.gate_px", k.gate_px, "> 0"));
         }
@@ -758,9 +756,7 @@ impl Config {
             ("events.tight_radius_m", e.tight_radius_m, 1.0, 100_000.0),
             ("events.tight_min_s", e.tight_min_s, 0.0, 3600.0),
         ] {
-            if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                return Err(bad(key, v, &format!("{lo}..={hi}")));
-            }
+            float_in(key, v, lo, hi)?;
         }
         if e.lane_change_min_jump >= e.lane_change_max_jump {
             return Err(bad(
@@ -809,9 +805,7 @@ impl Config {
                 self.perspective.birdseye_scale_y,
             ),
         ] {
-            if !(bs.is_finite() && (0.25..=1.0).contains(&bs)) {
-                return Err(bad(key, bs, "0.25..=1"));
-            }
+            float_in(key, bs, 0.25, 1.0)?;
         }
         for (name, quad) in [
             ("perspective.src", &self.perspective.src),

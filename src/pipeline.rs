@@ -300,10 +300,16 @@ impl Pipeline {
     /// analysis (built once per process, on both cores). A frame loop calls this before its
     /// first frame, so the table is not built on a decoder's time.
     pub fn prepare_for_video(&self) -> Result<()> {
-        if self.cfg.search.band_only && !self.cfg.threshold.sobel_enabled {
+        if self.analyses_bands() {
             threshold::prepare()?;
         }
         Ok(())
+    }
+
+    /// Whether frames with a prior fit are analysed on the search bands only
+    /// (`search.band_only`; the Sobel option needs whole rows).
+    fn analyses_bands(&self) -> bool {
+        self.cfg.search.band_only && !self.cfg.threshold.sobel_enabled
     }
 
     /// Analyse one raw frame: with `prior` fits, search a band around them, else sliding windows.
@@ -314,7 +320,7 @@ impl Pipeline {
         let thr_cfg = scaled_threshold(&self.cfg.threshold, s);
         let prior = prior.map(|(l, r)| (l.to_scaled(s), r.to_scaled(s)));
         let bands = match prior {
-            Some((l, r)) if self.cfg.search.band_only && !self.cfg.threshold.sobel_enabled => {
+            Some((l, r)) if self.analyses_bands() => {
                 // The local-contrast decision needs road on both sides of every band pixel.
                 Some(ColumnBands::around(
                     &[l, r],

@@ -55,28 +55,13 @@ pub fn read_bgr(path: &Path) -> Result<Decoded> {
 /// as gray). Returns the conversion `read_bgr` would report.
 pub fn check_file(path: &Path) -> Result<Option<String>> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let reader = image::ImageReader::new(Cursor::new(&bytes[..]))
-        .with_guessed_format()
-        .map_err(|e| corrupt(path, e))?;
-    let format = reader.format();
-    match format {
-        Some(image::ImageFormat::Jpeg) | Some(image::ImageFormat::Png) => {
-            let (w, h) = reader
-                .into_dimensions()
-                .map_err(|e| corrupt(path, format!("bad header: {e}")))?;
-            check_pixels(path, w, h)?;
-            if format == Some(image::ImageFormat::Jpeg) {
-                check_jpeg(path, &bytes)
-            } else {
-                check_png(path, &bytes)
-            }
-        }
-        _ => Ok(None),
-    }
+    check_bytes(path, &bytes).map(|(_, converted)| converted)
 }
 
-/// `read_bgr` on bytes already in memory (`path` only names the file in errors).
-pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
+/// The checks on a still's bytes: its format as guessed, and for JPEG and PNG the header size
+/// limit and the strict decode, with the conversion `read_bgr` reports. Other formats pass
+/// unchecked (OpenCV decodes them as is).
+fn check_bytes(path: &Path, bytes: &[u8]) -> Result<(Option<image::ImageFormat>, Option<String>)> {
     let reader = image::ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| corrupt(path, e))?;
@@ -96,6 +81,12 @@ pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
         // BMP and the rest: OpenCV's own decoder, unchecked (no strict decoder here).
         _ => None,
     };
+    Ok((format, converted))
+}
+
+/// `read_bgr` on bytes already in memory (`path` only names the file in errors).
+pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
+    let (format, converted) = check_bytes(path, bytes)?;
     let buf = Vector::<u8>::from_slice(bytes);
     let decode = || imgcodecs::imdecode(&buf, imgcodecs::IMREAD_COLOR);
     let mat = if format == Some(image::ImageFormat::Jpeg) {

@@ -615,14 +615,8 @@ impl ColumnBands {
     /// entry.
     #[inline]
     pub fn run(&self, r: usize, k: usize) -> Option<(std::ops::Range<usize>, usize)> {
-        let x0 = self.x0[self.view_row(r) * self.bands + k] as i64;
-        let a = x0.max(0);
-        let b = (x0 + self.cols as i64).min(self.width as i64);
-        if a >= b {
-            return None;
-        }
-        let j0 = k * self.cols + (a - x0) as usize;
-        Some((j0..j0 + (b - a) as usize, a as usize))
+        self.run_on_view_row(self.view_row(r), k)
+            .map(|(_, range, x)| (range, x))
     }
 
     /// Run `k` as view row `y` sees it: the packed row standing for `y`, the packed range of

@@ -256,22 +256,22 @@ pub fn summary_json(
     }
 }
 
-/// Write `<stem>_corners.jpg` for every view with a board.
+/// Write `<stem>_corners.jpg` for every view with a board (views that share a file name get
+/// their folders in it, `still::unique_names`).
 pub fn write_corners(run: &CalibrationRun, dir: &Path) -> Result<()> {
+    let paths: Vec<std::path::PathBuf> = run.views.iter().map(|v| v.path.clone()).collect();
+    let names = crate::still::unique_names(&paths);
     run.views
         .par_iter()
-        .filter_map(|v| match &v.outcome {
-            ViewOutcome::Found(d) => Some((v, d)),
+        .zip(names.par_iter())
+        .filter_map(|(v, name)| match &v.outcome {
+            ViewOutcome::Found(d) => Some((v, d, name)),
             _ => None,
         })
-        .try_for_each(|(v, d)| -> Result<()> {
+        .try_for_each(|(v, d, name)| -> Result<()> {
             let frame = BgrFrame::read(&v.path)?;
             let drawn = super::draw_corners(&frame, d)?;
-            let stem = v
-                .path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "view".into());
+            let stem = crate::still::stem_of(name);
             drawn.write(&dir.join(format!("{stem}_corners.jpg")))?;
             Ok(())
         })

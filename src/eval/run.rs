@@ -169,14 +169,14 @@ impl Runner {
     }
 }
 
-/// The lines of a lane in the original image.
+/// A lane's lines (bird's-eye fits, as `Analysis::reported_lines` gives them) in the original
+/// image.
 fn image_lines(
     pipe: &Pipeline,
     cam: Option<&Camera>,
-    left: Option<&Poly2>,
-    right: Option<&Poly2>,
+    (left, right): (Option<Poly2>, Option<Poly2>),
 ) -> (Option<Polyline>, Option<Polyline>) {
-    let f = |p: Option<&Poly2>| p.map(|p| line_in_image(p, &pipe.persp, cam, 1.0));
+    let f = |p: Option<Poly2>| p.map(|p| line_in_image(&p, &pipe.persp, cam, 1.0));
     (f(left), f(right))
 }
 
@@ -288,12 +288,11 @@ pub fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> 
         let raw = read_image(&TruthFile::resolve(path, img))?;
         let (pipe, camera) = run.pipeline(Some(&cfg), Some(&cam), raw.width(), raw.height())?;
         let a = pipe.analyze(&raw, None)?;
-        let (l_fit, r_fit) = a.reported_lines();
-        let (left, right) = image_lines(pipe, camera.as_ref(), l_fit.as_ref(), r_fit.as_ref());
+        let (left, right) = image_lines(pipe, camera.as_ref(), a.reported_lines());
         let pred = Prediction {
+            detected: left.is_some() && right.is_some(),
             left,
             right,
-            detected: l_fit.is_some() && r_fit.is_some(),
             radius_m: a.measure.map(|m| m.radius_m),
             offset_m: a.measure.map(|m| m.offset_m),
             lane_width_m: a.measure.map(|m| m.lane_width_m),
@@ -329,12 +328,7 @@ pub fn eval_synthetic(run: &mut Runner, path: &Path) -> Result<Vec<FrameScore>> 
     }
     let mut out = Vec::new();
     for (ft, r) in t.frames.iter().zip(&records) {
-        let (left, right) = image_lines(
-            pipe,
-            camera.as_ref(),
-            r.left_fit.as_ref(),
-            r.right_fit.as_ref(),
-        );
+        let (left, right) = image_lines(pipe, camera.as_ref(), (r.left_fit, r.right_fit));
         let pred = Prediction {
             left,
             right,
@@ -368,8 +362,7 @@ pub fn eval_tusimple(
             let raw = read_image(&img_path)?;
             let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
             let a = pipe.analyze(&raw, None)?;
-            let (l_fit, r_fit) = a.reported_lines();
-            let (left, right) = image_lines(pipe, camera.as_ref(), l_fit.as_ref(), r_fit.as_ref());
+            let (left, right) = image_lines(pipe, camera.as_ref(), a.reported_lines());
             let pred: Vec<Vec<f64>> = [left, right]
                 .into_iter()
                 .flatten()
@@ -443,8 +436,7 @@ pub fn eval_culane(run: &mut Runner, path: &Path) -> Result<CountsImage> {
     let gt = culane::ego_lines(&gt_all, raw.width(), raw.height());
     let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
     let a = pipe.analyze(&raw, None)?;
-    let (l_fit, r_fit) = a.reported_lines();
-    let (left, right) = image_lines(pipe, camera.as_ref(), l_fit.as_ref(), r_fit.as_ref());
+    let (left, right) = image_lines(pipe, camera.as_ref(), a.reported_lines());
     let pred: Vec<Polyline> = [left, right].into_iter().flatten().collect();
     Ok(CountsImage {
         file: img_path.display().to_string(),
@@ -502,8 +494,7 @@ pub fn eval_mask(run: &mut Runner, path: &Path) -> Result<MaskImage> {
     let ego = masks::ego_mask(&bin, inst.as_ref())?;
     let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
     let a = pipe.analyze(&raw, None)?;
-    let (l_fit, r_fit) = a.reported_lines();
-    let (left, right) = image_lines(pipe, camera.as_ref(), l_fit.as_ref(), r_fit.as_ref());
+    let (left, right) = image_lines(pipe, camera.as_ref(), a.reported_lines());
     let pred: Vec<Polyline> = [left, right].into_iter().flatten().collect();
     Ok(MaskImage {
         file: img_path.display().to_string(),
