@@ -19,15 +19,15 @@ pub fn overlay_undistorted(
     m: Option<&LaneMeasure>,
     status: LaneStatus,
 ) -> Result<BgrFrame> {
-    let identity = |x, y| (x, y);
+    let cfg = &pipe.cfg.render;
     render::overlay(
         undistorted,
         lane,
         &pipe.persp,
-        &identity,
+        &|x, y| (x, y),
         m,
         status,
-        &pipe.cfg.render,
+        cfg,
     )
 }
 
@@ -43,15 +43,8 @@ pub fn overlay_raw(
         return overlay_undistorted(pipe, raw, lane, m, status);
     };
     let distort = |x, y| cam.distort_pixel(x, y);
-    render::overlay(
-        raw,
-        lane,
-        &pipe.persp,
-        &distort,
-        m,
-        status,
-        &pipe.cfg.render,
-    )
+    let cfg = &pipe.cfg.render;
+    render::overlay(raw, lane, &pipe.persp, &distort, m, status, cfg)
 }
 
 /// The overlay in the configured output geometry (`render.geometry`), from the raw frame.
