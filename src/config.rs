@@ -157,6 +157,13 @@ pub struct PerspectiveConfig {
     /// The same along the road (rows). Default 0.5: half the rows, which keeps the fits and
     /// the radius within the reference's accuracy at half the cost.
     pub birdseye_scale_y: f64,
+    /// Size `[width, height]` of the nominal bird's-eye view that `dst` is given in, pixels.
+    /// Default: none, the frame's own size (the Udacity quad on 1280x720 frames). Geometry found
+    /// by `lanes video` and `lanes perspective` sets `[1280, 720]` on every camera, so that the
+    /// search's sizes in view pixels (margins, marking widths) mean the same metres on the road
+    /// whatever the frame size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view: Option<[i32; 2]>,
 }
 
 impl Default for PerspectiveConfig {
@@ -171,6 +178,7 @@ impl Default for PerspectiveConfig {
             dst: [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]],
             birdseye_scale_x: 1.0,
             birdseye_scale_y: 0.5,
+            view: None,
         }
     }
 }
@@ -543,6 +551,20 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Whether a config file names a section (e.g. `perspective`): a file that leaves the
+    /// perspective out lets `lanes video` find the geometry in the video.
+    pub fn file_names_section(path: &Path, section: &str) -> Result<bool> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: format!("cannot read config ({e})"),
+        })?;
+        let t: toml::Table = toml::from_str(&text).map_err(|e| Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })?;
+        Ok(t.contains_key(section))
+    }
+
     /// Parse a TOML string over a preset (keys in the text override the preset's values).
     pub fn from_toml_str_over(text: &str, path: &Path, base: Preset) -> Result<Self> {
         let parse_err = |m: String| Error::ConfigParse {
@@ -806,6 +828,15 @@ impl Config {
             ),
         ] {
             float_in(key, bs, 0.25, 1.0)?;
+        }
+        if let Some([w, h]) = self.perspective.view {
+            if !((64..=4096).contains(&w) && (64..=4096).contains(&h)) {
+                return Err(bad(
+                    "perspective.view",
+                    format!("[{w}, {h}]"),
+                    "[width, height] with each 64..=4096 pixels",
+                ));
+            }
         }
         for (name, quad) in [
             ("perspective.src", &self.perspective.src),

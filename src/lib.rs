@@ -36,6 +36,7 @@ pub mod present;
 pub mod queue;
 pub mod render;
 pub mod report;
+pub mod selfcal;
 pub mod stats;
 pub mod still;
 pub mod summary;

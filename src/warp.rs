@@ -86,9 +86,11 @@ impl Perspective {
         })
     }
 
-    /// From the config section; the bird's-eye view has the given size.
+    /// From the config section; the bird's-eye view has the section's `view` size, or the
+    /// given (frame) size when it names none.
     pub fn from_config(cfg: &PerspectiveConfig, width: i32, height: i32) -> Result<Self> {
-        Self::new(&cfg.src, &cfg.dst, width, height)
+        let [w, h] = cfg.view.unwrap_or([width, height]);
+        Self::new(&cfg.src, &cfg.dst, w, h)
     }
 
     /// The forward matrix (undistorted frame -> bird's-eye).

@@ -28,8 +28,8 @@ use opencv::prelude::*;
 /// Where `units.ym_per_px` comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum YmSource {
-    /// With a camera file: geometry. Without: dashes when at least two complete dashes were
-    /// measured, else geometry with the assumed field of view.
+    /// Geometry (the camera file's focal length, else an assumed field of view); dashes only
+    /// when the geometry is degenerate.
     Auto,
     /// Dash lengths only (an error when none is measured).
     Dashes,
@@ -58,6 +58,12 @@ pub struct Options {
     pub max_angle_deg: f64,
     /// Where `ym_per_px` comes from. Default `Auto`.
     pub ym_source: YmSource,
+    /// Lines are fitted on the rows from this fraction of the way down from the horizon to the
+    /// frame's bottom. Default 0.1: nearly all of the road, for straight-road frames. On a bend
+    /// the near range is nearly straight while the far range curves away: 0.45 keeps the fit
+    /// to the nearest few car lengths, whose tangents meet on the horizon at the car's own
+    /// heading (a flat road's every direction vanishes on the horizon).
+    pub fit_from: f64,
 }
 
 impl Default for Options {
@@ -70,6 +76,7 @@ impl Default for Options {
             dst_margin: 450.0 / 1280.0,
             max_angle_deg: 1.5,
             ym_source: YmSource::Auto,
+            fit_from: 0.1,
         }
     }
 }
@@ -97,6 +104,9 @@ impl Options {
         }
         if !(self.dst_margin >= 0.0 && self.dst_margin < 0.45) {
             return bad("--dst-margin", self.dst_margin, "0 <= fraction < 0.45");
+        }
+        if !(self.fit_from >= 0.0 && self.fit_from < 0.9) {
+            return bad("fit_from", self.fit_from, "0 <= fraction < 0.9");
         }
         if !(self.max_angle_deg > 0.0 && self.max_angle_deg < 45.0) {
             return bad("--max-angle", self.max_angle_deg, "0 < degrees < 45");
@@ -143,6 +153,7 @@ impl Rejection {
 pub fn find_lane_lines(
     frame: &BgrFrame,
     l_contrast: u8,
+    fit_from: f64,
 ) -> Result<std::result::Result<LaneLines, Rejection>> {
     let (w, h) = (frame.width(), frame.height());
     let (wf, hf) = (w as f64, h as f64);
@@ -211,7 +222,7 @@ pub fn find_lane_lines(
         };
         return Ok(Err(rej));
     };
-    let rows = ((vp2.1 + 0.1 * (hf - vp2.1)).ceil() as i32, h);
+    let rows = ((vp2.1 + fit_from * (hf - vp2.1)).ceil() as i32, h);
     let fl = lines::refine_line(&mask, li, vp2.0, rows, 0.06)?;
     let fr = lines::refine_line(&mask, ri, vp2.0, rows, 0.06)?;
     let (Some(fl), Some(fr)) = (fl, fr) else {
@@ -283,17 +294,23 @@ pub fn quad_rows(vp_y: f64, height: i32, opts: &Options) -> (f64, f64) {
     (yb - opts.depth * (yb - vp_y), yb)
 }
 
-/// The source trapezoid on two lines and the destination rectangle, in config order.
+/// The bird's-eye view every found geometry is given in, whatever the frame size: the Udacity
+/// camera's 1280x720, so that the search's sizes in view pixels (tuned there) mean the same
+/// metres on the road on every camera.
+pub const NOMINAL_VIEW: [i32; 2] = [1280, 720];
+
+/// The source trapezoid on two lines and the destination rectangle (in the [`NOMINAL_VIEW`]),
+/// in config order.
 pub fn quad_on_lines(
     left: &ImageLine,
     right: &ImageLine,
     vp_y: f64,
-    width: i32,
     height: i32,
     opts: &Options,
 ) -> PerspectiveConfig {
     let (yt, yb) = quad_rows(vp_y, height, opts);
-    let (w, h) = (width as f64, height as f64);
+    let [vw, vh] = NOMINAL_VIEW;
+    let (w, h) = (vw as f64, vh as f64);
     let mx = (opts.dst_margin * w).round();
     PerspectiveConfig {
         src: [
@@ -303,6 +320,7 @@ pub fn quad_on_lines(
             [right.x_at(yb), yb],
         ],
         dst: [[mx, 0.0], [w - mx, 0.0], [mx, h], [w - mx, h]],
+        view: Some(NOMINAL_VIEW),
         ..PerspectiveConfig::default()
     }
 }
@@ -349,7 +367,12 @@ pub fn birdseye_angles(
     let limit = (3.0 * 1.4826 * median(&mut res)).max(2.0);
     let s = solve(&|x, y| (x - eval(&s0, y)).abs() <= limit)?;
     let slope = |t: f64| (2.0 * s[0] * t + s[1]) / h; // dx/dy in px/px
-    Some([slope(0.0), slope(0.5), slope(1.0)].map(|d| d.atan().to_degrees()))
+                                                      // Evaluated over the rows the pixels cover (not extrapolated past them).
+    let (y0, y1) = pts
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
+    let (t0, t1) = ((y0 / h).max(0.0), (y1 / h).min(1.0));
+    Some([t0, 0.5 * (t0 + t1), t1].map(|t| slope(t).atan().to_degrees()))
 }
 
 /// The straightness check of one frame, in the bird's-eye view of its own quad.
@@ -372,7 +395,6 @@ pub fn check_straight(
         &lines.left.line,
         &lines.right.line,
         lines.vp.1,
-        width,
         height,
         opts,
     );
@@ -423,7 +445,7 @@ fn outcome_at(frame: &BgrFrame, l_contrast: u8, opts: &Options) -> Result<FrameO
         rejection: None,
         l_contrast,
     };
-    match find_lane_lines(frame, l_contrast)? {
+    match find_lane_lines(frame, l_contrast, opts.fit_from)? {
         Err(rej) => {
             o.problem = Some(rej.reason.clone());
             o.rejection = Some(rej);
@@ -600,14 +622,7 @@ pub fn estimate(
     opts.validate()?;
     let combined = combine(frames, height)
         .ok_or_else(|| Error::Invalid("no usable frame to combine".into()))?;
-    let perspective = quad_on_lines(
-        &combined.left,
-        &combined.right,
-        combined.vp.1,
-        width,
-        height,
-        opts,
-    );
+    let perspective = quad_on_lines(&combined.left, &combined.right, combined.vp.1, height, opts);
     let persp = Perspective::from_config(&perspective, width, height)?;
     let lane_width_px = perspective.dst[1][0] - perspective.dst[0][0];
     let xm_per_px = opts.lane_width_m / lane_width_px;
@@ -642,17 +657,12 @@ pub fn estimate(
     let use_dashes = match opts.ym_source {
         YmSource::Dashes => true,
         YmSource::Geometry => false,
-        // With a calibrated camera the geometry is exact for a flat straight road, while measured
-        // dashes run long (blur at their ends) and real dash lengths vary (10 ft federal, 12 ft
-        // California, worn paint); without one the geometry rests on an assumed focal length.
-        YmSource::Auto => {
-            g.is_none()
-                || (assumed
-                    && dash
-                        .as_ref()
-                        .map(|d| d.lengths_px.len() >= 2)
-                        .unwrap_or(false))
-        }
+        // The geometry, with the camera's focal length or an assumed field of view: exact for a
+        // flat straight road with a calibrated camera, and off by the focal length's error
+        // without one. Dashes are not a source of their own: their real length differs by
+        // country (3 m in the US, 6 m on German motorways) and measured dashes run long (blur
+        // at their ends); they are the geometry's cross-check (`selfcal::scale_warnings`).
+        YmSource::Auto => g.is_none(),
     };
     let (ym_per_px, ym_from) = if use_dashes {
         match &dash {
@@ -817,7 +827,7 @@ mod tests {
         let l = ImageLine::through((575.0, 464.0), (258.0, 682.0)).unwrap();
         let r = ImageLine::through((707.0, 464.0), (1049.0, 682.0)).unwrap();
         let vp = l.intersect(&r).unwrap();
-        let q = quad_on_lines(&l, &r, vp.1, 1280, 720, &Options::default());
+        let q = quad_on_lines(&l, &r, vp.1, 720, &Options::default());
         let reference = PerspectiveConfig::default();
         // Rows 684 / 466 instead of 682 / 464: the corners sit on the same lines within 4 px.
         for i in 0..4 {
@@ -841,7 +851,7 @@ mod tests {
         let l = ImageLine::through((575.0, 464.0), (258.0, 682.0)).unwrap();
         let r = ImageLine::through((707.0, 464.0), (1049.0, 682.0)).unwrap();
         let vp = l.intersect(&r).unwrap();
-        let q = quad_on_lines(&l, &r, vp.1, 1280, 720, &Options::default());
+        let q = quad_on_lines(&l, &r, vp.1, 720, &Options::default());
         let persp = Perspective::from_config(&q, 1280, 720).unwrap();
         let pixels: Vec<(f64, f64)> = (470..680).map(|y| (l.x_at(y as f64), y as f64)).collect();
         let a = birdseye_angles(&pixels, &persp, (q.src[0][1], q.src[2][1])).unwrap();

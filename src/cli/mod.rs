@@ -175,3 +175,66 @@ pub fn ensure_out_dir(dir: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// Where `lanes video` and `lanes batch` take the road geometry from.
+#[derive(clap::Args, Clone)]
+pub struct GeometryArgs {
+    /// Lane width in metres: the scale across the road when the geometry is found in the video.
+    #[arg(long, default_value_t = 3.7, value_name = "M")]
+    pub lane_width: f64,
+    /// Write the geometry found in the video as a config that `--config` accepts.
+    #[arg(long, value_name = "FILE.toml")]
+    pub save_geometry: Option<PathBuf>,
+}
+
+impl GeometryArgs {
+    /// The configuration for one video: the `--config` file over the preset; its perspective
+    /// as given when the file names `[perspective]`, else found in the video (printed).
+    pub fn resolve(
+        &self,
+        input: &Path,
+        config: Option<&Path>,
+        camera: Option<&Camera>,
+    ) -> Result<Config> {
+        use lanes::selfcal::{self, GeometryChoice, SelfCalOptions};
+        let cfg = load_config(config)?;
+        let fixed = match config {
+            Some(p) => Config::file_names_section(p, "perspective")?,
+            None => false,
+        };
+        let mut opts = SelfCalOptions::default();
+        opts.estimate.lane_width_m = self.lane_width;
+        opts.estimate.validate()?;
+        let choice = if fixed {
+            GeometryChoice::Fixed
+        } else {
+            GeometryChoice::Find
+        };
+        let (cfg, found) = selfcal::resolve(input, &cfg, choice, camera, &opts)?;
+        if let Some(g) = &found {
+            eprintln!("lanes: {}: {}", input.display(), g.describe());
+            for w in &g.warnings {
+                eprintln!("lanes: warning: {}: {w}", input.display());
+            }
+            if let Some(out) = &self.save_geometry {
+                let text = lanes::autoperspective::report::config_file_text(
+                    &g.estimate,
+                    &opts.estimate,
+                    &cfg,
+                    g.frames_used,
+                    g.frames_sampled,
+                    g.size,
+                );
+                lanes::atomic::write_atomic(out, text.as_bytes())
+                    .with_context(|| format!("{}: cannot write the geometry", out.display()))?;
+                eprintln!("lanes: wrote the geometry to {}", out.display());
+            }
+        } else if self.save_geometry.is_some() {
+            anyhow::bail!(
+                "--save-geometry: the geometry comes from {} (it names [perspective]); nothing found to save",
+                config.map(|p| p.display().to_string()).unwrap_or_default()
+            );
+        }
+        Ok(cfg)
+    }
+}

@@ -28,9 +28,13 @@ pub struct PerspectiveArgs {
     /// it frames are used as they are and a 58-degree field of view is assumed for the geometry.
     #[arg(long, value_name = "FILE")]
     camera: Option<PathBuf>,
-    /// Frames (or directories of frames) where the road ahead is straight.
-    #[arg(required = true, value_name = "STRAIGHT_FRAME")]
+    /// Frames, directories of frames, or videos (frames sampled from them; frames where the road
+    /// is not straight ahead are found and left out).
+    #[arg(required = true, value_name = "FRAME_OR_VIDEO")]
     inputs: Vec<PathBuf>,
+    /// Frames sampled from each video, spread over its whole length.
+    #[arg(long, default_value_t = 24, value_name = "N")]
+    samples: usize,
     /// Lane width in metres.
     #[arg(long, default_value_t = 3.7, value_name = "M")]
     lane_width: f64,
@@ -47,8 +51,12 @@ pub struct PerspectiveArgs {
     #[arg(long, default_value_t = 450.0 / 1280.0, value_name = "FRACTION")]
     dst_margin: f64,
     /// Largest angle from vertical of a line in a frame's bird's-eye view, degrees.
-    #[arg(long, default_value_t = 1.5, value_name = "DEG")]
+    #[arg(long, default_value_t = 3.0, value_name = "DEG")]
     max_angle: f64,
+    /// Lines are fitted from this fraction of the way down from the horizon to the bottom row:
+    /// the near range, nearly straight even on a bend (0.1: nearly the whole road).
+    #[arg(long, default_value_t = 0.45, value_name = "FRACTION")]
+    fit_from: f64,
     /// Where metres per pixel along the road come from.
     #[arg(long, value_enum, default_value_t = YmFrom::Auto)]
     ym_from: YmFrom,
@@ -66,6 +74,7 @@ impl PerspectiveArgs {
             depth: self.depth,
             dst_margin: self.dst_margin,
             max_angle_deg: self.max_angle,
+            fit_from: self.fit_from,
             ym_source: match self.ym_from {
                 YmFrom::Auto => YmSource::Auto,
                 YmFrom::Dashes => YmSource::Dashes,
@@ -92,13 +101,46 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         .unwrap_or_else(|| "lanes".into());
     let camera = load_camera(a.camera.as_deref())?;
     let undistorter = camera.as_ref().map(Undistorter::new).transpose()?;
-    let paths = collect_images(&a.inputs)?;
+    // Videos are sampled (`--samples` frames over the whole video); images are read in turn.
+    let (videos, images): (Vec<PathBuf>, Vec<PathBuf>) =
+        a.inputs.iter().cloned().partition(|p| is_video(p));
+    let paths = if images.is_empty() {
+        Vec::new()
+    } else {
+        collect_images(&images)?
+    };
+    let mut sampled: Vec<(PathBuf, BgrFrame)> = Vec::new();
+    for v in &videos {
+        let mut src = lanes::video::VideoSource::open(v)?;
+        let so = lanes::selfcal::SelfCalOptions {
+            samples: a.samples,
+            window_s: 1e6,
+            ..Default::default()
+        };
+        let idx = lanes::selfcal::sample_indices(src.announced_frames, src.fps, &so);
+        let frames = lanes::selfcal::sample_frames(&mut src, &idx)?;
+        if frames.is_empty() {
+            anyhow::bail!("{}: no frame could be decoded", v.display());
+        }
+        let stem = v
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "video".into());
+        for (i, f) in frames {
+            sampled.push((v.with_file_name(format!("{stem}_f{i:05}.frame")), f));
+        }
+    }
+    let frames = sampled
+        .into_iter()
+        .map(|(p, f)| Ok::<_, lanes::error::Error>((p, f)))
+        .chain(paths.iter().map(|p| Ok((p.clone(), BgrFrame::read(p)?))));
 
     let mut used = HashSet::new();
     let mut results: Vec<report::FrameResult> = Vec::new();
     let mut size: Option<(i32, i32)> = None;
-    for path in &paths {
-        let raw = BgrFrame::read(path)?;
+    for item in frames {
+        let (path, raw): (PathBuf, BgrFrame) = item?;
+        let path = &path;
         if let Some(u) = &undistorter {
             u.check_size(&raw, path)?;
         }
@@ -226,4 +268,17 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         results.len()
     );
     Ok(0)
+}
+
+/// Whether a path names a video (by its extension).
+fn is_video(p: &std::path::Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .map(|e| {
+            matches!(
+                e.to_ascii_lowercase().as_str(),
+                "mp4" | "mov" | "avi" | "mkv" | "m4v" | "webm" | "mpg" | "mpeg" | "ts"
+            )
+        })
+        .unwrap_or(false)
 }

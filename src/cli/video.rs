@@ -1,6 +1,6 @@
 //! `lanes video`: overlay or diagnostic video, telemetry, progress and a one-line summary.
 
-use super::{load_camera, load_config};
+use super::load_camera;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -53,11 +53,15 @@ pub struct VideoArgs {
     /// Write the drive's HTML report (`lanes report`) at the end, thumbnails from the input.
     #[arg(long, value_name = "report.html")]
     pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub geometry: super::GeometryArgs,
 }
 
 pub fn run(a: VideoArgs) -> Result<i32> {
-    let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
+    let cfg = a
+        .geometry
+        .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
     let render = if a.no_render {
         RenderMode::None
     } else if a.diagnostic {

@@ -29,7 +29,9 @@ const LAYERS: &[&[&str]] = &[
     &["render"],
     &["present", "autoperspective"],
     &["video"],
-    &["eval", "tune", "report", "batch", "queue", "floors"],
+    &[
+        "eval", "tune", "report", "batch", "queue", "floors", "selfcal",
+    ],
     &["cli"],
 ];
 
