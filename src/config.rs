@@ -266,6 +266,19 @@ pub struct TrackingConfig {
     /// velocity (px per frame). Default (5e-5, 0.005, 1.0, 1.0, 0.3): at 25 fps the road's
     /// curvature and the car's heading change over seconds, not frames.
     pub process_noise: [f64; 5],
+    /// Kalman: smallest measurement noise (standard deviation) of one frame's curvature of a
+    /// line, 1/km, whatever its fit's own covariance says: a quadratic fitted to one frame's
+    /// pixels over the view's 20-odd metres does not fix the curvature better than this (the
+    /// markings' blurred edges, the remap's resolution far ahead, the road's pitch). In metres,
+    /// so it means the same on every camera; converted to view pixels with `units`.
+    /// Default 1.0 (a radius of 1 km told from a straight road by a single frame only barely).
+    pub curvature_floor_per_km: f64,
+    /// Kalman: process noise of the lane's curvature in metres, 1/km per square root of a
+    /// second (a random walk); it replaces `process_noise[0]` (view pixels per frame) unless 0.
+    /// Default 0.3: roads change curvature along clothoids over hundreds of metres (0 to 4/km
+    /// over 70 m at the tightest motorway ramps), so at 30 m/s the curvature moves by a few
+    /// tenths per km in a second; per-frame changes beyond that are the fit's noise.
+    pub curvature_noise_per_km_s: f64,
 }
 
 impl Default for TrackingConfig {
@@ -279,6 +292,8 @@ impl Default for TrackingConfig {
             max_gap_s: 0.5,
             gate_px: 60.0,
             process_noise: [5e-5, 0.005, 1.0, 1.0, 0.3],
+            curvature_floor_per_km: 1.0,
+            curvature_noise_per_km_s: 0.3,
         }
     }
 }
@@ -724,6 +739,18 @@ impl Config {
         if !(k.gate_px.is_finite() && k.gate_px > 0.0) {
             return Err(bad("tracking.gate_px", k.gate_px, "> 0"));
         }
+        float_in(
+            "tracking.curvature_floor_per_km",
+            k.curvature_floor_per_km,
+            0.0,
+            100.0,
+        )?;
+        float_in(
+            "tracking.curvature_noise_per_km_s",
+            k.curvature_noise_per_km_s,
+            0.0,
+            100.0,
+        )?;
         for (i, d) in k.process_noise.iter().enumerate() {
             if !(d.is_finite() && *d > 0.0) {
                 return Err(bad(&format!("tracking.process_noise[{i}]"), d, "> 0"));

@@ -9,7 +9,7 @@
 //! Frames are combined by medians, so a few frames with a wrong line (a car ahead, a bend, a
 //! lane change) do not move the result.
 
-use crate::autoperspective::{self as ap, Estimate, LaneLines, Options};
+use crate::autoperspective::{self as ap, Estimate, FrameOutcome, LaneLines, Options};
 use crate::camera::Camera;
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -166,6 +166,15 @@ pub fn marking_bottom(frames: &[&LaneLines]) -> Option<f64> {
     crate::stats::median(&lows)
 }
 
+/// Each frame's lines and checks, frames in parallel (each is independent).
+pub fn analyse_frames(frames: &[BgrFrame], opts: &SelfCalOptions) -> Result<Vec<FrameOutcome>> {
+    use rayon::prelude::*;
+    frames
+        .par_iter()
+        .map(|f| ap::analyze_frame(f, &opts.estimate))
+        .collect()
+}
+
 /// Find the geometry from frames already read (undistorted). `Ok(Err(reason))` when too few
 /// frames show a usable lane.
 pub fn find_in_frames(
@@ -178,17 +187,28 @@ pub fn find_in_frames(
         return Ok(Err("no frames".into()));
     };
     let (w, h) = (first.width(), first.height());
-    let mut outcomes = Vec::with_capacity(frames.len());
-    for f in frames {
-        if (f.width(), f.height()) != (w, h) {
-            return Err(Error::Invalid(format!(
-                "frames of {}x{} and {w}x{h} mixed",
-                f.width(),
-                f.height()
-            )));
-        }
-        outcomes.push(ap::analyze_frame(f, &opts.estimate)?);
+    if let Some(f) = frames.iter().find(|f| (f.width(), f.height()) != (w, h)) {
+        return Err(Error::Invalid(format!(
+            "frames of {}x{} and {w}x{h} mixed",
+            f.width(),
+            f.height()
+        )));
     }
+    let outcomes = analyse_frames(frames, opts)?;
+    let mut r = geometry_from(&outcomes, k, (w, h), opts)?;
+    if let Ok(g) = &mut r {
+        g.seconds = t0.elapsed().as_secs_f64();
+    }
+    Ok(r)
+}
+
+/// Combine the frames' outcomes into the geometry of a `size` frame.
+pub fn geometry_from(
+    outcomes: &[FrameOutcome],
+    k: Option<&[[f64; 3]; 3]>,
+    (w, h): (i32, i32),
+    opts: &SelfCalOptions,
+) -> Result<std::result::Result<FoundGeometry, String>> {
     let usable: Vec<&LaneLines> = outcomes
         .iter()
         .filter(|o| o.usable())
@@ -203,9 +223,9 @@ pub fn find_in_frames(
         reasons.sort();
         reasons.dedup();
         return Ok(Err(format!(
-            "no road geometry found: {} of {} sampled frames show the ego lane's two lines straight ahead (need {}; {})",
+            "no road geometry found: {} of {} sampled frames show the ego lane's two lines ahead (need {}; {})",
             usable.len(),
-            frames.len(),
+            outcomes.len(),
             opts.min_frames,
             reasons.join("; ")
         )));
@@ -226,13 +246,13 @@ pub fn find_in_frames(
     Ok(Ok(FoundGeometry {
         bottom_row: est.perspective.src[2][1],
         estimate: est,
-        frames_sampled: frames.len(),
+        frames_sampled: outcomes.len(),
         frames_used: usable.len(),
         horizon_spread_px: spread,
         hood,
         warnings,
         size: (w, h),
-        seconds: t0.elapsed().as_secs_f64(),
+        seconds: 0.0,
     }))
 }
 
@@ -318,20 +338,40 @@ pub fn find(
         None => None,
     };
     let wanted = sample_indices(src.announced_frames, src.fps, opts);
-    let frames = sample_frames(&mut src, &wanted)?
-        .into_iter()
-        .map(|(_, f)| match &undistorter {
-            Some(u) => u.undistort(&f),
-            None => Ok(f),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // In rounds, each spread over the whole window; enough agreeing frames end the search early.
+    let rounds = SAMPLE_ROUNDS.min(wanted.len()).max(1);
+    let mut outcomes = Vec::with_capacity(wanted.len());
+    for r in 0..rounds {
+        let idx: Vec<usize> = wanted.iter().copied().skip(r).step_by(rounds).collect();
+        if r > 0 && !src.seek(0)? {
+            src = VideoSource::open(path)?;
+        }
+        let frames = sample_frames(&mut src, &idx)?
+            .into_iter()
+            .map(|(_, f)| match &undistorter {
+                Some(u) => u.undistort(&f),
+                None => Ok(f),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        outcomes.extend(analyse_frames(&frames, opts)?);
+        if outcomes.iter().filter(|o| o.usable()).count() >= ENOUGH_FRAMES {
+            break;
+        }
+    }
     let k = camera.map(|c| c.k);
-    let mut r = find_in_frames(&frames, k.as_ref(), opts)?;
+    let mut r = geometry_from(&outcomes, k.as_ref(), (w, h), opts)?;
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
     }
     Ok(r)
 }
+
+/// The samples are taken in this many rounds, each spread over the whole window.
+const SAMPLE_ROUNDS: usize = 3;
+
+/// Usable frames after which no further round is sampled: eight frames that agree make a
+/// "high" confidence estimate.
+const ENOUGH_FRAMES: usize = 8;
 
 /// Where a run's road geometry comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

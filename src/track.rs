@@ -6,7 +6,7 @@
 //! checks.
 
 use crate::confidence::{Detection, LaneStatus};
-use crate::config::{TrackingConfig, TrackingMethod};
+use crate::config::{TrackingConfig, TrackingMethod, UnitsConfig};
 use crate::fit::{LaneFit, Poly2, SearchMode};
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 
@@ -211,6 +211,9 @@ pub struct KalmanTracker {
     max_gap_frames: usize,
     /// Lane width assumed at a start with one line, px.
     default_width: f64,
+    /// Measurement noise floor of one line's coefficients, view pixels (curvature from
+    /// `tracking.curvature_floor_per_km` and the units).
+    floor: [f64; 3],
     /// State [a, b, c, w] and its covariance; `None` until a first detection (or after a reset).
     x: Option<(State, Cov)>,
     /// Frames since a line was last accepted.
@@ -234,17 +237,36 @@ const LINE_NOISE_FLOOR: [f64; 3] = [1.0e-5, 0.01, 3.0];
 impl KalmanTracker {
     /// `height` is the nominal bird's-eye height, `fps` the video's frame rate, `default_width`
     /// the lane width (px) to assume when a track starts from one line.
-    pub fn new(cfg: TrackingConfig, height: i32, fps: f64, default_width: f64) -> Self {
+    pub fn new(
+        cfg: TrackingConfig,
+        height: i32,
+        fps: f64,
+        default_width: f64,
+        units: &UnitsConfig,
+    ) -> Self {
+        // Curvature kappa (1/m) of x = a*y^2 in view pixels: kappa = 2 a xm / ym^2.
+        let to_a = |per_km: f64| per_km / 1000.0 / 2.0 * units.ym_per_px.powi(2) / units.xm_per_px;
+        let a_floor = to_a(cfg.curvature_floor_per_km);
         let fps = if fps.is_finite() && fps > 0.0 {
             fps
         } else {
             25.0
         };
+        let mut cfg = cfg;
+        if cfg.curvature_noise_per_km_s > 0.0 {
+            // A random walk: the variance grows with time, so per frame sqrt(1 / fps).
+            cfg.process_noise[0] = to_a(cfg.curvature_noise_per_km_s) / fps.sqrt();
+        }
         Self {
             cfg,
             h: (height - 1) as f64,
             max_gap_frames: (cfg.max_gap_s * fps).round() as usize,
             default_width,
+            floor: [
+                LINE_NOISE_FLOOR[0].max(a_floor),
+                LINE_NOISE_FLOOR[1],
+                LINE_NOISE_FLOOR[2],
+            ],
             x: None,
             missed: 0,
             single: 0,
@@ -368,7 +390,7 @@ impl KalmanTracker {
                 };
                 let conf = confs[i].clamp(0.05, 1.0);
                 let mut r = Matrix3::from_fn(|a, b| ev.cov[a][b] / conf);
-                for (k, f) in LINE_NOISE_FLOOR.iter().enumerate() {
+                for (k, f) in self.floor.iter().enumerate() {
                     r[(k, k)] += f * f;
                 }
                 let s = hm * p * hm.transpose() + r;
@@ -470,10 +492,16 @@ impl LaneTracker {
     /// The tracker `cfg.method` names. `height` is the nominal bird's-eye height, `fps` the
     /// frame rate, `default_width` the lane width (px) assumed when a track starts from one
     /// line.
-    pub fn new(cfg: TrackingConfig, height: i32, fps: f64, default_width: f64) -> Self {
+    pub fn new(
+        cfg: TrackingConfig,
+        height: i32,
+        fps: f64,
+        default_width: f64,
+        units: &UnitsConfig,
+    ) -> Self {
         match cfg.method {
             TrackingMethod::Kalman => {
-                LaneTracker::Kalman(KalmanTracker::new(cfg, height, fps, default_width))
+                LaneTracker::Kalman(KalmanTracker::new(cfg, height, fps, default_width, units))
             }
             TrackingMethod::Average => LaneTracker::Average(AverageTracker::new(cfg)),
         }

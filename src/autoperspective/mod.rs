@@ -367,12 +367,32 @@ pub fn birdseye_angles(
     let limit = (3.0 * 1.4826 * median(&mut res)).max(2.0);
     let s = solve(&|x, y| (x - eval(&s0, y)).abs() <= limit)?;
     let slope = |t: f64| (2.0 * s[0] * t + s[1]) / h; // dx/dy in px/px
-                                                      // Evaluated over the rows the pixels cover (not extrapolated past them).
     let (y0, y1) = pts
         .iter()
         .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    let (t0, t1) = ((y0 / h).max(0.0), (y1 / h).min(1.0));
-    Some([t0, 0.5 * (t0 + t1), t1].map(|t| slope(t).atan().to_degrees()))
+    if y1 - y0 < 0.5 * h {
+        // Pixels of the near range only (`Options::fit_from`): a parabola over a short span
+        // extrapolates wildly to the view's top, so the direction of a straight line through
+        // them (the trimmed pixels) stands for all three rows.
+        let kept: Vec<(f64, f64)> = pts
+            .iter()
+            .copied()
+            .filter(|(x, y)| (x - eval(&s, *y)).abs() <= limit)
+            .collect();
+        let n = kept.len() as f64;
+        let (my, mx) = kept
+            .iter()
+            .fold((0.0, 0.0), |(a, b), p| (a + p.1 / n, b + p.0 / n));
+        let (sxy, syy) = kept.iter().fold((0.0, 0.0), |(a, b), p| {
+            (a + (p.1 - my) * (p.0 - mx), b + (p.1 - my) * (p.1 - my))
+        });
+        if syy <= 0.0 {
+            return None;
+        }
+        let d = (sxy / syy).atan().to_degrees();
+        return Some([d, d, d]);
+    }
+    Some([slope(0.0), slope(0.5), slope(1.0)].map(|d| d.atan().to_degrees()))
 }
 
 /// The straightness check of one frame, in the bird's-eye view of its own quad.

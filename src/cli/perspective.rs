@@ -258,6 +258,9 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         "xm_per_px {:.6} ({} m over {:.0} px), ym_per_px {:.6} (from {})",
         est.units.xm_per_px, opts.lane_width_m, est.lane_width_px, est.units.ym_per_px, est.ym_from
     );
+    for w in lanes::selfcal::scale_warnings(&est) {
+        eprintln!("lanes: warning: {w}");
+    }
     println!(
         "wrote {} and pictures {}_*_quad.jpg, {}_*_birdseye.jpg in {} ({} of {} frames used)",
         out.display(),

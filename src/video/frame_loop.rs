@@ -190,6 +190,7 @@ pub fn run_with(
             pipe.persp.height,
             src.fps,
             pipe.default_lane_width_px(),
+            &pipe.cfg.units,
         ),
         summary: VideoSummary::new(sink.as_ref().map(|s| s.codec), announced),
         fps: src.fps,

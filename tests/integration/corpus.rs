@@ -640,9 +640,18 @@ fn corpus_of_malformed_inputs_never_panics_hangs_or_leaves_partial_files() {
     }
     // Telemetry JSON Lines (from `lanes video` on the clip), through `events` and `report`.
     let telemetry_path = base.join("t.jsonl");
+    // The Udacity quad scaled to the 320x180 clip (its eight frames are too few to find one).
+    let quarter = base.join("quarter.toml");
+    std::fs::write(
+        &quarter,
+        "[perspective]\nsrc = [[143.75, 116.0], [176.75, 116.0], [64.5, 170.5], [262.25, 170.5]]\ndst = [[112.5, 0.0], [207.5, 0.0], [112.5, 180.0], [207.5, 180.0]]\n",
+    )
+    .unwrap();
     let o = lanes(&[
         "video",
         &base.join("clip.mp4").to_string_lossy(),
+        "--config",
+        &quarter.to_string_lossy(),
         "--no-render",
         "--telemetry",
         &telemetry_path.to_string_lossy(),

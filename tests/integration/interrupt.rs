@@ -26,7 +26,14 @@ fn long_clip(dir: &Path) -> Option<PathBuf> {
 fn start_video(dir: &Path, clip: &Path) -> Child {
     Command::new(lanes_bin())
         .current_dir(repo_root())
-        .args(["video", "--camera", "calibration/udacity.yml"])
+        // The fixed geometry: the frame loop starts at once (no self-calibration first).
+        .args([
+            "video",
+            "--camera",
+            "calibration/udacity.yml",
+            "--config",
+            "calibration/udacity.toml",
+        ])
         .arg(clip)
         .arg("-o")
         .arg(dir.join("o.mp4"))

@@ -18,6 +18,7 @@ mod layers;
 mod perspective;
 mod queue;
 mod report;
+mod selfcal;
 mod stills;
 mod synth;
 mod tune;

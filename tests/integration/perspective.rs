@@ -148,7 +148,10 @@ fn a_curved_frame_is_reported_and_left_out() {
     let dir = tmp();
     let cam = udacity_camera(dir.path());
     let cfg_path = dir.path().join("lanes.toml");
-    let o = perspective(&cam, &[&s1, &curved], &[], &cfg_path);
+    // Straight-frame mode: lines fitted over nearly the whole road, 1.5 degrees at most
+    // (the defaults fit the near range only, where test2's bend is nearly straight).
+    let straight = ["--fit-from", "0.1", "--max-angle", "1.5"];
+    let o = perspective(&cam, &[&s1, &curved], &straight, &cfg_path);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let line = out
@@ -177,7 +180,15 @@ fn the_next_lanes_line_is_refused_by_the_side_ratio() {
         .collect();
     let out_dir = tmp();
     let cfg_path = out_dir.path().join("p1.toml");
-    let mut args: Vec<String> = vec!["perspective".into(), "--max-angle".into(), "3.2".into()];
+    // 4.5 degrees in the nominal 1280x720 view: the 3.2 of the 720x576 view the frames were
+    // first judged in, stretched by the view's aspect (1280/720 across, 720/576 along).
+    let mut args: Vec<String> = vec![
+        "perspective".into(),
+        "--max-angle".into(),
+        "4.5".into(),
+        "--fit-from".into(),
+        "0.1".into(),
+    ];
     args.extend(frames.iter().map(|p| p.to_string_lossy().to_string()));
     args.extend(["-o".into(), cfg_path.to_string_lossy().to_string()]);
     let o = lanes(&args.iter().map(String::as_str).collect::<Vec<_>>());
@@ -211,7 +222,8 @@ fn no_usable_frame_is_an_error_and_writes_no_config() {
     let dir = tmp();
     let cam = udacity_camera(dir.path());
     let cfg_path = dir.path().join("lanes.toml");
-    let o = perspective(&cam, &[&curved], &[], &cfg_path);
+    let straight = ["--fit-from", "0.1", "--max-angle", "1.5"];
+    let o = perspective(&cam, &[&curved], &straight, &cfg_path);
     assert_one_line_error(&o, "no usable straight-road frame among 1");
     assert!(!cfg_path.exists());
 }
@@ -333,6 +345,8 @@ fn synthetic_cameras_give_metres_per_pixel_within_5_percent_and_eval_within_boun
                 &format!("{bottom}"),
                 "--depth",
                 &format!("{depth}"),
+                "--fit-from",
+                "0.1",
             ],
             &est_path,
         );
@@ -361,7 +375,7 @@ fn synthetic_cameras_give_metres_per_pixel_within_5_percent_and_eval_within_boun
 
         // Default rows: ym_per_px against the exact value for the rows the estimate chose.
         let def_path = d.join("default_rows.toml");
-        let o = perspective(&cam, &[&frame], &[], &def_path);
+        let o = perspective(&cam, &[&frame], &["--fit-from", "0.1"], &def_path);
         assert_eq!(o.status.code(), Some(0), "perspective: {}", stderr(&o));
         let def = Config::load(&def_path).unwrap();
         let (yt, yb) = (def.perspective.src[0][1], def.perspective.src[2][1]);
