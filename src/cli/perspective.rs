@@ -273,9 +273,10 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Whether a path names a video (by its extension).
+/// Whether a path names a video file (by its extension; CULane's frame folders end in .MP4).
 fn is_video(p: &std::path::Path) -> bool {
-    p.extension()
+    p.is_file()
+        && p.extension()
         .and_then(|e| e.to_str())
         .map(|e| {
             matches!(
