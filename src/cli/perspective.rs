@@ -277,12 +277,12 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
 fn is_video(p: &std::path::Path) -> bool {
     p.is_file()
         && p.extension()
-        .and_then(|e| e.to_str())
-        .map(|e| {
-            matches!(
-                e.to_ascii_lowercase().as_str(),
-                "mp4" | "mov" | "avi" | "mkv" | "m4v" | "webm" | "mpg" | "mpeg" | "ts"
-            )
-        })
-        .unwrap_or(false)
+            .and_then(|e| e.to_str())
+            .map(|e| {
+                matches!(
+                    e.to_ascii_lowercase().as_str(),
+                    "mp4" | "mov" | "avi" | "mkv" | "m4v" | "webm" | "mpg" | "mpeg" | "ts"
+                )
+            })
+            .unwrap_or(false)
 }

@@ -286,7 +286,7 @@ fn bad_inputs_are_one_line_errors() {
 
 /// Forward ground distance of undistorted image row `y` for a camera `height_m` above a flat
 /// road, pitched down `pitch_deg`, with focal length `fy` and principal row `cy` (no yaw, no roll).
-fn ground_distance(y: f64, fy: f64, cy: f64, height_m: f64, pitch_deg: f64) -> f64 {
+pub fn ground_distance(y: f64, fy: f64, cy: f64, height_m: f64, pitch_deg: f64) -> f64 {
     let (s, c) = pitch_deg.to_radians().sin_cos();
     let v = (y - cy) / fy;
     height_m * (c - s * v) / (c * v + s)

@@ -201,3 +201,81 @@ fn a_video_without_a_road_says_so() {
     assert_one_line_error(&o, "no road geometry found");
     assert!(!out.exists());
 }
+
+/// The row where the quad's two sides meet (the horizon of the lines they lie on).
+fn horizon_of(src: &[[f64; 2]; 4]) -> f64 {
+    let ml = (src[2][0] - src[0][0]) / (src[2][1] - src[0][1]);
+    let mr = (src[3][0] - src[1][0]) / (src[3][1] - src[1][1]);
+    src[0][1] + (src[1][0] - src[0][0]) / (ml - mr)
+}
+
+/// `lanes synth video` through rigs of known height, pitch and focal length (two resolutions):
+/// the geometry found in the video has the rig's horizon within 0.5% of the height, the lane's
+/// width at the quad's bottom row within 2% of the truth quad's, and metres per pixel along the
+/// road within 5% of the exact value for the rows it chose.
+#[test]
+fn synthetic_rigs_give_their_horizon_and_scale() {
+    let d = tmp();
+    // (width, height, focal length, camera height m, pitch deg down)
+    let rigs: [(i32, i32, f64, f64, f64); 2] =
+        [(1280, 720, 1000.0, 1.5, 2.5), (640, 360, 420.0, 1.2, 1.0)];
+    for (w, h, f, cam_h, pitch) in rigs {
+        let dir = d.path().join(format!("rig{w}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
+        let cam = dir.join("rig.yml");
+        std::fs::write(
+            &cam,
+            format!("%YAML:1.0\n---\nimage_width: {w}\nimage_height: {h}\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ {f}, 0., {cx}, 0., {f}, {cy}, 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n"),
+        )
+        .unwrap();
+        let o = lanes(&[
+            "synth",
+            "video",
+            "-o",
+            dir.to_str().unwrap(),
+            "--seconds",
+            "1.2",
+            "--camera",
+            cam.to_str().unwrap(),
+            "--camera-height",
+            &cam_h.to_string(),
+            "--pitch",
+            &pitch.to_string(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+        let clip = dir.join("synthetic_drive.mp4");
+        let g = dir.join("g.toml");
+        let o = lanes(&[
+            "video",
+            clip.to_str().unwrap(),
+            "--camera",
+            cam.to_str().unwrap(),
+            "--no-render",
+            "--save-geometry",
+            g.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "video: {}", stderr(&o));
+        let truth = lanes::config::Config::load(&dir.join("synthetic_drive.toml")).unwrap();
+        let found = lanes::config::Config::load(&g).unwrap();
+        let (t, s) = (truth.perspective.src, found.perspective.src);
+        let exact_horizon = cy - f * pitch.to_radians().tan();
+        let hz = horizon_of(&s);
+        let (yt, yb) = (s[0][1], s[2][1]);
+        let x =
+            |a: [f64; 2], b: [f64; 2], y: f64| a[0] + (b[0] - a[0]) * (y - a[1]) / (b[1] - a[1]);
+        let truth_width = x(t[1], t[3], yb) - x(t[0], t[2], yb);
+        let width = s[3][0] - s[2][0];
+        let exact_ym = (super::perspective::ground_distance(yt, f, cy, cam_h, pitch)
+            - super::perspective::ground_distance(yb, f, cy, cam_h, pitch))
+            / (found.perspective.dst[2][1] - found.perspective.dst[0][1]);
+        let ym = found.units.ym_per_px;
+        eprintln!(
+            "rig {w}x{h} f {f} h {cam_h} pitch {pitch}: horizon {hz:.1} (exact {exact_horizon:.1}), bottom width {width:.1} px (truth {truth_width:.1}), ym_per_px {ym:.5} (exact {exact_ym:.5}); {}",
+            stderr(&o).lines().next().unwrap_or("")
+        );
+        assert!((hz - exact_horizon).abs() <= 0.005 * h as f64, "horizon");
+        assert!((width / truth_width - 1.0).abs() <= 0.02, "width");
+        assert!((ym / exact_ym - 1.0).abs() <= 0.05, "ym_per_px");
+    }
+}
