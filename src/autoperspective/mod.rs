@@ -503,14 +503,29 @@ pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
     if first.usable() {
         return Ok(first);
     }
-    for &c in &L_CONTRASTS[1..] {
-        let o = outcome_at(frame, c, opts)?;
-        if o.usable() {
-            return Ok(o);
+    // A dashed line can leave the near range empty (a 12 m gap between 6 m dashes): then the
+    // lines are fitted over nearly the whole road, where the straightness check over the view's
+    // full height keeps bends out.
+    let whole = Options {
+        fit_from: FIT_FROM_WHOLE.min(opts.fit_from),
+        ..*opts
+    };
+    for &c in &L_CONTRASTS {
+        for o in [opts, &whole] {
+            if c == L_CONTRASTS[0] && o.fit_from == opts.fit_from {
+                continue;
+            }
+            let out = outcome_at(frame, c, o)?;
+            if out.usable() {
+                return Ok(out);
+            }
         }
     }
     Ok(first)
 }
+
+/// `Options::fit_from` of the fallback that fits nearly the whole road.
+const FIT_FROM_WHOLE: f64 = 0.1;
 
 fn median(v: &mut [f64]) -> f64 {
     crate::stats::median(v).unwrap_or(f64::NAN)
