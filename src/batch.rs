@@ -359,7 +359,8 @@ pub struct Outcome {
     pub skipped: bool,
 }
 
-const SUMMARY: &str = "summary.json";
+/// The file that marks a video done, written last.
+pub const SUMMARY: &str = "summary.json";
 const TELEMETRY: &str = "telemetry.jsonl";
 
 fn render_name(r: RenderMode) -> &'static str {
@@ -408,22 +409,9 @@ pub fn video_dir(out_dir: &Path, item: &Item) -> PathBuf {
     out_dir.join(&item.rel)
 }
 
-/// Process one video into its folder (or skip it when it is already done for the same inputs).
-/// Never returns an error: a failure is recorded in the outcome (and in `summary.json` when the
-/// folder is writable). `progress` gets the frames done so far.
-pub fn process(
-    setup: &Setup,
-    item: &Item,
-    opts: &Options,
-    cancel: &Cancel,
-    progress: video::Progress,
-) -> Outcome {
-    let dir = video_dir(&opts.out_dir, item);
-    let video_name = match opts.render {
-        RenderMode::None => None,
-        r => Some(format!("{}.mp4", render_name(r))),
-    };
-    let mut report = VideoReport {
+/// The report of a video about to be processed (status `failed` until it is done).
+fn fresh_report(setup: &Setup, item: &Item, opts: &Options) -> VideoReport {
+    VideoReport {
         rel: item.rel.clone(),
         status: Status::Failed,
         error: None,
@@ -441,18 +429,49 @@ pub fn process(
         stats: DriveStats::default(),
         outputs: Vec::new(),
         note: None,
+    }
+}
+
+/// The folder's `summary.json` when it is a complete result for the same job as `report`.
+fn finished(dir: &Path, report: &VideoReport) -> Option<VideoReport> {
+    let prev = read_report(dir)?;
+    let complete = prev.outputs.iter().all(|o| dir.join(o).is_file());
+    (prev.status == Status::Done && complete && prev.same_job(report)).then_some(prev)
+}
+
+/// An item's finished result in `opts.out_dir` (what `process` skips), or `None` when the video
+/// must be (re)done. `lanes queue work` checks this before it processes into its staging folder.
+pub fn finished_report(setup: &Setup, item: &Item, opts: &Options) -> Option<VideoReport> {
+    finished(
+        &video_dir(&opts.out_dir, item),
+        &fresh_report(setup, item, opts),
+    )
+}
+
+/// Process one video into its folder (or skip it when it is already done for the same inputs).
+/// Never returns an error: a failure is recorded in the outcome (and in `summary.json` when the
+/// folder is writable). `progress` gets the frames done so far.
+pub fn process(
+    setup: &Setup,
+    item: &Item,
+    opts: &Options,
+    cancel: &Cancel,
+    progress: video::Progress,
+) -> Outcome {
+    let dir = video_dir(&opts.out_dir, item);
+    let video_name = match opts.render {
+        RenderMode::None => None,
+        r => Some(format!("{}.mp4", render_name(r))),
     };
+    let mut report = fresh_report(setup, item, opts);
     remove_partials(&dir);
     if !opts.force {
-        if let Some(prev) = read_report(&dir) {
-            let complete = prev.outputs.iter().all(|o| dir.join(o).is_file());
-            if prev.status == Status::Done && complete && prev.same_job(&report) {
-                return Outcome {
-                    item: item.clone(),
-                    report: prev,
-                    skipped: true,
-                };
-            }
+        if let Some(prev) = finished(&dir, &report) {
+            return Outcome {
+                item: item.clone(),
+                report: prev,
+                skipped: true,
+            };
         }
     }
     let started = Instant::now();

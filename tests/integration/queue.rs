@@ -1,6 +1,7 @@
-//! `lanes queue`: real `redis-server` on a free loopback port (no persistence), real workers.
-//! Three workers on 8 jobs with one SIGKILLed mid-job; dead letters after K attempts; SIGTERM;
-//! an unreachable server.
+//! `lanes queue`: real `redis-server` on a free loopback port, real workers. Three workers on
+//! 8 jobs with one SIGKILLed mid-job; dead letters after K attempts; SIGTERM; an unreachable
+//! server; Redis SIGKILLed and restarted (AOF) twice under two workers; a worker SIGSTOPped past
+//! its lease; TLS and passwords; metrics.
 
 use super::batch::{clip_inputs, corrupt_set, partials_under};
 use super::*;
@@ -8,27 +9,52 @@ use serde_json::Value;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-/// A `redis-server` of our own, stopped on drop.
+/// A `redis-server` of our own on a free loopback port, stopped on drop.
 struct RedisServer {
     child: Child,
     url: String,
+    port: u16,
+    args: Vec<String>,
+}
+
+/// A free loopback port.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl RedisServer {
     /// Start one on a free port; `None` (skip, or fail under CI) when redis-server is missing.
     fn start() -> Option<Self> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match child {
+        Self::start_with(&["--save", "", "--appendonly", "no"])
+    }
+
+    /// With an append-only file in `dir` (fsync on every write, so a SIGKILL loses nothing
+    /// and the test is deterministic; `everysec` may lose the last second, which costs a lease
+    /// and a skipped redo, never a wrong output).
+    fn start_persistent(dir: &Path) -> Option<Self> {
+        let d = dir.to_str().unwrap();
+        Self::start_with(&[
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--dir",
+            d,
+        ])
+    }
+
+    fn start_with(extra: &[&str]) -> Option<Self> {
+        let port = free_port();
+        let mut args: Vec<String> = vec!["--port".into(), port.to_string()];
+        args.extend(["--bind", "127.0.0.1"].iter().map(|s| s.to_string()));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let child = match Self::spawn(&args) {
             Ok(c) => c,
             Err(e) => {
                 let msg = format!("redis-server not runnable ({e}); scripts/setup.sh installs it");
@@ -39,16 +65,56 @@ impl RedisServer {
                 return None;
             }
         };
-        let url = format!("redis://127.0.0.1:{port}/");
+        let scheme = if extra.contains(&"--tls-port") {
+            "rediss"
+        } else {
+            "redis"
+        };
+        let url = format!("{scheme}://127.0.0.1:{port}/");
+        let s = Self {
+            child,
+            url,
+            port: extra
+                .iter()
+                .position(|a| *a == "--tls-port")
+                .map(|i| extra[i + 1].parse().unwrap())
+                .unwrap_or(port),
+            args,
+        };
+        s.wait_ready();
+        Some(s)
+    }
+
+    fn spawn(args: &[String]) -> std::io::Result<Child> {
+        Command::new("redis-server")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+    }
+
+    /// Wait until the port accepts connections (the data may still be loading).
+    fn wait_ready(&self) {
         let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
             assert!(
                 start.elapsed() < Duration::from_secs(10),
                 "redis-server did not start"
             );
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(10));
         }
-        Some(Self { child, url })
+    }
+
+    /// SIGKILL, as a crashed or OOM-killed server.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Start again on the same port with the same settings (and data, with AOF).
+    fn restart(&mut self) {
+        self.child = Self::spawn(&self.args).unwrap();
+        self.wait_ready();
     }
 
     fn con(&self) -> redis::Connection {
@@ -64,6 +130,52 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A worker whose stderr goes to `log` (read while it runs).
+fn worker_logged(url: &str, out: &Path, name: &str, extra: &[&str], log: &Path) -> Child {
+    Command::new(lanes_bin())
+        .args(["queue", "work", "--redis", url, "-o"])
+        .arg(out)
+        .args(["--consumer", name])
+        .args(extra)
+        .current_dir(repo_root())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// Names of the clients connected to the server (empty while it is down).
+fn client_names(url: &str) -> Vec<String> {
+    let Ok(mut con) = redis::Client::open(url).unwrap().get_connection() else {
+        return Vec::new();
+    };
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(&mut con)
+        .unwrap_or_default();
+    list.lines()
+        .filter_map(|l| l.split(' ').find_map(|f| f.strip_prefix("name=")))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `lanes:log` (one rel per job recorded done), or empty while the server is down.
+fn done_log(url: &str) -> Vec<String> {
+    redis::Client::open(url)
+        .unwrap()
+        .get_connection()
+        .ok()
+        .and_then(|mut c| {
+            redis::cmd("LRANGE")
+                .arg("lanes:log")
+                .arg(0)
+                .arg(-1)
+                .query(&mut c)
+                .ok()
+        })
+        .unwrap_or_default()
 }
 
 fn worker(url: &str, out: &Path, name: &str, extra: &[&str]) -> Child {
@@ -141,6 +253,9 @@ fn queue_three_workers_one_killed_mid_job_every_job_done_exactly_once() {
     let lease = 3.0;
     let opts = ["--frames", "40", "--lease", "3s", "--drain"];
     let mut con = server.con();
+    // Every video of the inputs (the shared data may hold more clips than when this was written).
+    let jobs: usize = redis::cmd("XLEN").arg("lanes").query(&mut con).unwrap();
+    assert!(jobs >= 8, "{jobs} jobs");
     let mut victim = worker(&server.url, &out, "w1", &opts);
     let others = [
         worker(&server.url, &out, "w2", &opts),
@@ -187,7 +302,7 @@ fn queue_three_workers_one_killed_mid_job_every_job_done_exactly_once() {
         let (code, err) = finish(w, Duration::from_secs(120));
         assert_eq!(code, Some(0), "{err}");
     }
-    // Every job done exactly once: 8 completions, 8 distinct videos, all `done` on disk.
+    // Every job done exactly once: one completion per video, all distinct, all `done` on disk.
     let log: Vec<String> = redis::cmd("LRANGE")
         .arg("lanes:log")
         .arg(0)
@@ -197,8 +312,8 @@ fn queue_three_workers_one_killed_mid_job_every_job_done_exactly_once() {
     let mut uniq = log.clone();
     uniq.sort();
     uniq.dedup();
-    assert_eq!(log.len(), 8, "{log:?}");
-    assert_eq!(uniq.len(), 8, "{log:?}");
+    assert_eq!(log.len(), jobs, "{log:?}");
+    assert_eq!(uniq.len(), jobs, "{log:?}");
     for rel in &uniq {
         let s: Value = serde_json::from_str(
             &std::fs::read_to_string(out.join(rel).join("summary.json")).unwrap(),
@@ -217,7 +332,7 @@ fn queue_three_workers_one_killed_mid_job_every_job_done_exactly_once() {
         partials_under(&out)
     );
     let st = status_json(&server.url);
-    assert_eq!(st["done"], 8);
+    assert_eq!(st["done"], jobs);
     assert_eq!(st["waiting"], 0);
     assert_eq!(st["in_flight"].as_array().unwrap().len(), 0);
     assert_eq!(st["dead"].as_array().unwrap().len(), 0);
@@ -407,4 +522,154 @@ fn queue_job_with_its_own_camera_and_config_matches_lanes_video() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_ne!(got, std::fs::read(&plain).unwrap());
+}
+
+/// `n` copies of the synthetic clip (125 frames) under distinct names.
+fn copies(dir: &Path, n: usize) -> PathBuf {
+    let set = dir.join("clips");
+    std::fs::create_dir_all(&set).unwrap();
+    let clip = repo_root().join("test_videos/synthetic_drive.mp4");
+    for i in 0..n {
+        std::fs::copy(&clip, set.join(format!("clip{i}.mp4"))).unwrap();
+    }
+    set
+}
+
+fn alive(c: &mut Child) -> bool {
+    c.try_wait().unwrap().is_none()
+}
+
+/// Kill Redis, wait `down`, start it again; returns the seconds from its restart until both
+/// workers are connected again (any of their connections in CLIENT LIST).
+fn outage(server: &mut RedisServer, down: Duration, workers: &[&str]) -> f64 {
+    server.kill();
+    std::thread::sleep(down);
+    server.restart();
+    let back = Instant::now();
+    loop {
+        let names = client_names(&server.url);
+        let all = workers.iter().all(|w| {
+            names
+                .iter()
+                .any(|n| n == w || n == &format!("lanes-beat:{w}"))
+        });
+        if all {
+            return back.elapsed().as_secs_f64();
+        }
+        assert!(
+            back.elapsed() < Duration::from_secs(30),
+            "workers did not reconnect: {names:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn queue_redis_killed_and_restarted_twice_every_job_done_exactly_once() {
+    let dir = tmp();
+    let Some(mut server) = RedisServer::start_persistent(dir.path()) else {
+        return;
+    };
+    let set = copies(dir.path(), 8);
+    let out = dir.path().join("out");
+    push(&server.url, &[set.to_str().unwrap()]);
+    let opts = ["--lease", "10s", "--drain"];
+    let logs = [dir.path().join("w1.log"), dir.path().join("w2.log")];
+    let mut w1 = worker_logged(&server.url, &out, "w1", &opts, &logs[0]);
+    let mut w2 = worker_logged(&server.url, &out, "w2", &opts, &logs[1]);
+    let mut recoveries = Vec::new();
+    for after_done in [1, 4] {
+        // Kill mid-run: once `after_done` jobs are recorded (others in progress or waiting).
+        let start = Instant::now();
+        while done_log(&server.url).len() < after_done {
+            assert!(start.elapsed() < Duration::from_secs(60), "no progress");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let r = outage(&mut server, Duration::from_secs(2), &["w1", "w2"]);
+        assert!(
+            alive(&mut w1) && alive(&mut w2),
+            "a worker died in the outage"
+        );
+        recoveries.push(r);
+    }
+    eprintln!(
+        "recovery after each Redis restart (both workers reconnected): {:.2} s, {:.2} s",
+        recoveries[0], recoveries[1]
+    );
+    let (c1, e1) = finish(w1, Duration::from_secs(120));
+    let (c2, e2) = finish(w2, Duration::from_secs(120));
+    let (e1, e2) = (
+        std::fs::read_to_string(&logs[0]).unwrap() + &e1,
+        std::fs::read_to_string(&logs[1]).unwrap() + &e2,
+    );
+    assert_eq!((c1, c2), (Some(0), Some(0)), "{e1}\n{e2}");
+    for r in &recoveries {
+        assert!(*r <= 10.0, "recovery {r:.2} s; {e1}\n{e2}");
+    }
+    assert!(
+        (e1.clone() + &e2).contains("reconnected after"),
+        "no outage logged: {e1}\n{e2}"
+    );
+    // Every job done exactly once: 8 distinct log entries, each processed by one worker.
+    let log = done_log(&server.url);
+    let mut uniq = log.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!((log.len(), uniq.len()), (8, 8), "{log:?}");
+    for rel in &uniq {
+        let runs = (e1.clone() + &e2)
+            .lines()
+            .filter(|l| l.contains(&format!("] done    {rel}:")))
+            .count();
+        assert_eq!(runs, 1, "{rel} processed {runs} times: {e1}\n{e2}");
+        let s: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(rel).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(s["status"], "done", "{rel}");
+        assert_eq!(s["frames"], 125, "{rel}");
+        let (recs, _) =
+            lanes::telemetry::read_jsonl(&out.join(rel).join("telemetry.jsonl")).unwrap();
+        assert_eq!(recs.len(), 125, "{rel}");
+    }
+    assert!(
+        partials_under(&out).is_empty(),
+        "{:?}",
+        partials_under(&out)
+    );
+    let st = status_json(&server.url);
+    assert_eq!(st["done"], 8, "{st}");
+    assert_eq!(st["waiting"], 0);
+    assert_eq!(st["in_flight_count"], 0);
+    assert_eq!(st["dead_count"], 0);
+    assert!(!e1.contains("panicked") && !e2.contains("panicked"));
+}
+
+#[test]
+fn queue_worker_gives_up_after_the_given_outage() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    let dir = tmp();
+    let out = dir.path().join("out");
+    let w = worker(&server.url, &out, "w1", &["--give-up-after", "2s"]);
+    let start = Instant::now();
+    while !client_names(&server.url).iter().any(|n| n == "w1") {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "worker not connected"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.kill();
+    let killed = Instant::now();
+    let (code, err) = finish(w, Duration::from_secs(30));
+    let took = killed.elapsed().as_secs_f64();
+    assert_eq!(code, Some(2), "{err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("lanes: ") && last.contains("no connection for"),
+        "{err}"
+    );
+    assert!((2.0..8.0).contains(&took), "gave up after {took:.2} s");
 }
