@@ -297,6 +297,13 @@ impl Link {
                 return Err(self.ep.error(what, &err));
             }
             self.con = None;
+            if self.cancel.as_ref().is_some_and(|c| c.requested()) {
+                // A stop signal (its EINTR may be what broke the command): no outage to report.
+                return Err(Error::Redis {
+                    url: self.ep.shown.clone(),
+                    message: format!("{what}: stopped by signal"),
+                });
+            }
             let o = outage.get_or_insert_with(|| {
                 if let Some(m) = &self.metrics {
                     m.set_connected(false);
@@ -315,12 +322,6 @@ impl Link {
                 self.say(&msg);
             }
             o.attempts += 1;
-            if self.cancel.as_ref().is_some_and(|c| c.requested()) {
-                return Err(Error::Redis {
-                    url: self.ep.shown.clone(),
-                    message: format!("{what}: stopped by signal while reconnecting"),
-                });
-            }
             if let Some(limit) = self.give_up_after {
                 if o.start.elapsed() >= limit {
                     return Err(Error::Redis {

@@ -673,3 +673,116 @@ fn queue_worker_gives_up_after_the_given_outage() {
     );
     assert!((2.0..8.0).contains(&took), "gave up after {took:.2} s");
 }
+
+/// Send `sig` to a child.
+fn signal(c: &Child, sig: i32) {
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(c.id() as i32, sig);
+    }
+}
+
+/// Poll `f` every 20 ms until it holds; panics after `limit` with `what`.
+fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < limit, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn done_by(url: &str, id: &str) -> Option<String> {
+    let mut con = redis::Client::open(url).unwrap().get_connection().ok()?;
+    redis::cmd("HGET")
+        .arg("lanes:done")
+        .arg(id)
+        .query(&mut con)
+        .ok()
+        .flatten()
+}
+
+#[test]
+fn queue_worker_stopped_past_its_lease_loses_the_job_and_goes_on() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let dir = tmp();
+    let set = copies(dir.path(), 2);
+    let out = dir.path().join("out");
+    let mut con = server.con();
+    push(&server.url, &[set.join("clip0.mp4").to_str().unwrap()]);
+    let opts = ["--lease", "2s"];
+    let logs = [dir.path().join("w1.log"), dir.path().join("w2.log")];
+    let w1 = worker_logged(&server.url, &out, "w1", &opts, &logs[0]);
+    let mut held = String::new();
+    wait_until(
+        Duration::from_secs(20),
+        "w1 takes the job",
+        || match pending(&mut con).into_iter().find(|p| p.1 == "w1") {
+            Some(p) => {
+                held = p.0;
+                true
+            }
+            None => false,
+        },
+    );
+    std::thread::sleep(Duration::from_millis(150));
+    signal(&w1, libc::SIGSTOP); // stalled mid-job, alive
+    let stopped = Instant::now();
+    assert!(
+        pending(&mut con).iter().any(|p| p.0 == held && p.1 == "w1"),
+        "w1 finished before it was stopped"
+    );
+    let w2 = worker_logged(&server.url, &out, "w2", &opts, &logs[1]);
+    // Stopped for twice the lease: w2 takes the job over once its lease has run out.
+    std::thread::sleep(Duration::from_secs(4).saturating_sub(stopped.elapsed()));
+    signal(&w1, libc::SIGCONT);
+    wait_until(Duration::from_secs(30), "w2 records the job", || {
+        done_by(&server.url, &held).as_deref() == Some("w2")
+    });
+    let log1 = || std::fs::read_to_string(&logs[0]).unwrap();
+    wait_until(Duration::from_secs(20), "w1 logs the lost job", || {
+        log1().contains("lost")
+    });
+    signal(&w2, libc::SIGTERM);
+    let (code, err2) = finish(w2, Duration::from_secs(20));
+    assert_eq!(code, Some(0), "{err2}");
+    // The woken worker takes the next job.
+    push(&server.url, &[set.join("clip1.mp4").to_str().unwrap()]);
+    wait_until(Duration::from_secs(30), "w1 does the next job", || {
+        done_log(&server.url).len() == 2
+    });
+    signal(&w1, libc::SIGTERM);
+    let (code, _) = finish(w1, Duration::from_secs(20));
+    let (e1, e2) = (log1(), std::fs::read_to_string(&logs[1]).unwrap());
+    assert_eq!(code, Some(0), "{e1}");
+    eprintln!("w1:\n{e1}w2:\n{e2}");
+    let lost_line = e1.lines().find(|l| l.contains("lost")).unwrap();
+    assert!(lost_line.contains("clip0.mp4"), "{lost_line}");
+    assert!(e1.contains("] done    clip1.mp4:"), "{e1}");
+    assert!(e2.contains("] done    clip0.mp4:"), "{e2}");
+    assert!(!e1.contains("] done    clip0.mp4"), "{e1}");
+    // The job counts once, with w2's complete outputs.
+    assert_eq!(done_log(&server.url), ["clip0.mp4", "clip1.mp4"]);
+    let st = status_json(&server.url);
+    assert_eq!(
+        (st["done"].as_u64(), st["in_flight_count"].as_u64()),
+        (Some(2), Some(0)),
+        "{st}"
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("clip0.mp4/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (s["status"].as_str(), s["frames"].as_u64()),
+        (Some("done"), Some(125))
+    );
+    let (recs, _) = lanes::telemetry::read_jsonl(&out.join("clip0.mp4/telemetry.jsonl")).unwrap();
+    assert_eq!(recs.len(), 125);
+    assert!(
+        partials_under(&out).is_empty(),
+        "{:?}",
+        partials_under(&out)
+    );
+    assert!(!out.join(lanes::queue::STAGING_DIR).exists());
+}
