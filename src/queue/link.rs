@@ -90,6 +90,12 @@ impl Endpoint {
                 });
             }
             let pem = std::fs::read(ca).map_err(|e| Error::io(ca, e))?;
+            if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+                return Err(Error::Io {
+                    path: ca.clone(),
+                    message: "no PEM certificate in it (expected the CA's certificate)".into(),
+                });
+            }
             let certs = redis::TlsCertificates {
                 client_tls: None,
                 root_cert: Some(pem),
@@ -114,7 +120,12 @@ impl Endpoint {
     /// The library error for `what` failing with `e`, naming the redacted URL.
     pub fn error(&self, what: &str, e: &redis::RedisError) -> Error {
         let mut message = format!("{what}: {}", self.scrub(e));
-        if self.shown.starts_with("redis://") && is_connection_error(e) {
+        let text = e.to_string();
+        if text.contains("invalid peer certificate") {
+            message += " (the server's certificate is not signed by a trusted CA: give its CA with --redis-ca or LANES_REDIS_CA)";
+        } else if text.contains("NOAUTH") {
+            message += " (give the password in the URL or in LANES_REDIS_PASSWORD)";
+        } else if self.shown.starts_with("redis://") && is_connection_error(e) {
             message += " (if the server expects TLS, use a rediss:// URL)";
         }
         Error::Redis {

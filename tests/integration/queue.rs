@@ -786,3 +786,244 @@ fn queue_worker_stopped_past_its_lease_loses_the_job_and_goes_on() {
     );
     assert!(!out.join(lanes::queue::STAGING_DIR).exists());
 }
+
+/// Run openssl; `None` (skip, or fail under CI) when it is missing.
+fn openssl(dir: &Path, args: &[&str]) -> Option<()> {
+    match Command::new("openssl").args(args).current_dir(dir).output() {
+        Ok(o) => {
+            assert!(o.status.success(), "openssl {args:?}: {}", stderr(&o));
+            Some(())
+        }
+        Err(e) => {
+            let msg = format!("openssl not runnable ({e}); scripts/setup.sh installs it");
+            if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+                panic!("{msg}");
+            }
+            eprintln!("SKIP: {msg}");
+            None
+        }
+    }
+}
+
+/// A CA, a server certificate it signed for 127.0.0.1 (server.pem, server.key), and a second
+/// CA that signed nothing here (other.pem).
+fn make_certs(dir: &Path) -> Option<()> {
+    let ca = |name: &str| {
+        let (key, pem) = (format!("{name}.key"), format!("{name}.pem"));
+        let subj = format!("/CN=lanes test {name}");
+        openssl(
+            dir,
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                &key,
+                "-out",
+                &pem,
+                "-days",
+                "2",
+                "-subj",
+                &subj,
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
+        )
+    };
+    ca("ca")?;
+    ca("other")?;
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    )?;
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    )
+}
+
+#[test]
+fn queue_over_tls_with_passwords_and_each_mistake_is_one_line() {
+    let dir = tmp();
+    let d = dir.path();
+    if make_certs(d).is_none() {
+        return;
+    }
+    let (admin_pw, fleet_pw, wrong_pw) = ("adm1n-s3cret-pw", "fleet-pw-7731", "wr0ng-pa55-99");
+    let tls_port = free_port().to_string();
+    let p = |f: &str| d.join(f).to_str().unwrap().to_string();
+    let (cert, key, ca) = (p("server.pem"), p("server.key"), p("ca.pem"));
+    let pass = format!(">{fleet_pw}");
+    let Some(_server) = RedisServer::start_with(&[
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--port",
+        "0",
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca,
+        "--tls-auth-clients",
+        "no",
+        "--requirepass",
+        admin_pw,
+        "--user",
+        "fleet",
+        "on",
+        &pass,
+        "~*",
+        "&*",
+        "+@all",
+    ]) else {
+        return;
+    };
+    let host = format!("127.0.0.1:{tls_port}");
+    let fleet_url = format!("rediss://fleet:{fleet_pw}@{host}/");
+    let out = d.join("out");
+    let clip = repo_root().join("test_videos/synthetic_drive.mp4");
+    let mut outputs = String::new();
+    let mut run = |args: &[&str], env: &[(&str, &str)]| {
+        let o = Command::new(lanes_bin())
+            .args(args)
+            .env_remove("LANES_REDIS_PASSWORD")
+            .env_remove("LANES_REDIS_CA")
+            .envs(env.iter().copied())
+            .current_dir(repo_root())
+            .output()
+            .unwrap();
+        outputs += &(stdout(&o) + &stderr(&o));
+        o
+    };
+    // End to end: an ACL user's password in the URL with a CA file (push, status); the default
+    // user's password and the CA from the environment (the worker).
+    let o = run(
+        &[
+            "queue",
+            "push",
+            "--redis",
+            &fleet_url,
+            "--redis-ca",
+            &ca,
+            clip.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(
+        &[
+            "queue",
+            "work",
+            "--redis",
+            &format!("rediss://{host}/"),
+            "-o",
+            out.to_str().unwrap(),
+            "--frames",
+            "20",
+            "--drain",
+            "--consumer",
+            "tls-w1",
+        ],
+        &[("LANES_REDIS_PASSWORD", admin_pw), ("LANES_REDIS_CA", &ca)],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(
+        &[
+            "queue",
+            "status",
+            "--redis",
+            &fleet_url,
+            "--redis-ca",
+            &ca,
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let st: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(st["done"], 1, "{st}");
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("synthetic_drive.mp4/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (s["status"].as_str(), s["frames"].as_u64()),
+        (Some("done"), Some(20))
+    );
+    // Each mistake: one `lanes:` line, exit 2, the URL printed with its password hidden.
+    let wrong_url = format!("rediss://fleet:{wrong_pw}@{host}/");
+    let plain_url = format!("redis://fleet:{fleet_pw}@{host}/");
+    let other = p("other.pem");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--redis", &wrong_url, "--redis-ca", &ca],
+            "AuthenticationFailed",
+        ),
+        (
+            &["--redis", &fleet_url, "--redis-ca", &other],
+            "certificate",
+        ),
+        (&["--redis", &plain_url], "rediss://"),
+        (
+            &["--redis", &format!("rediss://{host}/"), "--redis-ca", &ca],
+            "NOAUTH",
+        ),
+    ];
+    for (conn, needle) in cases {
+        let mut args = vec!["queue", "status"];
+        args.extend_from_slice(conn);
+        let o = run(&args, &[]);
+        assert_one_line_error(&o, needle);
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        eprintln!("{}", stderr(&o).trim());
+    }
+    assert!(outputs.contains("fleet:***@"), "{outputs}");
+    // No password anywhere: outputs, the worker's log, status, summaries and telemetry.
+    for f in super::batch::files_under(&out) {
+        outputs += &std::fs::read_to_string(out.join(f)).unwrap_or_default();
+    }
+    for pw in [admin_pw, fleet_pw, wrong_pw] {
+        assert!(!outputs.contains(pw), "password {pw} printed");
+    }
+}
