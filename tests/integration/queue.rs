@@ -1027,3 +1027,100 @@ fn queue_over_tls_with_passwords_and_each_mistake_is_one_line() {
         assert!(!outputs.contains(pw), "password {pw} printed");
     }
 }
+
+/// GET http://ADDR/metrics; name -> value summed over label sets.
+fn scrape(addr: &str) -> Option<std::collections::HashMap<String, f64>> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let body = text.split("\r\n\r\n").nth(1)?;
+    let mut m = std::collections::HashMap::new();
+    for l in body
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (name, value) = l.rsplit_once(' ')?;
+        let name = name.split('{').next()?.to_string();
+        let le_inf = l.contains("le=\"+Inf\"");
+        if name.ends_with("_bucket") && !le_inf {
+            continue;
+        }
+        *m.entry(name).or_insert(0.0) += value.parse::<f64>().ok()?;
+    }
+    Some(m)
+}
+
+#[test]
+fn queue_metrics_scraped_during_a_run_match_status() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let dir = tmp();
+    let set = copies(dir.path(), 4);
+    let bad = corrupt_set(dir.path()).join("noise.mp4");
+    let out = dir.path().join("out");
+    push(&server.url, &[set.to_str().unwrap(), bad.to_str().unwrap()]);
+    let addrs = [
+        format!("127.0.0.1:{}", free_port()),
+        format!("127.0.0.1:{}", free_port()),
+    ];
+    let ws: Vec<Child> = ["w1", "w2"]
+        .iter()
+        .zip(&addrs)
+        .map(|(n, a)| {
+            worker(
+                &server.url,
+                &out,
+                n,
+                &["--lease", "2s", "--max-attempts", "1", "--metrics", a],
+            )
+        })
+        .collect();
+    let total = |name: &str, scrapes: &[std::collections::HashMap<String, f64>]| -> f64 {
+        scrapes
+            .iter()
+            .map(|m| m.get(name).copied().unwrap_or(0.0))
+            .sum()
+    };
+    let mut scrapes = Vec::new();
+    let mut saw_busy = false;
+    wait_until(Duration::from_secs(90), "5 jobs ended (metrics)", || {
+        scrapes = addrs.iter().filter_map(|a| scrape(a)).collect();
+        saw_busy |= total("lanes_queue_current_job", &scrapes) > 0.0;
+        scrapes.len() == 2
+            && total("lanes_queue_jobs_done_total", &scrapes)
+                + total("lanes_queue_jobs_dead_total", &scrapes)
+                == 5.0
+    });
+    let st = status_json(&server.url);
+    for w in ws {
+        signal(&w, libc::SIGTERM);
+        let (code, err) = finish(w, Duration::from_secs(20));
+        assert_eq!(code, Some(0), "{err}");
+    }
+    eprintln!("status {st}\nmetrics {scrapes:?}\nsaw a current job: {saw_busy}");
+    assert_eq!(
+        st["done"].as_f64(),
+        Some(total("lanes_queue_jobs_done_total", &scrapes))
+    );
+    assert_eq!(st["done"], 4);
+    assert_eq!(
+        st["dead_count"].as_f64(),
+        Some(total("lanes_queue_jobs_dead_total", &scrapes))
+    );
+    assert_eq!(
+        st["failed"].as_f64(),
+        Some(total("lanes_queue_jobs_failed_total", &scrapes))
+    );
+    assert_eq!(st["dead_count"], 1);
+    assert_eq!(total("lanes_queue_frames_total", &scrapes), 4.0 * 125.0);
+    assert_eq!(total("lanes_queue_job_seconds_count", &scrapes), 4.0);
+    assert_eq!(total("lanes_queue_job_seconds_bucket", &scrapes), 4.0);
+    assert!(total("lanes_queue_job_seconds_sum", &scrapes) > 0.0);
+    assert_eq!(total("lanes_queue_redis_reconnects_total", &scrapes), 0.0);
+    assert_eq!(total("lanes_queue_redis_connected", &scrapes), 2.0);
+    assert_eq!(total("lanes_queue_current_job", &scrapes), 0.0);
+}
