@@ -1124,3 +1124,156 @@ fn queue_metrics_scraped_during_a_run_match_status() {
     assert_eq!(total("lanes_queue_redis_connected", &scrapes), 2.0);
     assert_eq!(total("lanes_queue_current_job", &scrapes), 0.0);
 }
+
+#[test]
+fn batch_input_changed_in_place_with_same_size_and_mtime_is_redone() {
+    let dir = tmp();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let clip = input.join("clip.mp4");
+    std::fs::copy(repo_root().join("test_videos/synthetic_drive.mp4"), &clip).unwrap();
+    let out = dir.path().join("out");
+    let run = || {
+        let o = lanes(&[
+            "batch",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--frames",
+            "5",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let b: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("batch.json")).unwrap())
+                .unwrap();
+        b["videos"][0]["skipped"].as_bool().unwrap()
+    };
+    assert!(!run());
+    assert!(run(), "unchanged input: skipped");
+    // Rewritten in place: same size, modification time put back (a byte near the end, in the
+    // last MiB that the fingerprint reads).
+    let meta = std::fs::metadata(&clip).unwrap();
+    let mut bytes = std::fs::read(&clip).unwrap();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0x55;
+    std::fs::write(&clip, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&clip)
+        .unwrap()
+        .set_modified(meta.modified().unwrap())
+        .unwrap();
+    let now = std::fs::metadata(&clip).unwrap();
+    assert_eq!(
+        (now.len(), now.modified().unwrap()),
+        (meta.len(), meta.modified().unwrap())
+    );
+    assert!(
+        !run(),
+        "changed input with the same size and mtime was skipped"
+    );
+}
+
+/// A 1 MiB tmpfs at `dir` (root only); `None` with a printed reason elsewhere.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path) -> Option<Self> {
+        std::fs::create_dir_all(dir).unwrap();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir)
+            .output();
+        match o {
+            Ok(o) if o.status.success() => Some(Self(dir.to_path_buf())),
+            other => {
+                eprintln!("SKIP: cannot mount a small tmpfs (needs root): {other:?}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn queue_disk_full_fails_the_job_cleanly_and_it_goes_on_once_space_is_back() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let dir = tmp();
+    let set = copies(dir.path(), 2);
+    let out = dir.path().join("out");
+    let Some(_disk) = SmallDisk::mount(&out) else {
+        return;
+    };
+    // Fill the disk but for 8 KiB: the telemetry of 125 frames does not fit.
+    let filler = out.join("filler");
+    let free = {
+        let o = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        stdout(&o)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+    };
+    std::fs::write(&filler, vec![0u8; free - 8192]).unwrap();
+    push(&server.url, &[set.join("clip0.mp4").to_str().unwrap()]);
+    let log = dir.path().join("w1.log");
+    let w = worker_logged(
+        &server.url,
+        &out,
+        "w1",
+        &["--lease", "1s", "--max-attempts", "5"],
+        &log,
+    );
+    wait_until(Duration::from_secs(60), "a failed attempt", || {
+        status_json(&server.url)["failed"] == 1
+    });
+    let st = status_json(&server.url);
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_eq!(st["done"], 0, "{st}");
+    let files = super::batch::files_under(&out);
+    assert!(
+        files
+            .iter()
+            .all(|f| f == "filler" || f.ends_with("summary.json")),
+        "partial files left on a full disk: {files:?}"
+    );
+    // Space is back: the job is retried after its lease, and the next one goes on.
+    std::fs::remove_file(&filler).unwrap();
+    push(&server.url, &[set.join("clip1.mp4").to_str().unwrap()]);
+    wait_until(Duration::from_secs(60), "both jobs done", || {
+        status_json(&server.url)["done"] == 2
+    });
+    signal(&w, libc::SIGTERM);
+    let (code, rest) = finish(w, Duration::from_secs(20));
+    assert_eq!(code, Some(0), "{rest}");
+    eprintln!("{}", std::fs::read_to_string(&log).unwrap());
+    for rel in ["clip0.mp4", "clip1.mp4"] {
+        let s: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(rel).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (s["status"].as_str(), s["frames"].as_u64()),
+            (Some("done"), Some(125))
+        );
+    }
+    assert!(
+        partials_under(&out).is_empty(),
+        "{:?}",
+        partials_under(&out)
+    );
+}
