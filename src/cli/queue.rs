@@ -230,32 +230,7 @@ pub fn run(a: QueueArgs) -> Result<i32> {
                 println!("{}", serde_json::to_string_pretty(&s)?);
                 return Ok(0);
             }
-            println!(
-                "queue {}: {} jobs, {} waiting, {} in flight, {} done, {} failed at least once, {} dead-lettered",
-                conn.queue,
-                s.total,
-                s.waiting,
-                s.in_flight.len(),
-                s.done,
-                s.failed,
-                s.dead.len()
-            );
-            for f in &s.in_flight {
-                println!(
-                    "  in flight {} ({}): consumer {}, idle {:.1} s, delivery {}",
-                    f.rel,
-                    f.id,
-                    f.consumer,
-                    f.idle_ms as f64 / 1000.0,
-                    f.deliveries
-                );
-            }
-            for d in &s.dead {
-                println!(
-                    "  dead {} after {} attempts: {}",
-                    d.rel, d.attempts, d.error
-                );
-            }
+            print!("{}", s.text(&conn.queue));
             Ok(0)
         }
     }

@@ -61,6 +61,55 @@ pub fn redact_url(url: &str) -> String {
     format!("{}{user}:***{}", &url[..start], &rest[at..])
 }
 
+/// The password part of a URL's user info as written (percent-encoded or not), if any.
+pub fn url_password(url: &str) -> Option<&str> {
+    let start = url.find("://")? + 3;
+    let rest = &url[start..];
+    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..auth_end].rfind('@')?;
+    let (_, pw) = rest[..at].split_once(':')?;
+    (!pw.is_empty()).then_some(pw)
+}
+
+/// Overwrite every occurrence of `secret` with `*` in this process's argument block, which is
+/// what `ps` and `/proc/PID/cmdline` show, so a password given in `--redis URL` is not visible
+/// in the process list while a worker runs (Linux; elsewhere, or when the block cannot be
+/// found, nothing happens). Arguments already parsed are copies and keep their value.
+pub fn hide_in_process_args(secret: &str) {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return;
+    };
+    // Fields after the command name (in parentheses, may hold spaces): the first is field 3,
+    // arg_start and arg_end are fields 48 and 49 (proc(5)).
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return;
+    };
+    let f: Vec<usize> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let (Some(&start), Some(&end)) = (f.get(45), f.get(46)) else {
+        return;
+    };
+    let pat = secret.as_bytes();
+    if secret.is_empty() || start == 0 || end <= start || end - start > 1 << 21 {
+        return;
+    }
+    // SAFETY: [arg_start, arg_end) is this process's argument block (the strings argv points
+    // to), mapped readable and writable at the top of the main thread's stack for the life of
+    // the process; bytes are replaced in place, keeping every string's length and terminator.
+    let args = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, end - start) };
+    let mut i = 0;
+    while i + pat.len() <= args.len() {
+        if &args[i..i + pat.len()] == pat {
+            args[i..i + pat.len()].fill(b'*');
+            i += pat.len();
+        } else {
+            i += 1;
+        }
+    }
+}
+
 impl Endpoint {
     pub fn new(url: &str, opts: &EndpointOptions) -> Result<Self> {
         let shown = redact_url(url);
@@ -407,6 +456,12 @@ mod tests {
             "redis://127.0.0.1:6379/"
         );
         assert_eq!(redact_url("redis://u:p@h"), "redis://u:***@h");
+        assert_eq!(
+            url_password("rediss://lanes:s3cr%40t@h:1/0"),
+            Some("s3cr%40t")
+        );
+        assert_eq!(url_password("redis://lanes@h:1/"), None);
+        assert_eq!(url_password("redis://h:1/"), None);
     }
 
     #[test]

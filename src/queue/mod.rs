@@ -25,7 +25,9 @@ mod link;
 pub mod metrics;
 mod worker;
 
-pub use link::{redact_url, Endpoint, EndpointOptions, Link, Notify};
+pub use link::{
+    hide_in_process_args, redact_url, url_password, Endpoint, EndpointOptions, Link, Notify,
+};
 pub use metrics::{Metrics, MetricsServer};
 pub use worker::{default_consumer, work, JobEnd, WorkerOptions, STAGING_DIR};
 
@@ -241,4 +243,31 @@ pub struct QueueStatus {
     pub dead: Vec<DeadLetter>,
     /// `dead.len()`, for scripts.
     pub dead_count: usize,
+}
+
+impl QueueStatus {
+    /// The text `lanes queue status` prints: a summary line, then in-flight and dead jobs.
+    pub fn text(&self, queue: &str) -> String {
+        let mut s = format!(
+            "queue {queue}: {} jobs, {} waiting, {} in flight, {} done, {} failed at least once, {} dead-lettered\n",
+            self.total, self.waiting, self.in_flight_count, self.done, self.failed, self.dead_count
+        );
+        for f in &self.in_flight {
+            s += &format!(
+                "  in flight {} ({}): consumer {}, idle {:.1} s, delivery {}\n",
+                f.rel,
+                f.id,
+                f.consumer,
+                f.idle_ms as f64 / 1000.0,
+                f.deliveries
+            );
+        }
+        for d in &self.dead {
+            s += &format!(
+                "  dead {} after {} attempts: {}\n",
+                d.rel, d.attempts, d.error
+            );
+        }
+        s
+    }
 }

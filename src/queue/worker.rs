@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use redis::streams::{StreamAutoClaimReply, StreamId, StreamPendingCountReply, StreamReadReply};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -506,9 +506,12 @@ impl Worker<'_> {
                 &job_cancel,
             )
         });
-        let frames = AtomicUsize::new(0);
-        let progress = |n: usize| frames.store(n, Ordering::Relaxed);
-        let outcome = batch::process(setup, item, &stage_opts, &job_cancel, &progress);
+        // Without a heartbeat (its link could not be made again) the job stops on signals only.
+        let stop = match beat {
+            Some(_) => job_cancel.clone(),
+            None => self.cancel.clone(),
+        };
+        let outcome = batch::process(setup, item, &stage_opts, &stop, &|_| {});
         let mut lost = false;
         if let Some(b) = beat {
             let (link, l) = b.finish();

@@ -991,6 +991,35 @@ fn queue_over_tls_with_passwords_and_each_mistake_is_one_line() {
         (s["status"].as_str(), s["frames"].as_u64()),
         (Some("done"), Some(20))
     );
+    // A worker given the password in its URL does not show it in the process list.
+    let mut w = Command::new(lanes_bin())
+        .args([
+            "queue",
+            "work",
+            "--redis",
+            &fleet_url,
+            "--redis-ca",
+            &ca,
+            "-o",
+        ])
+        .arg(&out)
+        .current_dir(repo_root())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cmdline = format!("/proc/{}/cmdline", w.id());
+    wait_until(Duration::from_secs(10), "worker connected", || {
+        client_names_tls(&host, &ca, admin_pw)
+            .iter()
+            .any(|n| n.starts_with("lanes-beat:"))
+    });
+    let shown = String::from_utf8_lossy(&std::fs::read(&cmdline).unwrap()).replace('\0', " ");
+    signal(&w, libc::SIGTERM);
+    let _ = w.wait();
+    assert!(
+        !shown.contains(fleet_pw) && shown.contains("fleet:"),
+        "{shown}"
+    );
     // Each mistake: one `lanes:` line, exit 2, the URL printed with its password hidden.
     let wrong_url = format!("rediss://fleet:{wrong_pw}@{host}/");
     let plain_url = format!("redis://fleet:{fleet_pw}@{host}/");
@@ -1276,4 +1305,27 @@ fn queue_disk_full_fails_the_job_cleanly_and_it_goes_on_once_space_is_back() {
         "{:?}",
         partials_under(&out)
     );
+}
+
+/// Client names on a TLS server (as the default user).
+fn client_names_tls(host: &str, ca: &str, pw: &str) -> Vec<String> {
+    let info = format!("rediss://:{pw}@{host}/");
+    let certs = redis::TlsCertificates {
+        client_tls: None,
+        root_cert: Some(std::fs::read(ca).unwrap()),
+    };
+    let Ok(mut con) = redis::Client::build_with_tls(info.as_str(), certs)
+        .unwrap()
+        .get_connection()
+    else {
+        return Vec::new();
+    };
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(&mut con)
+        .unwrap_or_default();
+    list.lines()
+        .filter_map(|l| l.split(' ').find_map(|f| f.strip_prefix("name=")))
+        .map(str::to_string)
+        .collect()
 }
