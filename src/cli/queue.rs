@@ -55,6 +55,9 @@ impl Conn {
         name: &str,
         metrics: Option<Arc<Metrics>>,
     ) -> Result<Queue> {
+        if let Some(pw) = queue::url_password(&self.redis) {
+            queue::hide_in_process_args(pw); // `ps` shows the URL with the password starred
+        }
         let who = name.to_string();
         let opts = ConnectOptions {
             endpoint: EndpointOptions {

@@ -1263,11 +1263,13 @@ fn queue_disk_full_fails_the_job_cleanly_and_it_goes_on_once_space_is_back() {
         &server.url,
         &out,
         "w1",
-        &["--lease", "1s", "--max-attempts", "5"],
+        // One attempt: the failed job waits in the dead letters (no retry running while the
+        // folder is checked); it is pushed again once space is back.
+        &["--lease", "1s", "--max-attempts", "1"],
         &log,
     );
     wait_until(Duration::from_secs(60), "a failed attempt", || {
-        status_json(&server.url)["failed"] == 1
+        status_json(&server.url)["dead_count"] == 1
     });
     let st = status_json(&server.url);
     let err = std::fs::read_to_string(&log).unwrap();
@@ -1280,9 +1282,10 @@ fn queue_disk_full_fails_the_job_cleanly_and_it_goes_on_once_space_is_back() {
             .all(|f| f == "filler" || f.ends_with("summary.json")),
         "partial files left on a full disk: {files:?}"
     );
-    // Space is back: the job is retried after its lease, and the next one goes on.
+    // Space is back: the next job goes on, and so does the failed one, pushed again.
     std::fs::remove_file(&filler).unwrap();
     push(&server.url, &[set.join("clip1.mp4").to_str().unwrap()]);
+    push(&server.url, &[set.join("clip0.mp4").to_str().unwrap()]);
     wait_until(Duration::from_secs(60), "both jobs done", || {
         status_json(&server.url)["done"] == 2
     });
