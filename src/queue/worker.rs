@@ -126,23 +126,30 @@ impl Heartbeat {
         );
         let cmd = renew_cmd(stream, consumer, id);
         let every = (lease / 3).max(Duration::from_millis(100));
+        // After a failed beat (Redis away) the next comes sooner, so the lease is renewed
+        // within half a second of Redis being back rather than up to a third of a lease later.
+        let retry = Duration::from_millis(500).min(every);
         let handle = std::thread::spawn(move || {
-            let mut last = Instant::now();
+            let (mut last, mut wait) = (Instant::now(), every);
             while !stop2.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50));
                 if let Some(sig) = global.signal() {
                     job.request(sig);
                 }
-                if last.elapsed() < every {
+                if last.elapsed() < wait {
                     continue;
                 }
                 last = Instant::now();
-                // A connection error is tried again at the next beat; only a clear "not yours"
-                // stops the job.
-                if let Ok(0) = link.once(|con| cmd.query::<i64>(con)) {
-                    lost2.store(true, Ordering::SeqCst);
-                    job.request(libc::SIGTERM);
-                }
+                // Only a clear "not yours" stops the job; a connection error is tried again.
+                wait = match link.once(|con| cmd.query::<i64>(con)) {
+                    Ok(0) => {
+                        lost2.store(true, Ordering::SeqCst);
+                        job.request(libc::SIGTERM);
+                        every
+                    }
+                    Ok(_) => every,
+                    Err(_) => retry,
+                };
             }
             link
         });
