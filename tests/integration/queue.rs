@@ -1332,3 +1332,57 @@ fn client_names_tls(host: &str, ca: &str, pw: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+#[test]
+fn batch_on_a_full_disk_fails_each_video_cleanly_and_a_rerun_completes() {
+    let dir = tmp();
+    let set = copies(dir.path(), 2);
+    let out = dir.path().join("out");
+    let Some(_disk) = SmallDisk::mount(&out) else {
+        return;
+    };
+    let filler = out.join("filler");
+    let free = {
+        let o = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        stdout(&o)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+    };
+    std::fs::write(&filler, vec![0u8; free - 8192]).unwrap();
+    let run = || lanes(&["batch", set.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let o = run();
+    let err = stderr(&o);
+    eprintln!("{err}");
+    assert!(matches!(o.status.code(), Some(1) | Some(2)), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        partials_under(&out).is_empty(),
+        "{:?}",
+        partials_under(&out)
+    );
+    for rel in ["clip0.mp4", "clip1.mp4"] {
+        assert!(!out.join(rel).join("telemetry.jsonl").exists(), "{rel}");
+    }
+    std::fs::remove_file(&filler).unwrap();
+    let o = run();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for rel in ["clip0.mp4", "clip1.mp4"] {
+        let s: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(rel).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (s["status"].as_str(), s["frames"].as_u64()),
+            (Some("done"), Some(125))
+        );
+    }
+}
