@@ -174,7 +174,10 @@ impl Endpoint {
             message += " (the server's certificate is not signed by a trusted CA: give its CA with --redis-ca or LANES_REDIS_CA)";
         } else if text.contains("NOAUTH") {
             message += " (give the password in the URL or in LANES_REDIS_PASSWORD)";
-        } else if self.shown.starts_with("redis://") && is_connection_error(e) {
+        } else if self.shown.starts_with("redis://")
+            && is_connection_error(e)
+            && !e.is_connection_refusal()
+        {
             message += " (if the server expects TLS, use a rediss:// URL)";
         }
         Error::Redis {
