@@ -39,7 +39,7 @@ med() { printf '%s\n' "$@" | sort -n | sed -n 4p; }
 mv=$(med "${v[@]}"); mi=$(med "${i[@]}")
 echo "version ms: ${v[*]} (median $mv); image ms: ${i[*]} (median $mi); ratio $(echo "scale=2; $mi / $mv" | bc)"
 
-echo "== queue: 8 jobs, N workers with --drain"
+echo "== queue: ${#FILES[@]} jobs, N workers with --drain"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
 RP=$!
@@ -54,5 +54,5 @@ for n in 1 2 3; do
   for w in $(seq 1 "$n"); do $L queue work --redis "$U" -o "$OUT/q" --drain --lease 30s 2>/dev/null & pids+=($!); done
   wait "${pids[@]}"; e=$(now)
   t=$(secs "$s" "$e")
-  echo "workers $n: $t s, $(echo "scale=1; 8 * 60 / $t" | bc) jobs/min"
+  echo "workers $n: $t s, $(echo "scale=1; ${#FILES[@]} * 60 / $t" | bc) jobs/min"
 done

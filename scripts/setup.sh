@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(pkg-config libopencv-dev clang libclang-dev ffmpeg)
 if [[ "${1:-}" == "test" ]]; then
-  pkgs+=(chromium chromium-driver opencv-doc redis-server)
+  pkgs+=(chromium chromium-driver opencv-doc redis-server openssl)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

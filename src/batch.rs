@@ -285,12 +285,38 @@ impl Status {
     }
 }
 
-/// The input file as it was when processed: a changed size or modification time redoes it.
+/// The input file as it was when processed: a changed size, modification time or content
+/// fingerprint redoes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputStamp {
     pub path: PathBuf,
     pub size: u64,
     pub mtime_ns: u128,
+    /// `content_fingerprint` of the file (absent in summaries written before it existed,
+    /// which are then compared by size and time alone).
+    #[serde(default)]
+    pub content: Option<String>,
+}
+
+/// Bytes read from each end of an input for its fingerprint.
+const FINGERPRINT_SPAN: u64 = 1 << 20;
+
+/// FNV-1a of the size and the first and last MiB of a file (the whole file when it is at most
+/// 2 MiB): notices an input rewritten in place with the same size and modification time (a
+/// copy tool that keeps times, a re-encode of the same length) for 2 MiB of reading.
+pub fn content_fingerprint(path: &Path) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    let size = f.metadata()?.len();
+    let mut bytes = size.to_le_bytes().to_vec();
+    if size <= 2 * FINGERPRINT_SPAN {
+        f.read_to_end(&mut bytes)?;
+    } else {
+        (&mut f).take(FINGERPRINT_SPAN).read_to_end(&mut bytes)?;
+        f.seek(SeekFrom::End(-(FINGERPRINT_SPAN as i64)))?;
+        f.read_to_end(&mut bytes)?;
+    }
+    Ok(format!("{:016x}", fnv1a64(&bytes)))
 }
 
 impl InputStamp {
@@ -304,6 +330,7 @@ impl InputStamp {
                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                 .map(|d| d.as_nanos())
                 .unwrap_or(0),
+            content: content_fingerprint(path).ok(),
         }
     }
 }
@@ -341,6 +368,7 @@ impl VideoReport {
     fn same_job(&self, other: &VideoReport) -> bool {
         self.input.size == other.input.size
             && self.input.mtime_ns == other.input.mtime_ns
+            && (self.input.content.is_none() || self.input.content == other.input.content)
             && self.camera_hash == other.camera_hash
             && self.config_hash == other.config_hash
             && self.lanes_version == other.lanes_version
@@ -359,7 +387,8 @@ pub struct Outcome {
     pub skipped: bool,
 }
 
-const SUMMARY: &str = "summary.json";
+/// The file that marks a video done, written last.
+pub const SUMMARY: &str = "summary.json";
 const TELEMETRY: &str = "telemetry.jsonl";
 
 fn render_name(r: RenderMode) -> &'static str {
@@ -408,22 +437,9 @@ pub fn video_dir(out_dir: &Path, item: &Item) -> PathBuf {
     out_dir.join(&item.rel)
 }
 
-/// Process one video into its folder (or skip it when it is already done for the same inputs).
-/// Never returns an error: a failure is recorded in the outcome (and in `summary.json` when the
-/// folder is writable). `progress` gets the frames done so far.
-pub fn process(
-    setup: &Setup,
-    item: &Item,
-    opts: &Options,
-    cancel: &Cancel,
-    progress: video::Progress,
-) -> Outcome {
-    let dir = video_dir(&opts.out_dir, item);
-    let video_name = match opts.render {
-        RenderMode::None => None,
-        r => Some(format!("{}.mp4", render_name(r))),
-    };
-    let mut report = VideoReport {
+/// The report of a video about to be processed (status `failed` until it is done).
+fn fresh_report(setup: &Setup, item: &Item, opts: &Options) -> VideoReport {
+    VideoReport {
         rel: item.rel.clone(),
         status: Status::Failed,
         error: None,
@@ -441,18 +457,49 @@ pub fn process(
         stats: DriveStats::default(),
         outputs: Vec::new(),
         note: None,
+    }
+}
+
+/// The folder's `summary.json` when it is a complete result for the same job as `report`.
+fn finished(dir: &Path, report: &VideoReport) -> Option<VideoReport> {
+    let prev = read_report(dir)?;
+    let complete = prev.outputs.iter().all(|o| dir.join(o).is_file());
+    (prev.status == Status::Done && complete && prev.same_job(report)).then_some(prev)
+}
+
+/// An item's finished result in `opts.out_dir` (what `process` skips), or `None` when the video
+/// must be (re)done. `lanes queue work` checks this before it processes into its staging folder.
+pub fn finished_report(setup: &Setup, item: &Item, opts: &Options) -> Option<VideoReport> {
+    finished(
+        &video_dir(&opts.out_dir, item),
+        &fresh_report(setup, item, opts),
+    )
+}
+
+/// Process one video into its folder (or skip it when it is already done for the same inputs).
+/// Never returns an error: a failure is recorded in the outcome (and in `summary.json` when the
+/// folder is writable). `progress` gets the frames done so far.
+pub fn process(
+    setup: &Setup,
+    item: &Item,
+    opts: &Options,
+    cancel: &Cancel,
+    progress: video::Progress,
+) -> Outcome {
+    let dir = video_dir(&opts.out_dir, item);
+    let video_name = match opts.render {
+        RenderMode::None => None,
+        r => Some(format!("{}.mp4", render_name(r))),
     };
+    let mut report = fresh_report(setup, item, opts);
     remove_partials(&dir);
     if !opts.force {
-        if let Some(prev) = read_report(&dir) {
-            let complete = prev.outputs.iter().all(|o| dir.join(o).is_file());
-            if prev.status == Status::Done && complete && prev.same_job(&report) {
-                return Outcome {
-                    item: item.clone(),
-                    report: prev,
-                    skipped: true,
-                };
-            }
+        if let Some(prev) = finished(&dir, &report) {
+            return Outcome {
+                item: item.clone(),
+                report: prev,
+                skipped: true,
+            };
         }
     }
     let started = Instant::now();
@@ -818,6 +865,29 @@ mod tests {
         for bad in ["0/3", "4/3", "1/0", "x", "1/"] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn content_fingerprint_sees_both_ends_and_the_size() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("v.mp4");
+        let mut bytes: Vec<u8> = (0..3 * FINGERPRINT_SPAN as usize)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&p, &bytes).unwrap();
+        let base = content_fingerprint(&p).unwrap();
+        // A byte in the middle MiB is not read (the price of reading 2 MiB of a large file).
+        bytes[3 << 19] ^= 1;
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(content_fingerprint(&p).unwrap(), base);
+        for at in [0, (1 << 20) - 1, 2 << 20, bytes.len() - 1] {
+            let mut b = bytes.clone();
+            b[at] ^= 1;
+            std::fs::write(&p, &b).unwrap();
+            assert_ne!(content_fingerprint(&p).unwrap(), base, "byte {at}");
+        }
+        std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
+        assert_ne!(content_fingerprint(&p).unwrap(), base);
     }
 
     #[test]

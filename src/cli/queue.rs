@@ -5,8 +5,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use lanes::batch;
 use lanes::cancel::Cancel;
-use lanes::queue::{self, Queue, WorkerOptions};
+use lanes::queue::{self, ConnectOptions, EndpointOptions, Metrics, Queue, WorkerOptions};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Args)]
@@ -18,12 +19,63 @@ pub struct QueueArgs {
 /// Where the queue is.
 #[derive(Args, Clone)]
 struct Conn {
-    /// Redis URL, e.g. redis://127.0.0.1:6379/
+    /// Redis URL: redis://[USER:PASSWORD@]HOST:PORT/[DB], rediss:// for TLS. The password
+    /// may come from LANES_REDIS_PASSWORD instead; it is never printed.
     #[arg(long, value_name = "URL")]
     redis: String,
     /// Stream name (the other keys are NAME:dead, NAME:errors, NAME:done, NAME:log).
     #[arg(long, default_value = "lanes", value_name = "NAME")]
     queue: String,
+    /// CA certificate (PEM) that signed the server's (rediss:// only; default: the system's
+    /// roots). Also LANES_REDIS_CA.
+    #[arg(long, value_name = "FILE")]
+    redis_ca: Option<PathBuf>,
+    /// Exit 2 after this long without a connection to Redis (e.g. 30s, 5m, never). Default:
+    /// never for `work`, 30s for `push` and `status`.
+    #[arg(long, value_name = "DURATION", value_parser = parse_give_up)]
+    give_up_after: Option<GiveUp>,
+}
+
+/// `--give-up-after`: a duration or never.
+#[derive(Clone, Copy)]
+struct GiveUp(Option<Duration>);
+
+fn parse_give_up(s: &str) -> std::result::Result<GiveUp, String> {
+    match s {
+        "never" => Ok(GiveUp(None)),
+        _ => parse_duration(s).map(|d| GiveUp(Some(d))),
+    }
+}
+
+impl Conn {
+    /// Connect as `name` (in CLIENT LIST); outages are reported on stderr, prefixed `who`.
+    fn open(
+        &self,
+        default_give_up: Option<Duration>,
+        name: &str,
+        metrics: Option<Arc<Metrics>>,
+    ) -> Result<Queue> {
+        if let Some(pw) = queue::url_password(&self.redis) {
+            queue::hide_in_process_args(pw); // `ps` shows the URL with the password starred
+        }
+        let who = name.to_string();
+        let opts = ConnectOptions {
+            endpoint: EndpointOptions {
+                ca_file: self
+                    .redis_ca
+                    .clone()
+                    .or_else(|| std::env::var_os("LANES_REDIS_CA").map(PathBuf::from)),
+                password: std::env::var("LANES_REDIS_PASSWORD").ok(),
+            },
+            give_up_after: self.give_up_after.map_or(default_give_up, |g| g.0),
+            notify: Some(Arc::new(move |m: &str| {
+                eprintln!("lanes queue: [{who}] {m}")
+            })),
+            metrics,
+            client_name: name.to_string(),
+        };
+        Ok(Queue::connect(&self.redis, &self.queue, &opts)?)
+    }
 }
 
 #[derive(Subcommand)]
@@ -60,6 +112,9 @@ enum QueueCmd {
         /// Consumer name (default: host name and process id).
         #[arg(long, value_name = "NAME")]
         consumer: Option<String>,
+        /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464).
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<String>,
     },
     /// Print waiting, in-flight (consumer, idle time), done, failed and dead-lettered jobs.
     Status {
@@ -100,7 +155,7 @@ pub fn run(a: QueueArgs) -> Result<i32> {
             config,
         } => {
             let items = batch::collect_inputs(&inputs)?;
-            let mut q = Queue::connect(&conn.redis, &conn.queue)?;
+            let mut q = conn.open(Some(Duration::from_secs(30)), "lanes-push", None)?;
             let ids = q.push(&items, camera.as_deref(), config.as_deref())?;
             eprintln!("lanes queue: pushed {} jobs to {}", ids.len(), conn.queue);
             Ok(0)
@@ -112,15 +167,29 @@ pub fn run(a: QueueArgs) -> Result<i32> {
             max_attempts,
             drain,
             consumer,
+            metrics,
         } => {
             let (setup, opts) = job.resolve()?;
             batch::prepare_out_dir(&opts.out_dir)?;
-            let mut q = Queue::connect(&conn.redis, &conn.queue)?;
+            let consumer = consumer.unwrap_or_else(queue::default_consumer);
+            let counters = Arc::new(Metrics::new(&consumer));
+            let _server = match &metrics {
+                Some(addr) => {
+                    let s = queue::MetricsServer::start(addr, Arc::clone(&counters))?;
+                    eprintln!(
+                        "lanes queue: [{consumer}] metrics at http://{}/metrics",
+                        s.addr
+                    );
+                    Some(s)
+                }
+                None => None,
+            };
+            let mut q = conn.open(None, &consumer, Some(Arc::clone(&counters)))?;
             let cancel = Cancel::on_signals().context("installing signal handlers")?;
             let wopts = WorkerOptions {
                 lease,
                 max_attempts: max_attempts.max(1),
-                consumer: consumer.unwrap_or_else(queue::default_consumer),
+                consumer,
                 drain,
             };
             let mut on_job = |e: &queue::JobEnd| {
@@ -142,6 +211,7 @@ pub fn run(a: QueueArgs) -> Result<i32> {
                 &opts,
                 &wopts,
                 &cancel,
+                counters,
                 &mut on_job,
             )?;
             eprintln!(
@@ -157,38 +227,13 @@ pub fn run(a: QueueArgs) -> Result<i32> {
             Ok(0)
         }
         QueueCmd::Status { conn, json } => {
-            let mut q = Queue::connect(&conn.redis, &conn.queue)?;
+            let mut q = conn.open(Some(Duration::from_secs(30)), "lanes-status", None)?;
             let s = q.status()?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&s)?);
                 return Ok(0);
             }
-            println!(
-                "queue {}: {} jobs, {} waiting, {} in flight, {} done, {} failed at least once, {} dead-lettered",
-                conn.queue,
-                s.total,
-                s.waiting,
-                s.in_flight.len(),
-                s.done,
-                s.failed,
-                s.dead.len()
-            );
-            for f in &s.in_flight {
-                println!(
-                    "  in flight {} ({}): consumer {}, idle {:.1} s, delivery {}",
-                    f.rel,
-                    f.id,
-                    f.consumer,
-                    f.idle_ms as f64 / 1000.0,
-                    f.deliveries
-                );
-            }
-            for d in &s.dead {
-                println!(
-                    "  dead {} after {} attempts: {}",
-                    d.rel, d.attempts, d.error
-                );
-            }
+            print!("{}", s.text(&conn.queue));
             Ok(0)
         }
     }
