@@ -200,6 +200,9 @@ pub struct Setup {
     /// FNV-1a of the resolved configuration (preset and file merged) as JSON.
     pub config_hash: String,
     pipelines: Mutex<HashMap<(i32, i32), Arc<Pipeline>>>,
+    /// Find each video's road geometry in the video itself (the config names no
+    /// `[perspective]`), as `lanes video` does; else every video uses the config's.
+    pub find_geometry: bool,
 }
 
 impl Setup {
@@ -222,6 +225,7 @@ impl Setup {
             camera: camera.map(|(c, _)| c),
             camera_hash,
             pipelines: Mutex::new(HashMap::new()),
+            find_geometry: false,
         })
     }
 
@@ -231,7 +235,16 @@ impl Setup {
         let cam = camera
             .map(|p| Camera::load(p).map(|c| (c, p)))
             .transpose()?;
-        Self::new(cfg, cam)
+        Ok(Self::new(cfg, cam)?.geometry_from(config)?)
+    }
+
+    /// Find each video's geometry unless the config file names `[perspective]`.
+    pub fn geometry_from(mut self, config: Option<&Path>) -> Result<Self> {
+        self.find_geometry = match config {
+            Some(p) => !Config::file_names_section(p, "perspective")?,
+            None => true,
+        };
+        Ok(self)
     }
 
     /// The pipeline for frames of this size, built on first use.
@@ -582,7 +595,21 @@ fn run_one(
     if let Some(cam) = &setup.camera {
         crate::frame::check_size(&item.path, (cam.width, cam.height), (src.width, src.height))?;
     }
-    let pipe = setup.pipeline(src.width, src.height)?;
+    let (pipe, geometry_note) = if setup.find_geometry {
+        let opts = crate::selfcal::SelfCalOptions::default();
+        let g =
+            crate::selfcal::find(&item.path, setup.camera.as_ref(), &opts)?.map_err(|reason| {
+                Error::Video {
+                    path: item.path.clone(),
+                    message: reason,
+                }
+            })?;
+        let cfg = g.apply(&setup.cfg);
+        let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
+        (Arc::new(pipe), Some(g.describe()))
+    } else {
+        (setup.pipeline(src.width, src.height)?, None)
+    };
     let telemetry = dir.join(TELEMETRY);
     let telemetry_tmp = partial(&telemetry);
     let job = VideoJob {
@@ -599,7 +626,12 @@ fn run_one(
     let mut stats = DriveStats::default();
     let result = video::run_with(&pipe, src, &job, &mut |r| stats.add(r), progress);
     let summary = match result {
-        Ok(s) if s.interrupted_at.is_none() => s,
+        Ok(mut s) if s.interrupted_at.is_none() => {
+            if s.quad_note.is_none() {
+                s.quad_note = geometry_note;
+            }
+            s
+        }
         other => {
             // A failed or interrupted video leaves nothing behind: not the video an interrupted
             // run finalised, not a temporary file.

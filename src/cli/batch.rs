@@ -47,7 +47,7 @@ impl JobArgs {
             (Some(c), Some(p)) => Some((c, p)),
             _ => None,
         };
-        let setup = Setup::new(cfg, cam)?;
+        let setup = Setup::new(cfg, cam)?.geometry_from(self.config.as_deref())?;
         let opts = Options {
             out_dir: self.out.clone(),
             render: match self.render.as_str() {
