@@ -370,10 +370,10 @@ fn render_name(r: RenderMode) -> &'static str {
     }
 }
 
-fn codec_name(c: Codec) -> &'static str {
+fn codec_name(c: Codec) -> String {
     match c {
-        Codec::H264 => "h264",
-        Codec::Mp4v => "mp4v",
+        Codec::H264 { preset, crf } => format!("h264 {} crf {crf}", preset.name()),
+        Codec::Mp4v => "mp4v".into(),
     }
 }
 
@@ -432,7 +432,7 @@ pub fn process(
         config_hash: setup.config_hash.clone(),
         lanes_version: LANES_VERSION.to_string(),
         render: render_name(opts.render).to_string(),
-        codec: codec_name(opts.codec).to_string(),
+        codec: codec_name(opts.codec),
         frames_limit: opts.frames,
         frames: 0,
         seconds: 0.0,
