@@ -593,6 +593,14 @@ pub fn run_batch(
 ) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; items.len()]);
+    let running = jobs.max(1).min(items.len().max(1));
+    if running > 1 {
+        // Several videos at once: each decoder gets its share of the cores (threaded decoding
+        // costs CPU in hand-offs; with the cores busy anyway, fewer threads decode more frames
+        // per core).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        video::set_decoder_threads((cores / running).max(1));
+    }
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1).min(items.len().max(1)) {
             scope.spawn(|| loop {

@@ -191,6 +191,9 @@ pub fn run_with(
     } else {
         RenderMode::None
     };
+    // Nothing is shown: the decoder may skip its deblocking filter (opt-in, see
+    // `skip_loop_filter_allowed`).
+    src.set_skip_loop_filter(mode == RenderMode::None && super::skip_loop_filter_allowed());
     let mut an = Analyser {
         tracker: LaneTracker::new(
             pipe.cfg.tracking,

@@ -101,6 +101,16 @@ pub fn preferred_codec() -> Codec {
     }
 }
 
+/// Whether analysis-only runs skip the decoder's in-loop deblocking filter: only with
+/// `LANES_LOOP_FILTER=skip`. Measured on the shared clips (docs/robustness.md, "Decoding"):
+/// the Udacity clips keep their numbers (status on every frame, offsets within 0.2 cm median),
+/// but the 960x540 autobahn clip does not (status on 95% of frames, lane-width rule 129 -> 119
+/// of 390 frames), so it is not the default: the rule is that accuracy must hold on
+/// every clip.
+pub fn skip_loop_filter_allowed() -> bool {
+    std::env::var("LANES_LOOP_FILTER").is_ok_and(|v| v == "skip")
+}
+
 /// What to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RenderMode {
