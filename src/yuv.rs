@@ -45,7 +45,7 @@ impl Sws {
                 dw,
                 dh,
                 dst_fmt,
-                ffi::SWS_BICUBIC as i32,
+                ffi::SWS_BICUBIC,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
                 std::ptr::null(),

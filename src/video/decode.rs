@@ -247,7 +247,7 @@ impl VideoSource {
         unsafe {
             let c = ctx.as_mut_ptr();
             (*c).thread_count = threads as i32;
-            (*c).thread_type = (ffi::FF_THREAD_FRAME | ffi::FF_THREAD_SLICE) as i32;
+            (*c).thread_type = ffi::FF_THREAD_FRAME | ffi::FF_THREAD_SLICE;
             (*c).pkt_timebase = tb.into();
         }
         let decoder = ctx

@@ -77,7 +77,6 @@ impl AudioCopy {
         // SAFETY: clear the input container's codec tag so the MP4 muxer picks its own.
         unsafe { (*ost.parameters().as_mut_ptr()).codec_tag = 0 };
         let out_index = ost.index();
-        drop(ost);
         Ok(Self {
             input,
             stream,
@@ -312,7 +311,7 @@ impl VideoSink {
                             ffmpeg::codec::Flags::empty()
                         },
                 );
-                enc.set_global_quality(3 * ffi::FF_QP2LAMBDA as i32);
+                enc.set_global_quality(3 * ffi::FF_QP2LAMBDA);
             }
         }
         let encoder = enc.open_with(opts).map_err(|e| {
@@ -470,7 +469,7 @@ impl VideoSink {
         } else {
             frame.mat()
         };
-        let step = src.mat_step().get(0).copied().unwrap_or(w as usize * 3) as i32;
+        let step = src.mat_step().first().copied().unwrap_or(w as usize * 3) as i32;
         // SAFETY: the source Mat holds h rows of `step` bytes; the destination is our own
         // yuv420p frame of w x h, its planes and strides from FFmpeg.
         unsafe {
