@@ -2,7 +2,11 @@
 # Install what `lanes` needs on a fresh Debian machine, only when it is missing.
 # Usage: scripts/setup.sh [test]   ("test" also installs what the test suite needs)
 set -euo pipefail
-pkgs=(pkg-config libopencv-dev clang libclang-dev ffmpeg)
+# FFmpeg's -dev packages: `lanes` reads and writes video through libavformat, libavcodec and
+# libswscale (the ffmpeg-next crate); the `ffmpeg` tool is used by tests and scripts.
+pkgs=(pkg-config libopencv-dev clang libclang-dev ffmpeg
+  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
+  libavfilter-dev libavdevice-dev)
 if [[ "${1:-}" == "test" ]]; then
   pkgs+=(chromium chromium-driver opencv-doc redis-server openssl)
 fi

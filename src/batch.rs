@@ -412,10 +412,10 @@ fn render_name(r: RenderMode) -> &'static str {
     }
 }
 
-fn codec_name(c: Codec) -> &'static str {
+fn codec_name(c: Codec) -> String {
     match c {
-        Codec::H264 => "h264",
-        Codec::Mp4v => "mp4v",
+        Codec::H264 { preset, crf } => format!("h264 {} crf {crf}", preset.name()),
+        Codec::Mp4v => "mp4v".into(),
     }
 }
 
@@ -461,7 +461,7 @@ fn fresh_report(setup: &Setup, item: &Item, opts: &Options) -> VideoReport {
         config_hash: setup.config_hash.clone(),
         lanes_version: LANES_VERSION.to_string(),
         render: render_name(opts.render).to_string(),
-        codec: codec_name(opts.codec).to_string(),
+        codec: codec_name(opts.codec),
         frames_limit: opts.frames,
         frames: 0,
         seconds: 0.0,
@@ -672,6 +672,14 @@ pub fn run_batch(
 ) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; items.len()]);
+    let running = jobs.max(1).min(items.len().max(1));
+    if running > 1 {
+        // Several videos at once: each decoder gets its share of the cores (threaded decoding
+        // costs CPU in hand-offs; with the cores busy anyway, fewer threads decode more frames
+        // per core).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        video::set_decoder_threads((cores / running).max(1));
+    }
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1).min(items.len().max(1)) {
             scope.spawn(|| loop {

@@ -1,5 +1,6 @@
-//! Floors a lane pipeline is measured against: what OpenCV alone takes to decode a clip, and
-//! to decode and re-encode it (`lanes bench` prints the pipeline's rates as ratios of these).
+//! Floors a lane pipeline is measured against: what decoding alone takes (FFmpeg's libraries,
+//! frames converted to BGR, as the frame loop reads them), and decoding and re-encoding with the
+//! default codec (`lanes bench` prints the pipeline's rates as ratios of these).
 
 use crate::error::Result;
 use crate::video::{self, Codec, StageSeries, VideoSink, VideoSource};

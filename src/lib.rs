@@ -48,5 +48,6 @@ pub mod tune;
 pub mod undistort;
 pub mod video;
 pub mod warp;
+pub mod yuv;
 
 pub use error::{Error, Result};

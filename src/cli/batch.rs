@@ -6,7 +6,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lanes::batch::{self, BatchReport, Event, Options, Setup, Shard, Status};
 use lanes::cancel::Cancel;
-use lanes::video::{Codec, RenderMode};
+use lanes::video::RenderMode;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,9 +27,8 @@ pub struct JobArgs {
     /// What video to write per input: none (telemetry only), overlay or diagnostic.
     #[arg(long, default_value = "none", value_parser = ["none", "overlay", "diagnostic"])]
     pub render: String,
-    /// Output codec: mp4v (default) or h264.
-    #[arg(long, default_value = "mp4v", value_parser = ["mp4v", "h264"])]
-    pub codec: String,
+    #[command(flatten)]
+    pub encode: super::EncodeArgs,
     /// Process at most N frames of each video.
     #[arg(long, value_name = "N")]
     pub frames: Option<usize>,
@@ -55,11 +54,7 @@ impl JobArgs {
                 "diagnostic" => RenderMode::Diagnostic,
                 _ => RenderMode::None,
             },
-            codec: if self.codec == "h264" {
-                Codec::H264
-            } else {
-                Codec::Mp4v
-            },
+            codec: self.encode.codec(),
             frames: self.frames,
             force: self.force,
         };

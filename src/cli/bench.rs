@@ -89,7 +89,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     };
     let (mut dec, mut enc) = (f64::MAX, f64::MAX);
     let mut frames = 0;
-    let mut codec = Codec::Mp4v;
+    let mut codec = Codec::default();
     let (mut ana, mut ovl, mut dia) = ((0.0, 0.0), (0.0, 0.0), (0.0, 0.0));
     for _ in 0..repeat {
         let (n, s) = floors::decode_only(&a.input)?;
@@ -212,7 +212,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     if a.rss_check {
         let long = tmp.join("long10x.mp4");
         let mut src = VideoSource::open(&a.input)?;
-        let mut sink = VideoSink::create(&long, src.fps, src.width, src.height, Codec::Mp4v)?;
+        let mut sink = VideoSink::create(&long, src.fps, src.width, src.height, Codec::default())?;
         let mut frames_vec = Vec::new();
         while let Some(f) = src.read()? {
             frames_vec.push(f);

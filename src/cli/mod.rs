@@ -30,15 +30,41 @@ pub mod video;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Start the configuration from a preset: `robust` (the default: local-contrast markings,
-    /// robust fits, confidence, Kalman tracking) or `reference` (the Udacity reference
-    /// pipeline's behaviour and numbers). A `--config` file's keys apply on top.
-    #[arg(long, global = true, value_enum, value_name = "NAME")]
-    preset: Option<lanes::config::Preset>,
+    /// A configuration preset: `robust` (the default: local-contrast markings, robust fits,
+    /// confidence, Kalman tracking) or `reference` (the Udacity reference pipeline's behaviour
+    /// and numbers), a `--config` file's keys applying on top; or libx264's speed preset for
+    /// the videos written (`ultrafast` .. `placebo`, default `veryfast`). The two sets of names
+    /// do not overlap; give `--preset` twice for one of each.
+    #[arg(long, global = true, value_name = "NAME", value_parser = parse_preset, action = clap::ArgAction::Append)]
+    preset: Vec<PresetArg>,
+}
+
+/// A `--preset` value: a configuration preset or libx264's speed preset.
+#[derive(Debug, Clone, Copy)]
+enum PresetArg {
+    Config(lanes::config::Preset),
+    X264(lanes::video::X264Preset),
+}
+
+fn parse_preset(s: &str) -> std::result::Result<PresetArg, String> {
+    use clap::ValueEnum;
+    if let Ok(p) = lanes::config::Preset::from_str(s, true) {
+        return Ok(PresetArg::Config(p));
+    }
+    if let Ok(p) = lanes::video::X264Preset::from_str(s, true) {
+        return Ok(PresetArg::X264(p));
+    }
+    Err(format!(
+        "unknown preset {s:?}: a configuration preset (robust, reference) or libx264's speed \
+         preset (ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, \
+         placebo)"
+    ))
 }
 
 /// The `--preset` of this run (resolved once in `run`).
 static PRESET: std::sync::OnceLock<lanes::config::Preset> = std::sync::OnceLock::new();
+/// The libx264 speed preset of this run (`--preset veryfast` etc.; resolved once in `run`).
+static X264_PRESET: std::sync::OnceLock<lanes::video::X264Preset> = std::sync::OnceLock::new();
 
 #[derive(Subcommand)]
 enum Command {
@@ -75,7 +101,16 @@ enum Command {
 /// Parse the command line and run; returns the process exit code.
 pub fn run() -> Result<i32> {
     let cli = Cli::parse();
-    let _ = PRESET.set(cli.preset.unwrap_or(lanes::config::Preset::Robust));
+    let mut config_preset = lanes::config::Preset::Robust;
+    let mut x264_preset = lanes::video::X264Preset::Veryfast;
+    for p in &cli.preset {
+        match *p {
+            PresetArg::Config(c) => config_preset = c,
+            PresetArg::X264(x) => x264_preset = x,
+        }
+    }
+    let _ = PRESET.set(config_preset);
+    let _ = X264_PRESET.set(x264_preset);
     match cli.command {
         Command::Calibrate(a) => calibrate::run_calibrate(a),
         Command::Undistort(a) => calibrate::run_undistort(a),
@@ -105,6 +140,35 @@ pub fn preset() -> lanes::config::Preset {
         .get()
         .copied()
         .unwrap_or(lanes::config::Preset::Robust)
+}
+
+/// How output videos are encoded (`lanes video`, `lanes batch`, `lanes queue work`); the
+/// libx264 speed preset is the global `--preset` (`veryfast` unless given).
+#[derive(clap::Args, Clone, Debug)]
+pub struct EncodeArgs {
+    /// Output codec: h264 (libx264, yuv420p, index at the front: plays in browsers) or mpeg4
+    /// (MPEG-4 Part 2, fourcc mp4v, as older versions wrote; `mp4v` is the same).
+    #[arg(long, default_value = "h264", value_parser = ["h264", "mpeg4", "mp4v"])]
+    pub codec: String,
+    /// libx264's constant rate factor, 0..=51: lower is better quality and larger files.
+    #[arg(long, default_value_t = 23, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=51))]
+    pub crf: u8,
+}
+
+impl EncodeArgs {
+    /// The codec these flags and the run's `--preset` give.
+    pub fn codec(&self) -> lanes::video::Codec {
+        match self.codec.as_str() {
+            "mpeg4" | "mp4v" => lanes::video::Codec::Mp4v,
+            _ => lanes::video::Codec::H264 {
+                preset: X264_PRESET
+                    .get()
+                    .copied()
+                    .unwrap_or(lanes::video::X264Preset::Veryfast),
+                crf: self.crf,
+            },
+        }
+    }
 }
 
 /// Load the camera file if given.

@@ -16,9 +16,13 @@ pub struct ReportArgs {
     /// Output HTML file.
     #[arg(short, long, value_name = "report.html")]
     pub output: PathBuf,
-    /// The drive's video (original or overlay) for event thumbnails.
+    /// The drive's video (original or overlay): shown in the page (linked relative to it;
+    /// clicking an event seeks to it) and the source of the event thumbnails.
     #[arg(long, value_name = "IN.mp4")]
     pub video: Option<PathBuf>,
+    /// Embed the video in the page (a `data:` URI) instead of linking it: one file to share.
+    #[arg(long, requires = "video")]
+    pub embed: bool,
     /// At most N thumbnails (the first N events). For a batch folder, thumbnails come from the
     /// input video named in each drive's `summary.json` (0 = none).
     #[arg(long, default_value_t = 24, value_name = "N")]
@@ -59,12 +63,18 @@ pub fn run(a: ReportArgs) -> Result<i32> {
     let warnings: Vec<String> = report::read_warning(&a.input, &w, records.len())
         .into_iter()
         .collect();
+    let player = a
+        .video
+        .as_deref()
+        .map(|v| report::Player::new(v, &a.output, a.embed, 0.0))
+        .transpose()?;
     let opts = ReportOptions {
         title: a.input.display().to_string(),
         video: a.video.clone(),
         thumbnails: a.thumbnails,
         warnings,
         check_frame_count: true,
+        player,
     };
     let r = report::write_drive_report(&records, &cfg.events, &opts, &a.output)?;
     for w in &r.warnings {
@@ -103,12 +113,19 @@ pub fn after_video(
         eprintln!("lanes video: {} events, {}", ev.len(), p.display());
     }
     if let Some(p) = &a.report {
+        // The page shows the overlay just written (it starts at the first analysed frame), or
+        // the input itself after --no-render.
+        let player = match (&a.output, a.no_render) {
+            (Some(o), false) => report::Player::new(o, p, a.embed, records[0].time_s)?,
+            _ => report::Player::new(&a.input, p, a.embed, 0.0)?,
+        };
         let opts = ReportOptions {
             title: a.input.display().to_string(),
             video: Some(a.input.clone()),
             thumbnails: 24,
             warnings: Vec::new(),
             check_frame_count: false,
+            player: Some(player),
         };
         let r = report::write_drive_report(records, &cfg.events, &opts, p)?;
         for w in &r.warnings {

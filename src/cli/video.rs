@@ -16,7 +16,7 @@ pub struct VideoArgs {
     /// Configuration TOML (see `lanes config --print-default`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Input video (anything OpenCV's FFmpeg backend reads).
+    /// Input video (any container and codec FFmpeg reads).
     pub input: PathBuf,
     /// Output MP4 (same size, frame rate and frame count as the input).
     #[arg(
@@ -41,18 +41,21 @@ pub struct VideoArgs {
     /// Process at most N frames.
     #[arg(long, value_name = "N")]
     pub frames: Option<usize>,
-    /// Output codec: mp4v (default) or h264 (falls back to mp4v when the build has no encoder).
-    #[arg(long, default_value = "mp4v", value_parser = ["mp4v", "h264"])]
-    pub codec: String,
+    #[command(flatten)]
+    pub encode: super::EncodeArgs,
     /// Run everything on one thread (same results, slower).
     #[arg(long)]
     pub single_thread: bool,
     /// Write the lane events (`lanes events --json`) to this file at the end of the run.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
-    /// Write the drive's HTML report (`lanes report`) at the end, thumbnails from the input.
+    /// Write the drive's HTML report (`lanes report`) at the end, thumbnails from the input;
+    /// the page shows the video written (linked beside it).
     #[arg(long, value_name = "report.html")]
     pub report: Option<PathBuf>,
+    /// Embed the video in the report page instead of linking it.
+    #[arg(long, requires = "report")]
+    pub embed: bool,
     #[command(flatten)]
     pub geometry: super::GeometryArgs,
 }
@@ -76,11 +79,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         telemetry: a.telemetry.clone(),
         start: a.start,
         max_frames: a.frames,
-        codec: if a.codec == "h264" {
-            video::Codec::H264
-        } else {
-            video::Codec::Mp4v
-        },
+        codec: a.encode.codec(),
         threaded: !a.single_thread,
         // SIGINT/SIGTERM: finish the frames in flight, finalise, exit 130/143.
         cancel: lanes::cancel::Cancel::on_signals()?,
@@ -131,8 +130,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         (None, None) => "no output".to_string(),
     };
     let codec = s
-        .codec
-        .map(|c| format!(", codec {}", c.name()))
+        .encoder
+        .as_ref()
+        .map(|c| format!(", codec {c}"))
         .unwrap_or_default();
     let trunc = match s.truncated_at {
         Some(n) => format!(

@@ -140,8 +140,15 @@ pub fn write_batch(
                 thumbnails,
                 warnings: warnings.clone(),
                 check_frame_count: false,
+                player: None,
             };
             let path = folder.join(REPORT_NAME);
+            // The drive's overlay (or diagnostic) video, when the batch wrote one, linked beside.
+            opts.player = ["overlay.mp4", "diagnostic.mp4"]
+                .iter()
+                .map(|n| folder.join(n))
+                .find(|p| p.is_file())
+                .and_then(|v| super::Player::new(&v, &path, false, 0.0).ok());
             let r = match write_drive_report(&records, cfg, &opts, &path) {
                 Ok(r) => r,
                 Err(e) if opts.video.is_some() => {

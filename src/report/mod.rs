@@ -2,7 +2,9 @@
 //! time, event markers, the event table with thumbnails) and an index page over a batch output
 //! folder. No external resources: plots are inline SVG (`plots.rs`, drawn with `plotters`),
 //! thumbnails are JPEG `data:` URIs (`thumbs.rs`), the index's sorting is a few lines of
-//! inline JavaScript (`index.rs`). Pages are written atomically (temp name + rename).
+//! inline JavaScript (`index.rs`). The drive's video is a `<video>` element linked relative to
+//! the page (or embedded as a `data:` URI), and clicking an event row seeks it to the event.
+//! Pages are written atomically (temp name + rename).
 
 pub mod index;
 pub mod plots;
@@ -30,6 +32,60 @@ pub struct ReportOptions {
     /// Warn when the video's frame count differs from the telemetry's (off for `lanes video
     /// --report`, whose telemetry comes from the video itself, `--start`/`--frames` included).
     pub check_frame_count: bool,
+    /// The drive's video shown in the page (`<video>`; clicking an event row seeks to it).
+    pub player: Option<Player>,
+}
+
+/// A video shown in a report page.
+#[derive(Debug, Clone)]
+pub struct Player {
+    /// The `src` of the `<video>` element: a link relative to the page, or a `data:` URI.
+    pub src: String,
+    /// The telemetry time (s) at which the video starts: event times minus this are the
+    /// video's own times (an overlay written from `--start N` starts at frame N's time).
+    pub starts_at_s: f64,
+    /// A warning for the page when browsers cannot play the video's codec.
+    pub warning: Option<String>,
+}
+
+/// Video codecs that browsers play in MP4.
+const BROWSER_CODECS: [&str; 4] = ["h264", "vp9", "av1", "vp8"];
+
+impl Player {
+    /// Show `video` in the page written to `page`: linked relative to the page's folder, or
+    /// embedded whole as a `data:` URI (`embed`; the page then stands alone, at the video's
+    /// size and a third more).
+    pub fn new(video: &Path, page: &Path, embed: bool, starts_at_s: f64) -> Result<Self> {
+        let codec = crate::video::VideoSource::open(video)?.codec_name;
+        let warning = (!BROWSER_CODECS.contains(&codec.as_str())).then(|| {
+            format!(
+                "{}: warning: the video is {codec}, which browsers do not play (`lanes video` writes H.264 unless --codec mpeg4)",
+                video.display()
+            )
+        });
+        let src = if embed {
+            let bytes = std::fs::read(video).map_err(|e| crate::error::Error::Io {
+                path: video.to_path_buf(),
+                message: e.to_string(),
+            })?;
+            use base64::Engine;
+            format!(
+                "data:video/mp4;base64,{}",
+                base64::engine::general_purpose::STANDARD.encode(bytes)
+            )
+        } else {
+            let dir = page
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            index::relative_href(dir, video)
+        };
+        Ok(Self {
+            src,
+            starts_at_s,
+            warning,
+        })
+    }
 }
 
 /// A finished page and what was counted on the way.
@@ -90,7 +146,13 @@ h1{font-size:20px}h2{font-size:16px;margin-top:22px}table{border-collapse:collap
 td,th{border:1px solid #ccc;padding:3px 7px;font-size:13px;text-align:left;vertical-align:top}\
 th{background:#f2f2f2}.stats td:first-child{color:#555}.plot svg{display:block;margin:4px 0}\
 .kind{display:inline-block;width:10px;height:10px;margin-right:5px}.warn{color:#a40}\
-img.thumb{width:240px;display:block}";
+img.thumb{width:240px;display:block}video.drive{width:960px;max-width:100%;background:#000}\
+tr[data-t]{cursor:pointer}tr[data-t]:hover{background:#eef}";
+
+/// Clicking an event row seeks the drive's video to the row's time (`data-t`, seconds).
+const SEEK_SCRIPT: &str = "<script>document.querySelectorAll('tr[data-t]').forEach(function(r){\
+r.addEventListener('click',function(){var v=document.getElementById('drive');if(!v)return;\
+v.currentTime=parseFloat(r.dataset.t);v.scrollIntoView({block:'nearest'});});});</script>\n";
 
 /// Build a drive's report page.
 pub fn drive_report(
@@ -124,8 +186,18 @@ pub fn drive_report(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lanes report: {title}</title><style>{STYLE}</style></head><body>\n<h1>lanes report: {title}</h1>\n"
     );
+    if let Some(w) = opts.player.as_ref().and_then(|p| p.warning.clone()) {
+        warnings.push(w);
+    }
     for w in &warnings {
         let _ = writeln!(h, "<p class=\"warn\">{}</p>", esc(w));
+    }
+    if let Some(p) = &opts.player {
+        let _ = writeln!(
+            h,
+            "<video id=\"drive\" class=\"drive\" controls preload=\"metadata\" src=\"{}\"></video>\n<p style=\"color:#777;font-size:12px\">Click an event below to see it in the video.</p>",
+            esc(&p.src)
+        );
     }
     let pct = |x: f64| format!("{:.1}%", 100.0 * x);
     let counts = events::count_by_kind(&evs);
@@ -217,9 +289,16 @@ pub fn drive_report(
             };
             let desc = e.describe();
             let details = desc.split_once(e.kind()).map_or("", |(_, d)| d.trim());
+            let seek = match &opts.player {
+                Some(p) => format!(
+                    " data-t=\"{:.3}\" title=\"show in the video\"",
+                    (e.start_s - p.starts_at_s).max(0.0)
+                ),
+                None => String::new(),
+            };
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td><span class=\"kind\" style=\"background:{}\"></span>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}-{}</td><td>{}</td><td>{img}</td></tr>",
+                "<tr{seek}><td>{}</td><td><span class=\"kind\" style=\"background:{}\"></span>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}-{}</td><td>{}</td><td>{img}</td></tr>",
                 i + 1,
                 css(plots::kind_colour(e.kind())),
                 e.kind(),
@@ -231,6 +310,9 @@ pub fn drive_report(
             );
         }
         h.push_str("</table>\n");
+    }
+    if opts.player.is_some() {
+        h.push_str(SEEK_SCRIPT);
     }
     h.push_str("<p style=\"color:#777;font-size:12px\">Made by <code>lanes report</code>. Offsets are positive right of the lane centre; curvature is positive for bends to the left. Event definitions: docs/report.md.</p>\n</body></html>\n");
     Ok(Report {

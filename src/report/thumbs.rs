@@ -1,4 +1,4 @@
-//! Event thumbnails: frames read from the drive's video with OpenCV, scaled down and encoded as
+//! Event thumbnails: frames read from the drive's video (FFmpeg), scaled down with OpenCV and encoded as
 //! JPEG `data:` URIs so the report stays one self-contained file.
 
 use crate::error::{Error, Result};
@@ -50,7 +50,7 @@ pub fn read(video: &Path, frames: &[usize], last_frame: Option<usize>) -> Result
     let mut pos = 0usize;
     let mut missing = 0usize;
     for f in wanted {
-        // Far ahead: seek (OpenCV decodes from the keyframe before it); if the backend cannot
+        // Far ahead: seek (decoding from the keyframe before it); if the source cannot
         // say where it is afterwards, start again from the first frame.
         if f > pos + SEEK_AFTER {
             if src.seek(f)? {

@@ -11,7 +11,8 @@
 //! names, renamed when complete, removed on every error path.
 
 use super::{
-    Codec, RenderMode, RenderTimes, StageSeries, VideoJob, VideoSink, VideoSource, VideoSummary,
+    Codec, RenderMode, RenderTimes, SinkSpec, StageSeries, VideoFrame, VideoJob, VideoSink,
+    VideoSource, VideoSummary,
 };
 use crate::camera::Camera;
 use crate::cancel::{AbortCleanup, Cancel};
@@ -33,6 +34,8 @@ use std::time::Instant;
 /// What the analysis thread hands to the renderer for one frame.
 struct RenderItem {
     raw: BgrFrame,
+    /// The frame's timestamp in the input's time base (the output keeps it).
+    pts: Option<i64>,
     lane: Option<(Poly2, Poly2)>,
     measure: Option<LaneMeasure>,
     status: LaneStatus,
@@ -50,7 +53,8 @@ fn render_item(
     pipe: &Pipeline,
     item: RenderItem,
     mode: RenderMode,
-) -> Result<(BgrFrame, RenderTimes)> {
+) -> Result<(Encodable, RenderTimes)> {
+    let pts = item.pts;
     let mut times = RenderTimes::default();
     let t = Instant::now();
     // The diagnostic's bird's-eye panel is taken from the raw frame before the overlay is
@@ -97,14 +101,17 @@ fn render_item(
         _ => overlay,
     };
     times.composite = ms_since(t) + panel_ms;
-    Ok((frame, times))
+    Ok(((frame, pts), times))
 }
 
+/// A rendered frame and its timestamp in the input's time base.
+type Encodable = (BgrFrame, Option<i64>);
+
 /// Write one frame to the sink (if any); returns the milliseconds it took.
-fn encode(sink: Option<&mut VideoSink>, frame: &BgrFrame) -> Result<f64> {
+fn encode(sink: Option<&mut VideoSink>, frame: &Encodable) -> Result<f64> {
     let t = Instant::now();
     if let Some(s) = sink {
-        s.write(frame)?;
+        s.write_at(&frame.0, frame.1)?;
     }
     Ok(ms_since(t))
 }
@@ -184,6 +191,9 @@ pub fn run_with(
     } else {
         RenderMode::None
     };
+    // Nothing is shown: the decoder may skip its deblocking filter (opt-in, see
+    // `skip_loop_filter_allowed`).
+    src.set_skip_loop_filter(mode == RenderMode::None && super::skip_loop_filter_allowed());
     let mut an = Analyser {
         tracker: LaneTracker::new(
             pipe.cfg.tracking,
@@ -192,8 +202,10 @@ pub fn run_with(
             pipe.default_lane_width_px(),
             &pipe.cfg.units,
         ),
-        summary: VideoSummary::new(sink.as_ref().map(|s| s.codec), announced),
-        fps: src.fps,
+        summary: VideoSummary {
+            encoder: sink.as_ref().map(|s| s.description.clone()),
+            ..VideoSummary::new(sink.as_ref().map(|s| s.codec), announced)
+        },
         pipe,
         job,
         mode,
@@ -249,7 +261,17 @@ fn open_outputs(job: &VideoJob, src: &VideoSource) -> Result<Outputs> {
     let telemetry_cleanup = telemetry.as_ref().map(|t| AbortCleanup::register(t.path()));
     let sink = match (job.render, &job.output) {
         (RenderMode::None, _) | (_, None) => None,
-        (_, Some(out)) => match VideoSink::create(out, src.fps, src.width, src.height, job.codec) {
+        (_, Some(out)) => match VideoSink::create_with(
+            out,
+            &SinkSpec {
+                fps: src.fps,
+                width: src.width,
+                height: src.height,
+                codec: job.codec,
+                time_base: Some(src.time_base),
+                audio_from: Some(job.input.clone()),
+            },
+        ) {
             Ok(s) => Some(s),
             Err(e) => {
                 if let Some(t) = telemetry {
@@ -284,7 +306,6 @@ fn skip_to_start(src: &mut VideoSource, job: &VideoJob) -> Result<()> {
 struct Analyser<'a> {
     pipe: &'a Pipeline,
     job: &'a VideoJob,
-    fps: f64,
     mode: RenderMode,
     tracker: LaneTracker,
     summary: VideoSummary,
@@ -299,7 +320,7 @@ impl Analyser<'_> {
     /// stopped with an error of its own, reported when it is joined).
     fn analysis_loop(
         &mut self,
-        next_frame: &mut dyn FnMut() -> Result<Option<BgrFrame>>,
+        next_frame: &mut dyn FnMut() -> Result<Option<VideoFrame>>,
         deliver: &mut dyn FnMut(RenderItem, &mut StageSeries) -> Result<bool>,
     ) -> Result<()> {
         let mut frame_idx = 0usize;
@@ -311,11 +332,6 @@ impl Analyser<'_> {
             let Some(raw) = next_frame()? else {
                 return Ok(());
             };
-            crate::frame::check_size(
-                &self.job.input,
-                (self.pipe.width, self.pipe.height),
-                (raw.width(), raw.height()),
-            )?;
             let (rec, item) = self.analyse_frame(raw, frame_idx)?;
             (self.on_record)(&rec);
             if let Some(t) = self.telemetry.as_mut() {
@@ -336,10 +352,17 @@ impl Analyser<'_> {
     /// what the renderer needs.
     fn analyse_frame(
         &mut self,
-        raw: BgrFrame,
+        decoded: VideoFrame,
         frame_idx: usize,
     ) -> Result<(FrameRecord, Option<RenderItem>)> {
         let pipe = self.pipe;
+        let (pts, time_s) = (decoded.pts, decoded.time_s);
+        let raw = decoded.into_bgr()?;
+        crate::frame::check_size(
+            &self.job.input,
+            (pipe.width, pipe.height),
+            (raw.width(), raw.height()),
+        )?;
         let (_, prior) = self.tracker.next_search();
         let analysis = pipe.analyze(&raw, prior)?;
         let t_track = Instant::now();
@@ -366,7 +389,7 @@ impl Analyser<'_> {
         let frame = self.job.start + frame_idx;
         let rec = FrameRecord {
             frame,
-            time_s: frame as f64 / self.fps,
+            time_s,
             search: analysis.search.mode.as_str().to_string(),
             detected: out.detected,
             status: out.status.as_str().to_string(),
@@ -397,6 +420,7 @@ impl Analyser<'_> {
         });
         let item = RenderItem {
             raw,
+            pts,
             lane,
             measure,
             status,
@@ -407,9 +431,9 @@ impl Analyser<'_> {
 }
 
 /// Decode frames into `tx` until the end, an error or a closed channel.
-fn decode_stage(mut src: VideoSource, tx: SyncSender<Result<Option<BgrFrame>>>) {
+fn decode_stage(mut src: VideoSource, tx: SyncSender<Result<Option<VideoFrame>>>) {
     loop {
-        let r = src.read();
+        let r = src.read_frame();
         let end = !matches!(r, Ok(Some(_)));
         if tx.send(r).is_err() || end {
             break;
@@ -421,7 +445,7 @@ fn decode_stage(mut src: VideoSource, tx: SyncSender<Result<Option<BgrFrame>>>) 
 fn render_stage(
     pipe: &Pipeline,
     rx: Receiver<RenderItem>,
-    tx: SyncSender<BgrFrame>,
+    tx: SyncSender<Encodable>,
     mode: RenderMode,
 ) -> (Result<()>, StageSeries) {
     let mut series = StageSeries::default();
@@ -442,7 +466,7 @@ fn render_stage(
 /// Encode the frames from `rx`; the sink comes back with the encode times.
 fn encode_stage(
     mut sink: Option<VideoSink>,
-    rx: Receiver<BgrFrame>,
+    rx: Receiver<Encodable>,
 ) -> (Result<()>, Vec<f64>, Option<VideoSink>) {
     let mut times = Vec::new();
     for f in rx.iter() {
@@ -462,7 +486,7 @@ fn render_and_encode(
     mode: RenderMode,
 ) -> (Result<()>, StageSeries, Option<VideoSink>) {
     std::thread::scope(|inner| {
-        let (etx, erx) = sync_channel::<BgrFrame>(4);
+        let (etx, erx) = sync_channel::<Encodable>(4);
         let encoder = inner.spawn(move || encode_stage(sink, erx));
         let (mut result, mut series) = render_stage(pipe, rx, etx, mode);
         let (enc_result, enc_times, sink) = encoder.join().unwrap_or_else(|_| {
@@ -489,7 +513,7 @@ fn run_threaded(
 ) -> (Result<()>, Option<VideoSink>) {
     let (pipe, mode) = (an.pipe, an.mode);
     std::thread::scope(|scope| {
-        let (ftx, frx) = sync_channel::<Result<Option<BgrFrame>>>(4);
+        let (ftx, frx) = sync_channel::<Result<Option<VideoFrame>>>(4);
         scope.spawn(move || decode_stage(src, ftx));
         let (rtx, rrx) = sync_channel::<RenderItem>(4);
         let mut sink = sink;
@@ -542,7 +566,7 @@ fn run_single(
     mut sink: Option<VideoSink>,
 ) -> (Result<()>, Option<VideoSink>) {
     let (pipe, mode) = (an.pipe, an.mode);
-    let mut next = || src.read();
+    let mut next = || src.read_frame();
     let mut deliver = |item, stages: &mut StageSeries| -> Result<bool> {
         let (frame, mut t) = render_item(pipe, item, mode)?;
         t.encode = encode(sink.as_mut(), &frame)?;
@@ -639,7 +663,7 @@ pub fn analyze_video(
         telemetry: None,
         start,
         max_frames: frames,
-        codec: Codec::Mp4v,
+        codec: Codec::default(),
         threaded: true,
         cancel: Cancel::default(),
     };

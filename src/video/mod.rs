@@ -1,288 +1,114 @@
-//! Video in and out (`VideoSource`, `VideoSink`), the job and summary types, and the per-frame
-//! loop over a dashcam video in `frame_loop`: decode, analyse + track, render, encode.
+//! Video in and out on FFmpeg's libraries (`decode`: `VideoSource`; `encode`: `VideoSink`),
+//! the job and summary types, and the per-frame loop over a dashcam video in `frame_loop`:
+//! decode, analyse + track, render, encode.
 
+mod decode;
+mod encode;
 mod frame_loop;
 
+pub use decode::{decoder_threads, set_decoder_threads, Rotation, VideoFrame, VideoSource};
+pub use encode::{SinkSpec, VideoSink};
 pub use frame_loop::{analyze_video, run, run_with, Progress};
 
-use crate::cancel::{AbortCleanup, Cancel};
-use crate::error::{Error, Result};
-use crate::frame::BgrFrame;
-use opencv::core::{self, Mat};
-use opencv::prelude::*;
-use opencv::videoio::{self, VideoCapture, VideoWriter};
+use crate::cancel::Cancel;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
-
-/// An opened input video.
-pub struct VideoSource {
-    cap: VideoCapture,
-    path: PathBuf,
-    pub width: i32,
-    pub height: i32,
-    pub fps: f64,
-    /// Frame count the container announces (may be 0 when unknown).
-    pub announced_frames: i64,
-    /// Frames `read` may still return (see `limit`).
-    remaining: usize,
-}
-
-impl VideoSource {
-    /// Open a video through OpenCV's FFmpeg backend.
-    pub fn open(path: &Path) -> Result<Self> {
-        if !path.exists() {
-            return Err(Error::NotFound {
-                path: path.to_path_buf(),
-            });
-        }
-        if path.is_dir() {
-            return Err(Error::Video {
-                path: path.to_path_buf(),
-                message: "is a directory, not a video".into(),
-            });
-        }
-        let not_video = || Error::Video {
-            path: path.to_path_buf(),
-            message: "cannot open as a video".into(),
-        };
-        let cap = VideoCapture::from_file(path, videoio::CAP_FFMPEG).map_err(|_| not_video())?;
-        if !cap.is_opened().map_err(|_| not_video())? {
-            return Err(not_video());
-        }
-        let width = cap.get(videoio::CAP_PROP_FRAME_WIDTH)? as i32;
-        let height = cap.get(videoio::CAP_PROP_FRAME_HEIGHT)? as i32;
-        let fps = cap.get(videoio::CAP_PROP_FPS)?;
-        let announced_frames = cap.get(videoio::CAP_PROP_FRAME_COUNT)?.max(0.0) as i64;
-        if width <= 0 || height <= 0 {
-            return Err(not_video());
-        }
-        let fps = if fps.is_finite() && fps > 0.0 && fps < 1000.0 {
-            fps
-        } else {
-            25.0
-        };
-        Ok(Self {
-            cap,
-            path: path.to_path_buf(),
-            width,
-            height,
-            fps,
-            announced_frames,
-            remaining: usize::MAX,
-        })
-    }
-
-    /// The file this source reads.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Return at most `n` more frames from `read`.
-    pub fn limit(&mut self, n: usize) {
-        self.remaining = n;
-    }
-
-    /// Read the next frame; `Ok(None)` at the end, where decoding stops, or past the limit.
-    pub fn read(&mut self) -> Result<Option<BgrFrame>> {
-        if self.remaining == 0 {
-            return Ok(None);
-        }
-        self.remaining -= 1;
-        let mut m = Mat::default();
-        match self.cap.read(&mut m) {
-            Ok(true) if !m.empty() => {
-                if m.typ() != core::CV_8UC3 {
-                    return Err(Error::Video {
-                        path: self.path.clone(),
-                        message: format!("frame type {} is not 8-bit BGR", m.typ()),
-                    });
-                }
-                Ok(Some(BgrFrame::new(m)?))
-            }
-            _ => Ok(None),
-        }
-    }
-
-    /// Skip a frame without converting it; false at the end.
-    pub fn skip(&mut self) -> Result<bool> {
-        Ok(self.cap.grab().unwrap_or(false))
-    }
-
-    /// Seek so that the next `read` returns frame `n` (0-based). False when the backend
-    /// does not report that position afterwards (the position is then unknown).
-    pub fn seek(&mut self, n: usize) -> Result<bool> {
-        let set = self
-            .cap
-            .set(videoio::CAP_PROP_POS_FRAMES, n as f64)
-            .unwrap_or(false);
-        let at = self.cap.get(videoio::CAP_PROP_POS_FRAMES).unwrap_or(-1.0);
-        Ok(set && (at - n as f64).abs() < 0.5)
-    }
-}
+use std::path::PathBuf;
 
 /// Which encoder a sink uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Codec {
-    /// H.264 (fourcc avc1).
-    H264,
-    /// MPEG-4 Part 2 (fourcc mp4v).
+    /// H.264 through libx264, yuv420p: what browsers play (the default).
+    H264 {
+        /// libx264's speed preset.
+        preset: X264Preset,
+        /// Constant rate factor, 0..=51 (lower is better and larger; 23 is libx264's own).
+        crf: u8,
+    },
+    /// MPEG-4 Part 2 (fourcc mp4v), as OpenCV writes by default; browsers do not play it.
     Mp4v,
 }
 
+impl Default for Codec {
+    /// H.264, `veryfast`, crf 23: browser-playable, and about as fast to encode as MPEG-4
+    /// Part 2 was, at a fraction of its size.
+    fn default() -> Self {
+        Codec::H264 {
+            preset: X264Preset::Veryfast,
+            crf: 23,
+        }
+    }
+}
+
 impl Codec {
+    /// For the summary line.
+    pub fn name(&self) -> String {
+        match self {
+            Codec::H264 { preset, crf } => {
+                format!("H.264 (libx264, {}, crf {crf})", preset.name())
+            }
+            Codec::Mp4v => "MPEG-4 Part 2 (mp4v)".into(),
+        }
+    }
+
+    /// FFmpeg's encoder for it.
+    pub fn encoder_name(&self) -> &'static str {
+        match self {
+            Codec::H264 { .. } => "libx264",
+            Codec::Mp4v => "mpeg4",
+        }
+    }
+}
+
+/// libx264's speed presets, fastest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum X264Preset {
+    Ultrafast,
+    Superfast,
+    Veryfast,
+    Faster,
+    Fast,
+    Medium,
+    Slow,
+    Slower,
+    Veryslow,
+    Placebo,
+}
+
+impl X264Preset {
+    /// The name libx264 knows it by.
     pub fn name(&self) -> &'static str {
         match self {
-            Codec::H264 => "H.264 (avc1)",
-            Codec::Mp4v => "MPEG-4 Part 2 (mp4v)",
+            X264Preset::Ultrafast => "ultrafast",
+            X264Preset::Superfast => "superfast",
+            X264Preset::Veryfast => "veryfast",
+            X264Preset::Faster => "faster",
+            X264Preset::Fast => "fast",
+            X264Preset::Medium => "medium",
+            X264Preset::Slow => "slow",
+            X264Preset::Slower => "slower",
+            X264Preset::Veryslow => "veryslow",
+            X264Preset::Placebo => "placebo",
         }
     }
 }
 
-/// An output MP4 written to the hidden `.<name>.partial.mp4` beside it and renamed on `finish`.
-/// Dropped without `finish` (an error, `abandon`), it closes and deletes the partial file; a
-/// second SIGINT/SIGTERM deletes it too (`AbortCleanup`).
-pub struct VideoSink {
-    writer: VideoWriter,
-    partial: PathBuf,
-    path: PathBuf,
-    pub codec: Codec,
-    pub frames: usize,
-    /// Set once the partial file was renamed (or removed): nothing left for `Drop`.
-    done: bool,
-    _cleanup: AbortCleanup,
-}
-
-/// Preferred codec from the environment (`LANES_CODEC=mp4v|h264`), default mp4v.
+/// Preferred codec from the environment (`LANES_CODEC=mpeg4|mp4v|h264`), default H.264.
 pub fn preferred_codec() -> Codec {
     match std::env::var("LANES_CODEC").ok().as_deref() {
-        Some("h264") | Some("avc1") => Codec::H264,
-        _ => Codec::Mp4v,
+        Some("mp4v") | Some("mpeg4") => Codec::Mp4v,
+        _ => Codec::default(),
     }
 }
 
-impl VideoSink {
-    /// Create the output (its directory must exist). Tries the preferred codec, then mp4v.
-    pub fn create(path: &Path, fps: f64, width: i32, height: i32, codec: Codec) -> Result<Self> {
-        let parent = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !parent.is_dir() {
-            return Err(Error::Io {
-                path: path.to_path_buf(),
-                message: format!("output directory {} does not exist", parent.display()),
-            });
-        }
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_else(|| "out".into());
-        if path.is_dir() {
-            return Err(Error::Io {
-                path: path.to_path_buf(),
-                message: "output is a directory, not a file".into(),
-            });
-        }
-        let partial = parent.join(format!(".{stem}.partial.mp4"));
-        let cleanup = AbortCleanup::register(&partial);
-        let size = core::Size::new(width, height);
-        let order: &[Codec] = match codec {
-            Codec::H264 => &[Codec::H264, Codec::Mp4v],
-            Codec::Mp4v => &[Codec::Mp4v],
-        };
-        for c in order {
-            let fourcc = match c {
-                Codec::H264 => VideoWriter::fourcc('a', 'v', 'c', '1')?,
-                Codec::Mp4v => VideoWriter::fourcc('m', 'p', '4', 'v')?,
-            };
-            if let Ok(w) = VideoWriter::new_with_backend(
-                &partial,
-                videoio::CAP_FFMPEG,
-                fourcc,
-                fps,
-                size,
-                true,
-            ) {
-                if w.is_opened().unwrap_or(false) {
-                    return Ok(Self {
-                        writer: w,
-                        partial,
-                        path: path.to_path_buf(),
-                        codec: *c,
-                        frames: 0,
-                        done: false,
-                        _cleanup: cleanup,
-                    });
-                }
-            }
-        }
-        let _ = std::fs::remove_file(&partial);
-        Err(Error::Io {
-            path: path.to_path_buf(),
-            message: format!(
-                "cannot open a video encoder (mp4v) for writing {} (is the directory writable?)",
-                partial.display()
-            ),
-        })
-    }
-
-    /// Append one frame.
-    pub fn write(&mut self, frame: &BgrFrame) -> Result<()> {
-        self.writer.write(frame.mat()).map_err(|e| Error::Io {
-            path: self.path.clone(),
-            message: e.message,
-        })?;
-        self.frames += 1;
-        Ok(())
-    }
-
-    /// Finalise the file, check that the container holds every frame written, and move it to
-    /// its name. OpenCV's writer does not report failed writes (a full disk, `ulimit -f`), so
-    /// the finished file is opened again and its frame count compared; on any failure the
-    /// partial file is deleted (by `Drop`).
-    pub fn finish(mut self) -> Result<PathBuf> {
-        self.writer.release()?;
-        if self.frames > 0 {
-            let held = VideoCapture::from_file(&self.partial, videoio::CAP_FFMPEG)
-                .ok()
-                .filter(|c| c.is_opened().unwrap_or(false))
-                .and_then(|c| c.get(videoio::CAP_PROP_FRAME_COUNT).ok())
-                .map(|n| n.max(0.0) as usize);
-            if held != Some(self.frames) {
-                let size = std::fs::metadata(&self.partial)
-                    .map(|m| m.len())
-                    .unwrap_or(0);
-                return Err(Error::Io {
-                    path: self.path.clone(),
-                    message: format!(
-                        "write failed: the finished file ({size} bytes) holds {} of the {} frames written (disk full or file size limit?)",
-                        held.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
-                        self.frames
-                    ),
-                });
-            }
-        }
-        std::fs::rename(&self.partial, &self.path).map_err(|e| Error::Io {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })?;
-        self.done = true;
-        Ok(self.path.clone())
-    }
-
-    /// Abandon the output: close and delete the partial file.
-    pub fn abandon(self) {
-        drop(self);
-    }
-}
-
-impl Drop for VideoSink {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = self.writer.release();
-            let _ = std::fs::remove_file(&self.partial);
-        }
-    }
+/// Whether analysis-only runs skip the decoder's in-loop deblocking filter: only with
+/// `LANES_LOOP_FILTER=skip`. Measured on the shared clips (docs/robustness.md, "Decoding"):
+/// the Udacity clips keep their numbers (status on every frame, offsets within 0.2 cm median),
+/// but the 960x540 autobahn clip does not (status on 95% of frames, lane-width rule 129 -> 119
+/// of 390 frames), so it is not the default: the rule is that accuracy must hold on
+/// every clip.
+pub fn skip_loop_filter_allowed() -> bool {
+    std::env::var("LANES_LOOP_FILTER").is_ok_and(|v| v == "skip")
 }
 
 /// What to write.
@@ -364,6 +190,8 @@ pub struct VideoSummary {
     pub seconds: f64,
     pub output: Option<PathBuf>,
     pub codec: Option<Codec>,
+    /// What the output holds, for the summary line (codec, settings, audio).
+    pub encoder: Option<String>,
     /// Decoding stopped before the announced frame count (truncated or corrupt input).
     pub truncated_at: Option<usize>,
     pub announced_frames: i64,
@@ -386,6 +214,7 @@ impl VideoSummary {
             seconds: 0.0,
             output: None,
             codec,
+            encoder: None,
             truncated_at: None,
             announced_frames,
             interrupted_at: None,

@@ -139,9 +139,16 @@ fn batch_telemetry_equals_lanes_video_per_clip_with_jobs_1_and_2() {
                 < 1e-12
         );
     }
-    assert_eq!(report["totals"]["frames"].as_u64(), Some(64));
+    assert_eq!(
+        report["totals"]["frames"].as_u64(),
+        Some(8 * clip_count() as u64)
+    );
     let csv = std::fs::read_to_string(outs[0].join("batch.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 10, "header + 8 videos + TOTAL:\n{csv}");
+    assert_eq!(
+        csv.lines().count(),
+        clip_count() + 2,
+        "header + a line per video + TOTAL:\n{csv}"
+    );
     assert!(csv.lines().last().unwrap().starts_with("TOTAL,"));
     assert!(partials_under(dir.path()).is_empty());
 }

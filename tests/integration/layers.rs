@@ -13,7 +13,15 @@ use std::path::Path;
 /// (Within a layer, the cycle check keeps the graph one-way.)
 const LAYERS: &[&[&str]] = &[
     &["error", "stats", "cancel", "still", "atomic"],
-    &["config", "poly", "frame", "camera", "telemetry", "summary"],
+    &[
+        "config",
+        "poly",
+        "frame",
+        "camera",
+        "telemetry",
+        "summary",
+        "yuv",
+    ],
     &[
         "calibrate",
         "undistort",

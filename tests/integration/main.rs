@@ -24,6 +24,7 @@ mod synth;
 mod tune;
 mod tune_load;
 mod video;
+mod video_io;
 
 /// Path to the built `lanes` binary.
 pub fn lanes_bin() -> PathBuf {

@@ -1,0 +1,604 @@
+//! Video input on FFmpeg's own libraries: `VideoSource` demuxes (libavformat) and decodes
+//! (libavcodec, frame + slice threads set explicitly) the best video stream, honours the
+//! container's rotation, and hands out frames with their presentation times, either as BGR
+//! (libswscale) or as the decoder's own planes (`VideoFrame`).
+
+use crate::error::{Error, Result};
+use crate::frame::BgrFrame;
+use crate::yuv::Yuv420;
+use ffmpeg::ffi;
+use ffmpeg_next as ffmpeg;
+use opencv::core::{self, Mat};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// FFmpeg set up once per process, its own log silenced: every problem it reports reaches the
+/// user as one `lanes:` line naming the file (and the codec) instead.
+pub(crate) fn init() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ffmpeg::init();
+        let level = match std::env::var("LANES_FFMPEG_LOG").ok().as_deref() {
+            Some("error") => ffmpeg::log::Level::Error,
+            Some("warning") => ffmpeg::log::Level::Warning,
+            Some("info") => ffmpeg::log::Level::Info,
+            _ => ffmpeg::log::Level::Quiet,
+        };
+        ffmpeg::log::set_level(level);
+    });
+}
+
+/// Decoder threads per video, 0 = automatic (see `decoder_threads`).
+static DECODER_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Set the decoder threads of every video opened from now on (0 = automatic). `lanes batch`
+/// with several jobs gives each video fewer: threaded decoding costs CPU in hand-offs, so with
+/// several videos at once one thread per video decodes more frames per core.
+pub fn set_decoder_threads(n: usize) {
+    DECODER_THREADS.store(n, Ordering::Relaxed);
+}
+
+/// The decoder threads a video is opened with: the set value, else one more than the cores
+/// this process may use (what FFmpeg's own "auto" picks, written down here so that it does not
+/// depend on the library's default).
+pub fn decoder_threads() -> usize {
+    match DECODER_THREADS.load(Ordering::Relaxed) {
+        0 => {
+            let cores = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            if cores > 1 {
+                (cores + 1).min(16)
+            } else {
+                1
+            }
+        }
+        n => n.min(64),
+    }
+}
+
+/// Rotation to apply to decoded frames so that they show upright (the container's display
+/// matrix, as phones write it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rotation {
+    None,
+    /// 90 degrees clockwise.
+    Cw90,
+    R180,
+    /// 90 degrees counter-clockwise.
+    Ccw90,
+}
+
+impl Rotation {
+    /// From a display matrix's counter-clockwise angle (`av_display_rotation_get`), as the
+    /// `ffmpeg` tool's autorotation reads it.
+    fn from_ccw_degrees(ccw: f64) -> Self {
+        if !ccw.is_finite() {
+            return Rotation::None;
+        }
+        let theta = (-ccw).rem_euclid(360.0);
+        let near = |a: f64| (theta - a).abs() < 1.0;
+        if near(90.0) {
+            Rotation::Cw90
+        } else if near(180.0) {
+            Rotation::R180
+        } else if near(270.0) {
+            Rotation::Ccw90
+        } else {
+            Rotation::None
+        }
+    }
+
+    /// Degrees clockwise.
+    pub fn degrees(&self) -> u32 {
+        match self {
+            Rotation::None => 0,
+            Rotation::Cw90 => 90,
+            Rotation::R180 => 180,
+            Rotation::Ccw90 => 270,
+        }
+    }
+
+    fn swaps_sides(&self) -> bool {
+        matches!(self, Rotation::Cw90 | Rotation::Ccw90)
+    }
+}
+
+/// One decoded frame: its presentation time and its pixels, as BGR or as the decoder's planes.
+pub struct VideoFrame {
+    /// Presentation timestamp in the stream's time base (`VideoSource::time_base`), when the
+    /// stream has one.
+    pub pts: Option<i64>,
+    /// Seconds from the stream's first frame (`pts` in seconds; the frame index over the rate
+    /// when there is no timestamp).
+    pub time_s: f64,
+    pixels: Pixels,
+}
+
+enum Pixels {
+    Bgr(BgrFrame),
+    /// 8-bit 4:2:0 planes, unrotated (only read when the stream has no rotation).
+    Planes(Yuv420),
+}
+
+impl VideoFrame {
+    /// The decoder's 8-bit 4:2:0 planes, when the frame was kept as planes.
+    pub fn planes(&self) -> Option<&Yuv420> {
+        match &self.pixels {
+            Pixels::Planes(p) => Some(p),
+            Pixels::Bgr(_) => None,
+        }
+    }
+
+    /// The frame as BGR (converted here when it was kept as planes).
+    pub fn into_bgr(self) -> Result<BgrFrame> {
+        match self.pixels {
+            Pixels::Bgr(b) => Ok(b),
+            Pixels::Planes(p) => p.to_bgr(),
+        }
+    }
+}
+
+/// An opened input video.
+pub struct VideoSource {
+    input: ffmpeg::format::context::Input,
+    decoder: ffmpeg::decoder::Video,
+    stream: usize,
+    path: PathBuf,
+    /// The codec's short name (`h264`, `hevc`, ...), for messages.
+    pub codec_name: String,
+    /// Frame size as shown (after rotation).
+    pub width: i32,
+    pub height: i32,
+    pub fps: f64,
+    /// Frame count the container announces (or its duration times the rate; 0 when unknown).
+    pub announced_frames: i64,
+    /// The stream's time base (numerator, denominator): `VideoFrame::pts` counts in it.
+    pub time_base: (i32, i32),
+    /// The rotation applied to every frame (from the container's display matrix).
+    pub rotation: Rotation,
+    /// Presentation time of the stream's first frame, in `time_base` (0 when unknown).
+    start_pts: i64,
+    /// Frames `read` may still return (see `limit`).
+    remaining: usize,
+    /// A frame decoded ahead (by `seek`, or to learn the size), returned next.
+    pushback: Option<ffmpeg::frame::Video>,
+    eof_sent: bool,
+    /// Frames decoded so far, and the packets or frames the decoder refused.
+    decoded: usize,
+    packets: usize,
+    errors: usize,
+    last_error: Option<String>,
+    /// Hand out 8-bit 4:2:0 frames as planes (`read_frame`) instead of converting them.
+    keep_planes: bool,
+}
+
+/// Errors in a row after which a stream counts as undecodable.
+const MAX_ERRORS_IN_A_ROW: usize = 64;
+
+fn is_again(e: &ffmpeg::Error) -> bool {
+    matches!(e, ffmpeg::Error::Other { errno } if *errno == ffmpeg::error::EAGAIN)
+}
+
+impl VideoSource {
+    /// Open a video (any container and codec this FFmpeg build reads).
+    pub fn open(path: &Path) -> Result<Self> {
+        init();
+        if !path.exists() {
+            return Err(Error::NotFound {
+                path: path.to_path_buf(),
+            });
+        }
+        if path.is_dir() {
+            return Err(Error::Video {
+                path: path.to_path_buf(),
+                message: "is a directory, not a video".into(),
+            });
+        }
+        let not_video = |why: &str| Error::Video {
+            path: path.to_path_buf(),
+            message: format!("cannot open as a video ({why})"),
+        };
+        let input =
+            ffmpeg::format::input(&path).map_err(|e| not_video(&e.to_string().to_lowercase()))?;
+        let stream = input
+            .streams()
+            .best(ffmpeg::media::Type::Video)
+            .ok_or_else(|| not_video("no video stream"))?;
+        let index = stream.index();
+        let params = stream.parameters();
+        let codec_id = params.id();
+        let codec_name = codec_short_name(codec_id);
+        let tb = stream.time_base();
+        let rate = [stream.avg_frame_rate(), stream.rate()]
+            .into_iter()
+            .map(f64::from)
+            .find(|r| r.is_finite() && *r > 0.0 && *r < 1000.0)
+            .unwrap_or(25.0);
+        let rotation = display_rotation(&stream);
+        let start = stream.start_time();
+        let start_pts = if start == ffi::AV_NOPTS_VALUE {
+            0
+        } else {
+            start
+        };
+        let nb = stream.frames();
+        let announced = if nb > 0 {
+            nb
+        } else {
+            let d = stream.duration();
+            let secs = if d > 0 && d != ffi::AV_NOPTS_VALUE {
+                d as f64 * f64::from(tb)
+            } else if input.duration() > 0 {
+                input.duration() as f64 / ffi::AV_TIME_BASE as f64
+            } else {
+                0.0
+            };
+            (secs * rate).round() as i64
+        };
+        let mut ctx =
+            ffmpeg::codec::context::Context::from_parameters(params).map_err(|e| Error::Video {
+                path: path.to_path_buf(),
+                message: format!("cannot read the {codec_name} video stream's parameters ({e})"),
+            })?;
+        let threads = decoder_threads();
+        // SAFETY: the context is ours and not yet opened; these are plain fields that
+        // avcodec_open2 reads.
+        unsafe {
+            let c = ctx.as_mut_ptr();
+            (*c).thread_count = threads as i32;
+            (*c).thread_type = ffi::FF_THREAD_FRAME | ffi::FF_THREAD_SLICE;
+            (*c).pkt_timebase = tb.into();
+        }
+        let decoder = ctx
+            .decoder()
+            .video()
+            .map_err(|e| Self::unsupported(path, &codec_name, e))?;
+        let mut src = Self {
+            input,
+            decoder,
+            stream: index,
+            path: path.to_path_buf(),
+            codec_name,
+            width: 0,
+            height: 0,
+            fps: rate,
+            announced_frames: announced.max(0),
+            time_base: (tb.numerator(), tb.denominator().max(1)),
+            rotation,
+            start_pts,
+            remaining: usize::MAX,
+            pushback: None,
+            eof_sent: false,
+            decoded: 0,
+            packets: 0,
+            errors: 0,
+            last_error: None,
+            keep_planes: false,
+        };
+        let (mut w, mut h) = (src.decoder.width() as i32, src.decoder.height() as i32);
+        if w <= 0 || h <= 0 {
+            // Some containers leave the size to the stream itself: decode the first frame.
+            match src.decode_next()? {
+                Some(f) => {
+                    (w, h) = (f.width() as i32, f.height() as i32);
+                    src.pushback = Some(f);
+                }
+                None => return Err(src.undecodable()),
+            }
+        }
+        if w <= 0 || h <= 0 {
+            return Err(not_video("no frame size"));
+        }
+        (src.width, src.height) = if rotation.swaps_sides() {
+            (h, w)
+        } else {
+            (w, h)
+        };
+        Ok(src)
+    }
+
+    fn unsupported(path: &Path, codec: &str, e: ffmpeg::Error) -> Error {
+        Error::Video {
+            path: path.to_path_buf(),
+            message: format!("unsupported video codec {codec} ({e})"),
+        }
+    }
+
+    /// The error for a stream that gave no frame at all.
+    fn undecodable(&self) -> Error {
+        Error::Video {
+            path: self.path.clone(),
+            message: format!(
+                "corrupt or unsupported {} video stream: no frame could be decoded{}",
+                self.codec_name,
+                self.last_error
+                    .as_ref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    /// The file this source reads.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Return at most `n` more frames from `read`.
+    pub fn limit(&mut self, n: usize) {
+        self.remaining = n;
+    }
+
+    /// Skip the in-loop deblocking filter (H.264, HEVC): for analysis-only runs, where the
+    /// filter's smoothing of block edges does not help find a lane marking. Takes effect from
+    /// the next packet.
+    pub fn set_skip_loop_filter(&mut self, skip: bool) {
+        let d = if skip {
+            ffmpeg::codec::discard::Discard::All
+        } else {
+            ffmpeg::codec::discard::Discard::Default
+        };
+        // SAFETY: a plain field of our own decoder context, read by the decoder per packet
+        // (and copied to its frame threads with each packet).
+        unsafe {
+            (*self.decoder.as_mut_ptr()).skip_loop_filter = d.into();
+        }
+    }
+
+    /// Let `read_frame` hand out 8-bit 4:2:0 frames as the decoder's planes (no conversion)
+    /// when the stream has no rotation; other frames are still converted to BGR.
+    pub fn keep_planes(&mut self, keep: bool) {
+        self.keep_planes = keep;
+    }
+
+    /// Decode the next frame as it comes from the decoder; `Ok(None)` at the end or where
+    /// decoding stops (a truncated or corrupt file); an error when nothing at all decodes.
+    fn decode_next(&mut self) -> Result<Option<ffmpeg::frame::Video>> {
+        if let Some(f) = self.pushback.take() {
+            return Ok(Some(f));
+        }
+        let mut frame = ffmpeg::frame::Video::empty();
+        let mut in_a_row = 0usize;
+        loop {
+            match self.decoder.receive_frame(&mut frame) {
+                Ok(()) => {
+                    self.decoded += 1;
+                    return Ok(Some(frame));
+                }
+                Err(ffmpeg::Error::Eof) => return self.end(),
+                Err(e) if is_again(&e) => {}
+                Err(e) => {
+                    self.errors += 1;
+                    in_a_row += 1;
+                    self.last_error = Some(e.to_string());
+                }
+            }
+            if self.eof_sent {
+                return self.end();
+            }
+            if in_a_row > MAX_ERRORS_IN_A_ROW {
+                self.send_eof();
+                continue;
+            }
+            in_a_row += self.feed();
+        }
+    }
+
+    /// The end of the stream: an error when packets went in and not one frame came out (the
+    /// stream is corrupt, or coded in a way this decoder does not support).
+    fn end(&self) -> Result<Option<ffmpeg::frame::Video>> {
+        if self.decoded == 0 && (self.errors > 0 || self.packets > 0) {
+            return Err(self.undecodable());
+        }
+        Ok(None)
+    }
+
+    fn send_eof(&mut self) {
+        let _ = self.decoder.send_eof();
+        self.eof_sent = true;
+    }
+
+    /// Send the next packet of the video stream to the decoder (or the end of the stream);
+    /// returns the packets it refused on the way.
+    fn feed(&mut self) -> usize {
+        let mut packet = ffmpeg::Packet::empty();
+        let mut refused = 0;
+        loop {
+            match packet.read(&mut self.input) {
+                Ok(()) => {
+                    if packet.stream() != self.stream {
+                        continue;
+                    }
+                    match self.decoder.send_packet(&packet) {
+                        Ok(()) => {
+                            self.packets += 1;
+                            return refused;
+                        }
+                        Err(e) => {
+                            self.errors += 1;
+                            refused += 1;
+                            self.last_error = Some(e.to_string());
+                            if refused > MAX_ERRORS_IN_A_ROW {
+                                self.send_eof();
+                                return refused;
+                            }
+                        }
+                    }
+                }
+                Err(ffmpeg::Error::Eof) => {
+                    self.send_eof();
+                    return refused;
+                }
+                Err(e) => {
+                    // A read error mid-file (truncated or corrupt container): decoding stops
+                    // here, the frames before it count.
+                    self.last_error = Some(e.to_string());
+                    self.send_eof();
+                    return refused;
+                }
+            }
+        }
+    }
+
+    /// Read the next frame as BGR; `Ok(None)` at the end, where decoding stops, or past the
+    /// limit.
+    pub fn read(&mut self) -> Result<Option<BgrFrame>> {
+        let keep = std::mem::replace(&mut self.keep_planes, false);
+        let r = self.read_frame();
+        self.keep_planes = keep;
+        r?.map(|f| f.into_bgr()).transpose()
+    }
+
+    /// Read the next frame with its presentation time; as planes when `keep_planes` is on and
+    /// the frame is 8-bit 4:2:0 without rotation, else as BGR.
+    pub fn read_frame(&mut self) -> Result<Option<VideoFrame>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        let Some(f) = self.decode_next()? else {
+            return Ok(None);
+        };
+        self.remaining -= 1;
+        let pts = f.timestamp().or(f.pts());
+        let time_s = match pts {
+            Some(p) => {
+                (p - self.start_pts) as f64 * self.time_base.0 as f64 / self.time_base.1 as f64
+            }
+            None => (self.decoded.saturating_sub(1)) as f64 / self.fps,
+        };
+        let planes = self.keep_planes && self.rotation == Rotation::None;
+        let pixels = match Yuv420::from_frame(f, planes) {
+            Ok(p) => Pixels::Planes(p),
+            Err(f) => Pixels::Bgr(self.to_bgr(&f)?),
+        };
+        Ok(Some(VideoFrame {
+            pts,
+            time_s,
+            pixels,
+        }))
+    }
+
+    /// A decoded frame as upright BGR.
+    fn to_bgr(&self, f: &ffmpeg::frame::Video) -> Result<BgrFrame> {
+        let m = crate::yuv::bgr_mat_from_frame(f).map_err(|message| Error::Video {
+            path: self.path.clone(),
+            message: format!("{} frame: {message}", self.codec_name),
+        })?;
+        let m = match self.rotation {
+            Rotation::None => m,
+            r => {
+                let code = match r {
+                    Rotation::Cw90 => core::ROTATE_90_CLOCKWISE,
+                    Rotation::R180 => core::ROTATE_180,
+                    _ => core::ROTATE_90_COUNTERCLOCKWISE,
+                };
+                let mut out = Mat::default();
+                core::rotate(&m, &mut out, code)?;
+                out
+            }
+        };
+        BgrFrame::new(m)
+    }
+
+    /// Skip a frame without converting it; false at the end.
+    pub fn skip(&mut self) -> Result<bool> {
+        if self.remaining == 0 {
+            return Ok(false);
+        }
+        Ok(self.decode_next()?.is_some())
+    }
+
+    /// Seek so that the next `read` returns frame `n` (0-based, counted at the stream's rate
+    /// from its first frame): from the keyframe before it, decoding up to it. False when it
+    /// cannot be reached (the position is then unknown).
+    pub fn seek(&mut self, n: usize) -> Result<bool> {
+        let (num, den) = (self.time_base.0 as f64, self.time_base.1 as f64);
+        if num <= 0.0 {
+            return Ok(false);
+        }
+        let per_frame = den / num / self.fps;
+        let target = self.start_pts + (n as f64 * per_frame).round() as i64;
+        // SAFETY: our own input context and a stream index inside it.
+        let r = unsafe {
+            ffi::avformat_seek_file(
+                self.input.as_mut_ptr(),
+                self.stream as i32,
+                i64::MIN,
+                target,
+                target,
+                0,
+            )
+        };
+        if r < 0 {
+            return Ok(false);
+        }
+        self.decoder.flush();
+        self.pushback = None;
+        self.eof_sent = false;
+        let half = (per_frame / 2.0).floor() as i64;
+        loop {
+            let Some(f) = self.decode_next()? else {
+                return Ok(false);
+            };
+            match f.timestamp().or(f.pts()) {
+                Some(t) if t + half < target => continue,
+                Some(_) => {
+                    self.pushback = Some(f);
+                    return Ok(true);
+                }
+                None => return Ok(false),
+            }
+        }
+    }
+}
+
+/// The rotation a stream's display matrix asks for.
+fn display_rotation(stream: &ffmpeg::format::stream::Stream) -> Rotation {
+    for sd in stream.side_data() {
+        if sd.kind() == ffmpeg::codec::packet::side_data::Type::DisplayMatrix {
+            let d = sd.data();
+            if d.len() >= 36 {
+                let mut m = [0i32; 9];
+                for (i, v) in m.iter_mut().enumerate() {
+                    *v = i32::from_ne_bytes([d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]]);
+                }
+                // SAFETY: a 3x3 display matrix of our own.
+                let ccw = unsafe { ffi::av_display_rotation_get(m.as_ptr()) };
+                return Rotation::from_ccw_degrees(ccw);
+            }
+        }
+    }
+    Rotation::None
+}
+
+/// FFmpeg's short name of a codec (`h264`, `hevc`, `mpeg4`).
+pub(crate) fn codec_short_name(id: ffmpeg::codec::Id) -> String {
+    // SAFETY: avcodec_get_name returns a static string for every id.
+    unsafe {
+        let p = ffi::avcodec_get_name(id.into());
+        if p.is_null() {
+            "unknown".into()
+        } else {
+            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_matrix_angles_map_to_the_tool_s_autorotation() {
+        // av_display_rotation_get gives counter-clockwise degrees; a phone held upright
+        // writes -90 (ffmpeg's "rotate=90": turn 90 degrees clockwise to show).
+        assert_eq!(Rotation::from_ccw_degrees(-90.0), Rotation::Cw90);
+        assert_eq!(Rotation::from_ccw_degrees(90.0), Rotation::Ccw90);
+        assert_eq!(Rotation::from_ccw_degrees(180.0), Rotation::R180);
+        assert_eq!(Rotation::from_ccw_degrees(-180.0), Rotation::R180);
+        assert_eq!(Rotation::from_ccw_degrees(0.0), Rotation::None);
+        assert_eq!(Rotation::from_ccw_degrees(f64::NAN), Rotation::None);
+        assert_eq!(Rotation::from_ccw_degrees(45.0), Rotation::None);
+    }
+}

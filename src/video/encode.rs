@@ -1,0 +1,603 @@
+//! Video output on FFmpeg's own libraries: `VideoSink` converts BGR frames to yuv420p
+//! (libswscale), encodes them (libx264 by default, or MPEG-4 Part 2) with the input's
+//! timestamps, copies the input's audio stream, and muxes an MP4 with its index at the front
+//! (`+faststart`), written under a hidden partial name and renamed when complete.
+
+use super::decode::{codec_short_name, init};
+use super::Codec;
+use crate::cancel::AbortCleanup;
+use crate::error::{Error, Result};
+use crate::frame::BgrFrame;
+use crate::yuv::Sws;
+use ffmpeg::ffi;
+use ffmpeg::Rational;
+use ffmpeg_next as ffmpeg;
+use opencv::core::{self, Mat};
+use opencv::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// What a sink writes besides its frames.
+#[derive(Debug, Clone)]
+pub struct SinkSpec {
+    pub fps: f64,
+    pub width: i32,
+    pub height: i32,
+    pub codec: Codec,
+    /// Time base of the timestamps given to `write_at` (numerator, denominator); `None`:
+    /// frames are numbered at `fps`.
+    pub time_base: Option<(i32, i32)>,
+    /// Copy the audio stream of this file (the input), cut to the frames written.
+    pub audio_from: Option<PathBuf>,
+}
+
+/// The input's audio packets, copied into the output beside the video.
+struct AudioCopy {
+    input: ffmpeg::format::context::Input,
+    stream: usize,
+    in_tb: Rational,
+    out_index: usize,
+    out_tb: Rational,
+    /// The input time (s) of the output's start: the first video frame's time.
+    offset_s: Option<f64>,
+    pending: Option<ffmpeg::Packet>,
+    ended: bool,
+    codec: String,
+}
+
+impl AudioCopy {
+    /// Find the input's audio stream and add its copy to `out`; `Err(reason)` when there is
+    /// none to copy.
+    fn add(
+        path: &Path,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> std::result::Result<Self, String> {
+        let input = ffmpeg::format::input(&path).map_err(|e| e.to_string())?;
+        let st = input
+            .streams()
+            .best(ffmpeg::media::Type::Audio)
+            .ok_or_else(|| "no audio stream".to_string())?;
+        let (stream, in_tb, params) = (st.index(), st.time_base(), st.parameters());
+        let codec = codec_short_name(params.id());
+        // SAFETY: the output's own format descriptor; a query only.
+        let fits = unsafe {
+            ffi::avformat_query_codec(
+                (*out.as_ptr()).oformat,
+                params.id().into(),
+                ffi::FF_COMPLIANCE_NORMAL,
+            )
+        } == 1;
+        if !fits {
+            return Err(format!("audio codec {codec} cannot be stored in MP4"));
+        }
+        let mut ost = out
+            .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
+            .map_err(|e| e.to_string())?;
+        ost.set_parameters(params);
+        ost.set_time_base(in_tb);
+        // SAFETY: clear the input container's codec tag so the MP4 muxer picks its own.
+        unsafe { (*ost.parameters().as_mut_ptr()).codec_tag = 0 };
+        let out_index = ost.index();
+        Ok(Self {
+            input,
+            stream,
+            in_tb,
+            out_index,
+            out_tb: in_tb,
+            offset_s: None,
+            pending: None,
+            ended: false,
+            codec,
+        })
+    }
+
+    /// The next audio packet of the input, kept until written.
+    fn peek(&mut self) -> Option<&ffmpeg::Packet> {
+        while self.pending.is_none() && !self.ended {
+            let mut p = ffmpeg::Packet::empty();
+            match p.read(&mut self.input) {
+                Ok(()) if p.stream() == self.stream => self.pending = Some(p),
+                Ok(()) => {}
+                Err(_) => self.ended = true,
+            }
+        }
+        self.pending.as_ref()
+    }
+
+    /// Write the audio packets that start before `until_s` (output time).
+    fn write_until(
+        &mut self,
+        until_s: f64,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> std::result::Result<(), ffmpeg::Error> {
+        let Some(offset) = self.offset_s else {
+            return Ok(());
+        };
+        let tb = f64::from(self.in_tb);
+        loop {
+            let Some(p) = self.peek() else {
+                return Ok(());
+            };
+            let Some(ts) = p.pts().or(p.dts()) else {
+                self.pending = None;
+                continue;
+            };
+            let t = ts as f64 * tb - offset;
+            if t >= until_s {
+                return Ok(());
+            }
+            let mut p = self.pending.take().expect("peeked");
+            if t < -1e-3 {
+                continue; // before the first frame written (--start)
+            }
+            let shift = (offset / tb).round() as i64;
+            p.set_pts(p.pts().map(|v| v - shift));
+            p.set_dts(p.dts().map(|v| (v - shift).max(0)));
+            p.rescale_ts(self.in_tb, self.out_tb);
+            p.set_position(-1);
+            p.set_stream(self.out_index);
+            p.write_interleaved(out)?;
+        }
+    }
+}
+
+/// An output MP4 written to the hidden `.<name>.partial.mp4` beside it and renamed on `finish`.
+/// Dropped without `finish` (an error, `abandon`), it closes and deletes the partial file; a
+/// second SIGINT/SIGTERM deletes it too (`AbortCleanup`).
+pub struct VideoSink {
+    out: Option<ffmpeg::format::context::Output>,
+    encoder: ffmpeg::encoder::Video,
+    yuv: ffmpeg::frame::Video,
+    sws: Sws,
+    partial: PathBuf,
+    path: PathBuf,
+    pub codec: Codec,
+    pub frames: usize,
+    /// What was written, for the summary: `H.264 (libx264, veryfast, crf 23), audio aac copied`.
+    pub description: String,
+    /// Time base of the timestamps given to `write_at`, and of the encoder.
+    src_tb: Rational,
+    enc_tb: Rational,
+    ost_tb: Rational,
+    /// One frame at the nominal rate, in `src_tb`.
+    frame_ticks: i64,
+    first_pts: Option<i64>,
+    last_pts: Option<i64>,
+    /// The encoded size (even for 4:2:0) and the frames' own size.
+    enc_size: (i32, i32),
+    size: (i32, i32),
+    audio: Option<AudioCopy>,
+    /// Set once the partial file was renamed (or removed): nothing left for `Drop`.
+    done: bool,
+    _cleanup: AbortCleanup,
+}
+
+/// `1 / fps` as a rational (exact for integer and NTSC rates).
+fn frame_period(fps: f64) -> Rational {
+    let fps = if fps.is_finite() && fps > 0.0 {
+        fps
+    } else {
+        25.0
+    };
+    let r = Rational::from(fps);
+    let r = if r.numerator() > 0 && r.denominator() > 0 {
+        r
+    } else {
+        Rational::new(25, 1)
+    };
+    r.invert()
+}
+
+impl VideoSink {
+    /// Create the output (its directory must exist) for frames numbered at `fps`.
+    pub fn create(path: &Path, fps: f64, width: i32, height: i32, codec: Codec) -> Result<Self> {
+        Self::create_with(
+            path,
+            &SinkSpec {
+                fps,
+                width,
+                height,
+                codec,
+                time_base: None,
+                audio_from: None,
+            },
+        )
+    }
+
+    /// Create the output as `spec` says (its directory must exist).
+    pub fn create_with(path: &Path, spec: &SinkSpec) -> Result<Self> {
+        init();
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                message: format!("output directory {} does not exist", parent.display()),
+            });
+        }
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "out".into());
+        if path.is_dir() {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                message: "output is a directory, not a file".into(),
+            });
+        }
+        if spec.width <= 0 || spec.height <= 0 {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                message: format!("cannot encode frames of {}x{}", spec.width, spec.height),
+            });
+        }
+        let partial = parent.join(format!(".{stem}.partial.mp4"));
+        let cleanup = AbortCleanup::register(&partial);
+        let fail = |what: String| {
+            let _ = std::fs::remove_file(&partial);
+            Error::Io {
+                path: path.to_path_buf(),
+                message: what,
+            }
+        };
+        let mut out = ffmpeg::format::output_as(&partial, "mp4").map_err(|e| {
+            fail(format!(
+                "cannot open a video encoder ({}) for writing {}: {e} (is the directory writable?)",
+                spec.codec.encoder_name(),
+                partial.display()
+            ))
+        })?;
+        let period = frame_period(spec.fps);
+        let src_tb = match spec.time_base {
+            Some((n, d)) if n > 0 && d > 0 => Rational::new(n, d),
+            _ => period,
+        };
+        // MPEG-4 Part 2 stores at most 16 bits of time resolution.
+        let enc_tb = if spec.codec == Codec::Mp4v && src_tb.denominator() > 65535 {
+            Rational::new(1, 1000)
+        } else {
+            src_tb
+        };
+        let (codec, size) = match spec.codec {
+            Codec::H264 { .. } => (
+                ffmpeg::encoder::find_by_name("libx264"),
+                // 4:2:0 needs even sides: odd ones get the last row or column repeated.
+                ((spec.width + 1) & !1, (spec.height + 1) & !1),
+            ),
+            Codec::Mp4v => (
+                ffmpeg::encoder::find(ffmpeg::codec::Id::MPEG4),
+                ((spec.width + 1) & !1, (spec.height + 1) & !1),
+            ),
+        };
+        let codec = codec.ok_or_else(|| {
+            fail(format!(
+                "this FFmpeg build has no {} encoder",
+                spec.codec.encoder_name()
+            ))
+        })?;
+        let global_header = out
+            .format()
+            .flags()
+            .contains(ffmpeg::format::Flags::GLOBAL_HEADER);
+        let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
+            .encoder()
+            .video()
+            .map_err(|e| fail(format!("cannot set up the encoder: {e}")))?;
+        enc.set_width(size.0 as u32);
+        enc.set_height(size.1 as u32);
+        enc.set_format(ffmpeg::format::Pixel::YUV420P);
+        enc.set_time_base(enc_tb);
+        enc.set_frame_rate(Some(period.invert()));
+        enc.set_colorspace(ffmpeg::color::Space::BT470BG);
+        enc.set_color_range(ffmpeg::color::Range::MPEG);
+        if global_header {
+            enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
+        }
+        let mut opts = ffmpeg::Dictionary::new();
+        match spec.codec {
+            Codec::H264 { preset, crf } => {
+                opts.set("preset", preset.name());
+                opts.set("crf", &crf.to_string());
+            }
+            Codec::Mp4v => {
+                // Constant quantiser 3 (visually close to the source; the `ffmpeg` tool's
+                // `-q:v 3`).
+                enc.set_flags(
+                    ffmpeg::codec::Flags::QSCALE
+                        | if global_header {
+                            ffmpeg::codec::Flags::GLOBAL_HEADER
+                        } else {
+                            ffmpeg::codec::Flags::empty()
+                        },
+                );
+                enc.set_global_quality(3 * ffi::FF_QP2LAMBDA);
+            }
+        }
+        let encoder = enc.open_with(opts).map_err(|e| {
+            fail(format!(
+                "cannot open a video encoder ({}) for {}x{}: {e}",
+                spec.codec.encoder_name(),
+                size.0,
+                size.1
+            ))
+        })?;
+        {
+            let mut ost = out
+                .add_stream(codec)
+                .map_err(|e| fail(format!("cannot add the video stream: {e}")))?;
+            ost.set_parameters(&encoder);
+            ost.set_time_base(enc_tb);
+            ost.set_avg_frame_rate(period.invert());
+        }
+        let mut description = spec.codec.name();
+        if (size.0, size.1) != (spec.width, spec.height) {
+            description += &format!(
+                ", {}x{} padded to {}x{}",
+                spec.width, spec.height, size.0, size.1
+            );
+        }
+        let audio = match &spec.audio_from {
+            Some(p) => match AudioCopy::add(p, &mut out) {
+                Ok(a) => {
+                    description += &format!(", audio {} copied", a.codec);
+                    Some(a)
+                }
+                Err(why) if why == "no audio stream" => None,
+                Err(why) => {
+                    description += &format!(", no audio ({why})");
+                    None
+                }
+            },
+            None => None,
+        };
+        let mut header = ffmpeg::Dictionary::new();
+        header.set("movflags", "+faststart");
+        out.write_header_with(header)
+            .map_err(|e| fail(format!("write failed: cannot write the MP4 header: {e}")))?;
+        let ost_tb = out.stream(0).map(|s| s.time_base()).unwrap_or(enc_tb);
+        let mut audio = audio;
+        if let Some(a) = audio.as_mut() {
+            a.out_tb = out
+                .stream(a.out_index)
+                .map(|s| s.time_base())
+                .unwrap_or(a.in_tb);
+        }
+        let frame_ticks = {
+            let p = f64::from(period) / f64::from(src_tb);
+            (p.round() as i64).max(1)
+        };
+        Ok(Self {
+            out: Some(out),
+            encoder,
+            yuv: ffmpeg::frame::Video::new(
+                ffmpeg::format::Pixel::YUV420P,
+                size.0 as u32,
+                size.1 as u32,
+            ),
+            sws: Sws::new(),
+            partial,
+            path: path.to_path_buf(),
+            codec: spec.codec,
+            frames: 0,
+            description,
+            src_tb,
+            enc_tb,
+            ost_tb,
+            frame_ticks,
+            first_pts: None,
+            last_pts: None,
+            enc_size: size,
+            size: (spec.width, spec.height),
+            audio,
+            done: false,
+            _cleanup: cleanup,
+        })
+    }
+
+    fn write_failed(&self, e: impl std::fmt::Display) -> Error {
+        Error::Io {
+            path: self.path.clone(),
+            message: format!("write failed: {e}"),
+        }
+    }
+
+    /// Append one frame, timed one frame period after the previous one.
+    pub fn write(&mut self, frame: &BgrFrame) -> Result<()> {
+        let pts = self.last_pts.map(|p| p + self.frame_ticks);
+        self.write_at(frame, pts)
+    }
+
+    /// Append one frame with its timestamp in the spec's time base (the input's: a variable
+    /// frame rate stays as it was). The first frame written is time 0 of the output; a
+    /// timestamp that does not advance is moved one tick past the previous one.
+    pub fn write_at(&mut self, frame: &BgrFrame, pts: Option<i64>) -> Result<()> {
+        if (frame.width(), frame.height()) != self.size {
+            return Err(Error::Io {
+                path: self.path.clone(),
+                message: format!(
+                    "frame of {}x{} given to a {}x{} video",
+                    frame.width(),
+                    frame.height(),
+                    self.size.0,
+                    self.size.1
+                ),
+            });
+        }
+        let first = *self.first_pts.get_or_insert(pts.unwrap_or(0));
+        if let Some(a) = self.audio.as_mut() {
+            if a.offset_s.is_none() {
+                a.offset_s = Some(first as f64 * f64::from(self.src_tb));
+            }
+        }
+        let rel = match (pts, self.last_pts) {
+            (Some(p), Some(last)) if p - first <= last => last + 1,
+            (Some(p), _) => p - first,
+            (None, Some(last)) => last + self.frame_ticks,
+            (None, None) => 0,
+        };
+        self.last_pts = Some(rel);
+        self.fill_yuv(frame)?;
+        let enc_pts = rescale(rel, self.src_tb, self.enc_tb);
+        self.yuv.set_pts(Some(enc_pts));
+        self.encoder
+            .send_frame(&self.yuv)
+            .map_err(|e| self.write_failed(format!("encoder refused a frame: {e}")))?;
+        self.drain()?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Convert a BGR frame into the encoder's yuv420p frame (padding odd sides).
+    fn fill_yuv(&mut self, frame: &BgrFrame) -> Result<()> {
+        let (w, h) = self.enc_size;
+        let padded;
+        let src: &Mat = if (frame.width(), frame.height()) != (w, h) {
+            let mut m = Mat::default();
+            core::copy_make_border(
+                frame.mat(),
+                &mut m,
+                0,
+                h - frame.height(),
+                0,
+                w - frame.width(),
+                core::BORDER_REPLICATE,
+                core::Scalar::default(),
+            )?;
+            padded = m;
+            &padded
+        } else {
+            frame.mat()
+        };
+        let step = src.mat_step().first().copied().unwrap_or(w as usize * 3) as i32;
+        // SAFETY: the source Mat holds h rows of `step` bytes; the destination is our own
+        // yuv420p frame of w x h, its planes and strides from FFmpeg.
+        unsafe {
+            let p = self.yuv.as_mut_ptr();
+            let d = (*p).data;
+            let ls = (*p).linesize;
+            self.sws
+                .convert_raw(
+                    &[
+                        src.data(),
+                        std::ptr::null(),
+                        std::ptr::null(),
+                        std::ptr::null(),
+                    ],
+                    &[step, 0, 0, 0],
+                    (w, h, ffi::AVPixelFormat::AV_PIX_FMT_BGR24),
+                    &[d[0], d[1], d[2], std::ptr::null_mut()],
+                    &[ls[0], ls[1], ls[2], 0],
+                    (w, h, ffi::AVPixelFormat::AV_PIX_FMT_YUV420P),
+                )
+                .map_err(|e| self.write_failed(e))?;
+        }
+        Ok(())
+    }
+
+    /// Write the packets the encoder has ready, with the audio that comes before them.
+    fn drain(&mut self) -> Result<()> {
+        let mut packet = ffmpeg::Packet::empty();
+        while self.encoder.receive_packet(&mut packet).is_ok() {
+            let Some(out) = self.out.as_mut() else {
+                break;
+            };
+            packet.set_stream(0);
+            packet.rescale_ts(self.enc_tb, self.ost_tb);
+            if let Some(a) = self.audio.as_mut() {
+                let t = packet.dts().or(packet.pts()).unwrap_or(0) as f64 * f64::from(self.ost_tb);
+                if let Err(e) = a.write_until(t, out) {
+                    return Err(self.write_failed(e));
+                }
+            }
+            if let Err(e) = packet.write_interleaved(out) {
+                return Err(self.write_failed(e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Finalise the file (the encoder's last packets, the audio up to the end of the last
+    /// frame, the index moved to the front), check that the container holds every frame
+    /// written, and move it to its name. On any failure the partial file is deleted (by
+    /// `Drop`).
+    pub fn finish(mut self) -> Result<PathBuf> {
+        self.encoder
+            .send_eof()
+            .map_err(|e| self.write_failed(format!("encoder: {e}")))?;
+        self.drain()?;
+        let end_s = self
+            .last_pts
+            .map(|p| (p + self.frame_ticks) as f64 * f64::from(self.src_tb))
+            .unwrap_or(0.0);
+        let mut out = self.out.take().ok_or_else(|| self.write_failed("closed"))?;
+        if let Some(a) = self.audio.as_mut() {
+            if let Err(e) = a.write_until(end_s, &mut out) {
+                self.out = Some(out);
+                return Err(self.write_failed(e));
+            }
+        }
+        let trailer = out.write_trailer();
+        // SAFETY: the output's own I/O context, flushed before it is closed on drop, so that
+        // a failed write (a full disk, `ulimit -f`) is seen here.
+        let io_error = unsafe {
+            let pb = (*out.as_mut_ptr()).pb;
+            if pb.is_null() {
+                0
+            } else {
+                ffi::avio_flush(pb);
+                (*pb).error
+            }
+        };
+        drop(out);
+        if let Err(e) = trailer {
+            return Err(self.write_failed(e));
+        }
+        if io_error < 0 {
+            return Err(self.write_failed(ffmpeg::Error::from(io_error)));
+        }
+        if self.frames > 0 {
+            let held = ffmpeg::format::input(&self.partial).ok().and_then(|i| {
+                i.streams()
+                    .best(ffmpeg::media::Type::Video)
+                    .map(|s| s.frames().max(0) as usize)
+            });
+            if held != Some(self.frames) {
+                let size = std::fs::metadata(&self.partial)
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                return Err(self.write_failed(format!(
+                    "the finished file ({size} bytes) holds {} of the {} frames written (disk full or file size limit?)",
+                    held.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
+                    self.frames
+                )));
+            }
+        }
+        std::fs::rename(&self.partial, &self.path).map_err(|e| Error::Io {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        self.done = true;
+        Ok(self.path.clone())
+    }
+
+    /// Abandon the output: close and delete the partial file.
+    pub fn abandon(self) {
+        drop(self);
+    }
+}
+
+/// `v` in time base `from` expressed in time base `to` (rounded to nearest).
+fn rescale(v: i64, from: Rational, to: Rational) -> i64 {
+    // SAFETY: pure arithmetic.
+    unsafe { ffi::av_rescale_q(v, from.into(), to.into()) }
+}
+
+impl Drop for VideoSink {
+    fn drop(&mut self) {
+        if !self.done {
+            drop(self.out.take());
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
+}

@@ -1,0 +1,551 @@
+//! Integration tests: video in and out on FFmpeg's libraries. The overlay is H.264 / yuv420p
+//! with its index at the front, every frame, the input's timestamps (variable frame rate
+//! included) and its audio; `--codec mpeg4` still writes MPEG-4 Part 2; a 1920x1080 10-bit
+//! HEVC file (made here with libx265), a phone clip with rotation metadata and odd frame sizes
+//! are processed; a corrupt stream is a one-line error naming the file and the codec.
+//! Streams are inspected with `ffprobe` (installed with `ffmpeg` by the set-up script).
+
+use super::*;
+use serde_json::Value;
+
+/// Run `ffmpeg -v error -y ARGS`; panics when it fails.
+fn ffmpeg(args: &[&str]) {
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y"])
+        .args(args)
+        .status()
+        .expect("ffmpeg is installed (README set-up installs it)");
+    assert!(st.success(), "ffmpeg {args:?}");
+}
+
+/// `ffprobe` of one stream kind (`v:0`, `a:0`): the requested entries as key=value pairs.
+fn probe(p: &Path, stream: &str, entries: &str) -> std::collections::HashMap<String, String> {
+    let o = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", stream])
+        .args(["-show_entries", &format!("stream={entries}")])
+        .args(["-of", "default=noprint_wrappers=1"])
+        .arg(p)
+        .output()
+        .expect("ffprobe is installed");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Presentation times (s) of the video frames of a file.
+fn frame_times(p: &Path) -> Vec<f64> {
+    let o = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0"])
+        .args(["-show_entries", "frame=pts_time", "-of", "csv=p=0"])
+        .arg(p)
+        .output()
+        .expect("ffprobe is installed");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
+        .collect()
+}
+
+fn read_jsonl(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn overlay_is_h264_yuv420p_faststart_with_every_frame_and_the_audio() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let out = dir.path().join("o.mp4");
+    let o = lanes(&[
+        "video",
+        "--camera",
+        "calibration/udacity.yml",
+        s(&clip),
+        "-o",
+        s(&out),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("codec H.264 (libx264, veryfast, crf 23), audio aac copied"),
+        "{err}"
+    );
+    let v = probe(
+        &out,
+        "v:0",
+        "codec_name,pix_fmt,width,height,nb_read_frames",
+    );
+    assert_eq!(v["codec_name"], "h264");
+    assert_eq!(v["pix_fmt"], "yuv420p");
+    assert_eq!((v["width"].as_str(), v["height"].as_str()), ("1280", "720"));
+    assert_eq!(v["nb_read_frames"], "200");
+    let a = probe(&out, "a:0", "codec_name,duration");
+    assert_eq!(a["codec_name"], "aac", "audio copied");
+    let a_in = probe(&clip, "a:0", "duration");
+    let (d_out, d_in): (f64, f64) = (
+        a["duration"].parse().unwrap(),
+        a_in["duration"].parse().unwrap(),
+    );
+    // The audio ends with the last frame (8 s), within one AAC packet.
+    assert!(
+        (d_out - 8.0).abs() < 0.05 && d_out <= d_in + 0.05,
+        "audio {d_out} s of {d_in} s"
+    );
+    // Timestamps as in the input: 25 fps from 0.
+    let t = frame_times(&out);
+    assert_eq!(t.len(), 200);
+    for (i, ti) in t.iter().enumerate() {
+        assert!((ti - i as f64 / 25.0).abs() < 1e-3, "frame {i} at {ti}");
+    }
+    // +faststart: the index (moov) comes before the media data (mdat).
+    let bytes = std::fs::read(&out).unwrap();
+    let at = |tag: &[u8]| bytes.windows(4).position(|w| w == tag).unwrap();
+    assert!(at(b"moov") < at(b"mdat"), "moov first");
+    // --codec mpeg4 stays, and --crf / the x264 --preset reach the encoder.
+    let o = lanes(&[
+        "video",
+        s(&clip),
+        "-o",
+        s(&dir.path().join("m.mp4")),
+        "--codec",
+        "mpeg4",
+        "--frames",
+        "10",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = probe(
+        &dir.path().join("m.mp4"),
+        "v:0",
+        "codec_name,nb_read_frames",
+    );
+    assert_eq!(
+        (v["codec_name"].as_str(), v["nb_read_frames"].as_str()),
+        ("mpeg4", "10")
+    );
+    let o = lanes(&[
+        "video",
+        s(&clip),
+        "-o",
+        s(&dir.path().join("q.mp4")),
+        "--preset",
+        "ultrafast",
+        "--preset",
+        "reference",
+        "--crf",
+        "30",
+        "--frames",
+        "10",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("(libx264, ultrafast, crf 30)"), "{err}");
+    let o = lanes(&["video", s(&clip), "-o", s(&out), "--preset", "quick"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("libx264's speed preset"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn variable_frame_rate_keeps_its_timestamps_in_video_and_telemetry() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    // 20 frames at 25 fps, then 20 at 12.5 fps.
+    let vfr = dir.path().join("vfr.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-frames:v",
+        "40",
+        "-an",
+        "-vf",
+        "setpts='if(lt(N,20),N/25,0.8+(N-20)/12.5)/TB'",
+        "-fps_mode",
+        "vfr",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        s(&vfr),
+    ]);
+    let t_in = frame_times(&vfr);
+    assert_eq!(t_in.len(), 40);
+    assert!((t_in[39] - t_in[38] - 0.08).abs() < 1e-3, "{t_in:?}");
+    let out = dir.path().join("o.mp4");
+    let tel = dir.path().join("t.jsonl");
+    let o = lanes(&[
+        "video",
+        "--camera",
+        "calibration/udacity.yml",
+        s(&vfr),
+        "-o",
+        s(&out),
+        "--telemetry",
+        s(&tel),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t_out = frame_times(&out);
+    assert_eq!(t_out.len(), 40);
+    let recs = read_jsonl(&tel);
+    for i in 0..40 {
+        let t = t_in[i] - t_in[0];
+        assert!(
+            (t_out[i] - t).abs() < 2e-3,
+            "frame {i}: {} vs {t}",
+            t_out[i]
+        );
+        let ts = recs[i]["time_s"].as_f64().unwrap();
+        assert!((ts - t).abs() < 2e-3, "telemetry frame {i}: {ts} vs {t}");
+    }
+}
+
+#[test]
+fn hevc_1080p_10_bit_and_odd_sizes_are_processed() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let hevc = dir.path().join("hevc.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-frames:v",
+        "30",
+        "-vf",
+        "scale=1920:1080",
+        "-c:v",
+        "libx265",
+        "-preset",
+        "ultrafast",
+        "-x265-params",
+        "log-level=error",
+        "-pix_fmt",
+        "yuv420p10le",
+        s(&hevc),
+    ]);
+    let v = probe(&hevc, "v:0", "codec_name,pix_fmt,width");
+    assert_eq!(
+        (
+            v["codec_name"].as_str(),
+            v["pix_fmt"].as_str(),
+            v["width"].as_str()
+        ),
+        ("hevc", "yuv420p10le", "1920")
+    );
+    // The Udacity quad scaled to 1080p, the view centred on it; same metres per pixel across.
+    let cfg = dir.path().join("hd.toml");
+    std::fs::write(
+        &cfg,
+        "[perspective]\nsrc = [[862.5, 696.0], [1060.5, 696.0], [387.0, 1023.0], [1573.5, 1023.0]]\n\
+         dst = [[770.0, 0.0], [1150.0, 0.0], [770.0, 1080.0], [1150.0, 1080.0]]\n\
+         [units]\nym_per_px = 0.02032\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o.mp4");
+    let tel = dir.path().join("t.jsonl");
+    let o = lanes(&[
+        "video",
+        "--config",
+        s(&cfg),
+        s(&hevc),
+        "-o",
+        s(&out),
+        "--telemetry",
+        s(&tel),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let v = probe(
+        &out,
+        "v:0",
+        "codec_name,pix_fmt,width,height,nb_read_frames",
+    );
+    assert_eq!(v["codec_name"], "h264");
+    assert_eq!(v["pix_fmt"], "yuv420p");
+    assert_eq!(
+        (v["width"].as_str(), v["height"].as_str()),
+        ("1920", "1080")
+    );
+    assert_eq!(v["nb_read_frames"], "30");
+    let recs = read_jsonl(&tel);
+    assert_eq!(recs.len(), 30);
+    let drawn = recs.iter().filter(|r| !r["left_fit"].is_null()).count();
+    assert!(
+        drawn >= 27,
+        "lane drawn on {drawn} of 30 HEVC frames: {err}"
+    );
+    // Odd sides: 4:2:0 H.264 needs even ones, so the last column and row are repeated.
+    let odd = dir.path().join("odd.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-frames:v",
+        "8",
+        "-vf",
+        "scale=641:361",
+        "-c:v",
+        "libx264",
+        "-pix_fmt",
+        "yuv444p",
+        s(&odd),
+    ]);
+    let out = dir.path().join("odd_o.mp4");
+    let o = lanes(&["video", s(&odd), "-o", s(&out)]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("641x361 padded to 642x362"), "{err}");
+    let v = probe(&out, "v:0", "pix_fmt,width,height,nb_read_frames");
+    assert_eq!(
+        (
+            v["pix_fmt"].as_str(),
+            v["width"].as_str(),
+            v["height"].as_str(),
+            v["nb_read_frames"].as_str()
+        ),
+        ("yuv420p", "642", "362", "8")
+    );
+}
+
+#[test]
+fn rotated_phone_clip_is_turned_upright() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    // A phone's way: the pixels stored sideways, and a display matrix that turns them upright
+    // (FFmpeg 5.1 writes it from the `rotate` tag when remuxing; the `ffmpeg` tool's own
+    // autorotation shows this clip upright).
+    let raw = dir.path().join("raw.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-frames:v",
+        "30",
+        "-an",
+        "-vf",
+        "transpose=clock",
+        "-c:v",
+        "libx264",
+        "-crf",
+        "12",
+        s(&raw),
+    ]);
+    let side = dir.path().join("side.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&raw),
+        "-c",
+        "copy",
+        "-metadata:s:v:0",
+        "rotate=90",
+        s(&side),
+    ]);
+    let v = probe(&side, "v:0", "width,height");
+    assert_eq!((v["width"].as_str(), v["height"].as_str()), ("720", "1280"));
+    let run = |input: &Path, name: &str| {
+        let out = dir.path().join(format!("{name}.mp4"));
+        let tel = dir.path().join(format!("{name}.jsonl"));
+        let o = lanes(&[
+            "video",
+            "--camera",
+            "calibration/udacity.yml",
+            s(input),
+            "-o",
+            s(&out),
+            "--telemetry",
+            s(&tel),
+            "--frames",
+            "30",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (out, read_jsonl(&tel))
+    };
+    let (out, rot) = run(&side, "rot");
+    let v = probe(&out, "v:0", "width,height,nb_read_frames");
+    assert_eq!(
+        (
+            v["width"].as_str(),
+            v["height"].as_str(),
+            v["nb_read_frames"].as_str()
+        ),
+        ("1280", "720", "30"),
+        "upright, as the camera showed it"
+    );
+    let (_, orig) = run(&clip, "orig");
+    let mut same = 0;
+    for (a, b) in rot.iter().zip(orig.iter()) {
+        if a["status"] == b["status"] {
+            same += 1;
+        }
+        if let (Some(x), Some(y)) = (a["offset_m"].as_f64(), b["offset_m"].as_f64()) {
+            assert!((x - y).abs() < 0.03, "offset {x} vs {y}");
+        }
+    }
+    assert!(same >= 29, "status equal on {same} of 30 frames");
+}
+
+#[test]
+fn corrupt_stream_is_one_line_naming_the_file_and_the_codec() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let small = dir.path().join("small.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-frames:v",
+        "10",
+        "-an",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        s(&small),
+    ]);
+    // Keep the container, overwrite the coded pictures (the mdat payload) with noise.
+    let mut bytes = std::fs::read(&small).unwrap();
+    let at = bytes.windows(4).position(|w| w == b"mdat").unwrap();
+    let size = u32::from_be_bytes(bytes[at - 4..at].try_into().unwrap()) as usize;
+    let mut x = 0x1234_5678u32;
+    for b in bytes[at + 4..at - 4 + size].iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        *b = x as u8;
+    }
+    let bad = dir.path().join("bad.mp4");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = dir.path().join("o.mp4");
+    let o = lanes(&["video", s(&bad), "-o", s(&out)]);
+    assert_one_line_error(&o, "bad.mp4: corrupt or unsupported h264 video stream");
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(!out.exists());
+}
+
+/// `lanes report --video` shows the overlay in a `<video>` linked relative to the page; in
+/// headless Chromium it loads its metadata and clicking an event row moves `currentTime` to
+/// the event's start. `--embed` puts the video in the page itself.
+#[test]
+fn report_shows_the_drive_and_an_event_row_seeks_the_video() {
+    use crate::tune::browser::{browser, Driver};
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let (driver, chrome) = match browser() {
+        Ok(p) => p,
+        Err(why) => {
+            if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+                panic!("browser test cannot run under CI: {why}");
+            }
+            eprintln!("SKIP: {why}");
+            return;
+        }
+    };
+    let dir = tmp();
+    let overlay = dir.path().join("drive 1.mp4");
+    let tel = dir.path().join("t.jsonl");
+    let o = lanes(&[
+        "video",
+        "--camera",
+        "calibration/udacity.yml",
+        s(&clip),
+        "-o",
+        s(&overlay),
+        "--telemetry",
+        s(&tel),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A lost lane from 4.0 s to 5.2 s: frames 100..=130 without a lane.
+    let lines: Vec<String> = std::fs::read_to_string(&tel)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            let f = v["frame"].as_u64().unwrap();
+            if (100..=130).contains(&f) {
+                v["status"] = "none".into();
+                v["detected"] = false.into();
+                for k in [
+                    "left_fit",
+                    "right_fit",
+                    "radius_m",
+                    "offset_m",
+                    "lane_width_m",
+                ] {
+                    v[k] = Value::Null;
+                }
+            }
+            v.to_string()
+        })
+        .collect();
+    let lost = dir.path().join("lost.jsonl");
+    std::fs::write(&lost, lines.join("\n") + "\n").unwrap();
+    let sub = dir.path().join("pages");
+    std::fs::create_dir(&sub).unwrap();
+    let page = sub.join("report.html");
+    let o = lanes(&["report", s(&lost), "-o", s(&page), "--video", s(&overlay)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("src=\"../drive%201.mp4\""), "relative link");
+    assert!(
+        html.contains("data-t=\"4.000\""),
+        "event row seeks to 4.0 s"
+    );
+    let embedded = sub.join("embedded.html");
+    let o = lanes(&[
+        "report",
+        s(&lost),
+        "-o",
+        s(&embedded),
+        "--video",
+        s(&overlay),
+        "--embed",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&embedded)
+        .unwrap()
+        .contains("src=\"data:video/mp4;base64,"));
+    let profile = tmp();
+    let d = Driver::start(&driver, &chrome, profile.path());
+    for p in [&page, &embedded] {
+        d.goto(&format!("file://{}", p.display()));
+        // HAVE_METADATA: the browser can decode the container and knows the duration.
+        d.wait_for(
+            "document.getElementById('drive').readyState >= 1",
+            "video metadata",
+        );
+        let dur = d.js("return document.getElementById('drive').duration;");
+        let dur = dur.as_f64().unwrap();
+        assert!((dur - 8.0).abs() < 0.1, "duration {dur}");
+        assert_eq!(
+            d.js("return document.getElementById('drive').currentTime;"),
+            0.0
+        );
+        let row = d.find("tr[data-t]");
+        d.click(&row);
+        let t = d.wait_for(
+            "Math.abs(document.getElementById('drive').currentTime - 4.0) < 0.05 && document.getElementById('drive').currentTime",
+            "seek to the event",
+        );
+        eprintln!(
+            "{}: duration {dur} s, after the click at {t} s",
+            p.display()
+        );
+    }
+}
