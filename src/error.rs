@@ -66,6 +66,13 @@ pub enum Error {
     Redis { url: String, message: String },
     #[error("{path}: interrupted")]
     Interrupted { path: PathBuf },
+    #[error("{output}: {output_role} is the same file as the {input_role} {input}; writing it would destroy the input: choose another {output_role}")]
+    OutputIsInput {
+        output: PathBuf,
+        output_role: String,
+        input: PathBuf,
+        input_role: String,
+    },
     #[error("opencv: {0}")]
     OpenCv(#[from] opencv::Error),
 }

@@ -35,6 +35,7 @@ pub mod poly;
 pub mod present;
 pub mod queue;
 pub mod render;
+pub mod same_file;
 pub mod report;
 pub mod stats;
 pub mod still;

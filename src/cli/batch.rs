@@ -113,6 +113,22 @@ pub fn run(a: BatchArgs) -> Result<i32> {
     if let Some(s) = shard {
         items.retain(|it| s.owns(&it.rel));
     }
+    // Before anything is written: the output folder is not an input folder (its outputs would
+    // be inputs next time), and no video's folder is an input (`lanes batch a.mp4 -o .`).
+    let dirs: Vec<&std::path::Path> = a.inputs.iter().filter(|p| p.is_dir()).map(|p| p.as_path()).collect();
+    lanes::same_file::check_out_dir(&dirs, &a.job.out, "-o directory")?;
+    let folders: Vec<PathBuf> = items.iter().map(|it| a.job.out.join(&it.rel)).collect();
+    let mut inputs: Vec<(&str, Option<&std::path::Path>)> = items
+        .iter()
+        .map(|it| ("input video", Some(it.path.as_path())))
+        .collect();
+    inputs.push(("camera file (--camera)", a.job.camera.as_deref()));
+    inputs.push(("config file (--config)", a.job.config.as_deref()));
+    let outputs: Vec<(&str, Option<&std::path::Path>)> = folders
+        .iter()
+        .map(|p| ("output folder in -o", Some(p.as_path())))
+        .collect();
+    super::check_outputs(&inputs, &outputs)?;
     let (setup, opts) = a.job.resolve()?;
     batch::prepare_out_dir(&opts.out_dir)?;
     let cancel = Cancel::on_signals().context("installing signal handlers")?;

@@ -68,6 +68,24 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         bail!("--size-tolerance {}: must be 0 or more", a.size_tolerance);
     }
     let paths = collect_images(&a.inputs)?;
+    let inputs: Vec<(&str, Option<&std::path::Path>)> = paths
+        .iter()
+        .map(|p| ("board image", Some(p.as_path())))
+        .collect();
+    let corner_pictures: Vec<PathBuf> = match &a.corners_dir {
+        Some(d) => lanes::still::unique_names(&paths)
+            .iter()
+            .map(|n| d.join(format!("{}_corners.jpg", lanes::still::stem_of(n))))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut outputs = vec![("-o path", Some(a.output.as_path()))];
+    outputs.extend(
+        corner_pictures
+            .iter()
+            .map(|p| ("--corners-dir", Some(p.as_path()))),
+    );
+    super::check_outputs(&inputs, &outputs)?;
     for p in &paths {
         let ext = p
             .extension()
@@ -184,24 +202,27 @@ pub fn run_undistort(a: UndistortArgs) -> Result<i32> {
     let t0 = Instant::now();
     let camera = Camera::load(&a.camera)?;
     let paths = collect_images(&a.inputs)?;
-    ensure_out_dir(&a.output)?;
-    let und = Undistorter::new(&camera)?;
-    let out_dir = a.output.canonicalize().unwrap_or_else(|_| a.output.clone());
-    let mut failed = 0usize;
     // Inputs that share a name (`a/0.jpg`, `b/0.jpg`) get their folders in the output's name.
     let names = lanes::still::unique_names(&paths);
-    for (p, name) in paths.iter().zip(&names) {
+    let planned: Vec<PathBuf> = names.iter().map(|n| a.output.join(n)).collect();
+    let mut inputs: Vec<(&str, Option<&std::path::Path>)> = paths
+        .iter()
+        .map(|p| ("input image", Some(p.as_path())))
+        .collect();
+    inputs.push(("camera file (--camera)", Some(a.camera.as_path())));
+    let outputs: Vec<(&str, Option<&std::path::Path>)> = planned
+        .iter()
+        .map(|p| ("-o directory", Some(p.as_path())))
+        .collect();
+    super::check_outputs(&inputs, &outputs)?;
+    ensure_out_dir(&a.output)?;
+    let und = Undistorter::new(&camera)?;
+    let mut failed = 0usize;
+    for (p, out) in paths.iter().zip(&planned) {
         let res = (|| -> Result<()> {
-            let out = out_dir.join(name);
-            if p.canonicalize().map(|c| c == out).unwrap_or(false) {
-                bail!(
-                    "{}: output would overwrite the input (choose another -o directory)",
-                    p.display()
-                );
-            }
             let frame = BgrFrame::read(p)?;
             und.check_size(&frame, p)?;
-            und.undistort(&frame)?.write(&out)?;
+            und.undistort(&frame)?.write(out)?;
             Ok(())
         })();
         if let Err(e) = res {

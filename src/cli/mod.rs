@@ -167,6 +167,25 @@ fn natural_key(p: &Path) -> (String, u64, String) {
     (stem, digits.parse().unwrap_or(0), name)
 }
 
+/// Refuse, before anything is written, an output that is the same file as an input or as
+/// another output (`lanes::same_file::check`). Each entry is (role, path); `None` paths are
+/// options not given.
+pub fn check_outputs(
+    inputs: &[(&str, Option<&Path>)],
+    outputs: &[(&str, Option<&Path>)],
+) -> Result<()> {
+    use lanes::same_file::Named;
+    let named = |v: &[(&str, Option<&Path>)]| -> Vec<(String, PathBuf)> {
+        v.iter()
+            .filter_map(|(r, p)| p.map(|p| (r.to_string(), p.to_path_buf())))
+            .collect()
+    };
+    let (ins, outs) = (named(inputs), named(outputs));
+    let ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();
+    let outs: Vec<Named> = outs.iter().map(|(r, p)| Named::new(r, p)).collect();
+    Ok(lanes::same_file::check(&ins, &outs)?)
+}
+
 /// Create an output directory (its parent must exist).
 pub fn ensure_out_dir(dir: &Path) -> Result<()> {
     if !dir.exists() {

@@ -52,6 +52,18 @@ pub fn run(a: TuneArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
     let images = collect_images(&a.inputs)?;
+    let mut inputs: Vec<(&str, Option<&Path>)> = images
+        .iter()
+        .map(|p| ("input image", Some(p.as_path())))
+        .collect();
+    inputs.push(("camera file (--camera)", a.camera.as_deref()));
+    // Save writes the --config file by design; a sweep's sheet must not replace it.
+    let mut outputs = vec![("--save-to path", a.save_to.as_deref())];
+    if a.sweep.is_some() {
+        inputs.push(("config file (--config)", a.config.as_deref()));
+        outputs = vec![("-o path", a.output.as_deref())];
+    }
+    super::check_outputs(&inputs, &outputs)?;
     let tuner = Tuner::new(images, camera, cfg)?;
     match (&a.sweep, &a.output) {
         (Some(spec), Some(out)) => sweep(&tuner, spec, out, a.show, a.cell_width),

@@ -56,6 +56,19 @@ pub struct VideoArgs {
 }
 
 pub fn run(a: VideoArgs) -> Result<i32> {
+    super::check_outputs(
+        &[
+            ("input video", Some(&a.input)),
+            ("camera file (--camera)", a.camera.as_deref()),
+            ("config file (--config)", a.config.as_deref()),
+        ],
+        &[
+            ("-o path", a.output.as_deref().filter(|_| !a.no_render)),
+            ("--telemetry path", a.telemetry.as_deref()),
+            ("--events path", a.events.as_deref()),
+            ("--report path", a.report.as_deref()),
+        ],
+    )?;
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
     let render = if a.no_render {
