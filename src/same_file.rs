@@ -83,10 +83,7 @@ pub fn check(inputs: &[Named], outputs: &[Named]) -> Result<()> {
     for o in outputs {
         let r = resolved(o.path);
         let id = file_id(o.path);
-        if let Some(inp) = by_path
-            .get(&r)
-            .or_else(|| id.and_then(|id| by_id.get(&id)))
-        {
+        if let Some(inp) = by_path.get(&r).or_else(|| id.and_then(|id| by_id.get(&id))) {
             return Err(Error::OutputIsInput {
                 output: o.path.to_path_buf(),
                 output_role: o.role.to_string(),
@@ -162,8 +159,15 @@ mod tests {
         let err = check(&[], &[Named::new("-o", &t), Named::new("--telemetry", &t)])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("-o and --telemetry are the same file"), "{err}");
-        assert!(check(&[Named::new("input video", &a)], &[Named::new("-o", &other)]).is_ok());
+        assert!(
+            err.contains("-o and --telemetry are the same file"),
+            "{err}"
+        );
+        assert!(check(
+            &[Named::new("input video", &a)],
+            &[Named::new("-o", &other)]
+        )
+        .is_ok());
     }
 
     #[test]

@@ -115,7 +115,12 @@ pub fn run(a: BatchArgs) -> Result<i32> {
     }
     // Before anything is written: the output folder is not an input folder (its outputs would
     // be inputs next time), and no video's folder is an input (`lanes batch a.mp4 -o .`).
-    let dirs: Vec<&std::path::Path> = a.inputs.iter().filter(|p| p.is_dir()).map(|p| p.as_path()).collect();
+    let dirs: Vec<&std::path::Path> = a
+        .inputs
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| p.as_path())
+        .collect();
     lanes::same_file::check_out_dir(&dirs, &a.job.out, "-o directory")?;
     let folders: Vec<PathBuf> = items.iter().map(|it| a.job.out.join(&it.rel)).collect();
     let mut inputs: Vec<(&str, Option<&std::path::Path>)> = items

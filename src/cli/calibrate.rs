@@ -196,6 +196,12 @@ pub struct UndistortArgs {
     /// Output directory (created if missing); each image keeps its file name.
     #[arg(short, long, value_name = "DIR")]
     output: PathBuf,
+    /// Images whose size is off the camera's by at most this many pixels per axis are
+    /// undistorted as if they had its size (same top-left origin; cut or padded at the right
+    /// and bottom), as `lanes calibrate --size-tolerance` uses such board photos; larger
+    /// differences are an error naming the image. 0 makes any difference an error.
+    #[arg(long, value_name = "PX", default_value_t = 2)]
+    size_tolerance: i32,
 }
 
 pub fn run_undistort(a: UndistortArgs) -> Result<i32> {
@@ -221,8 +227,22 @@ pub fn run_undistort(a: UndistortArgs) -> Result<i32> {
     for (p, out) in paths.iter().zip(&planned) {
         let res = (|| -> Result<()> {
             let frame = BgrFrame::read(p)?;
-            und.check_size(&frame, p)?;
-            und.undistort(&frame)?.write(out)?;
+            let Some(fitted) = und.fit_within_tolerance(&frame, a.size_tolerance)? else {
+                camera.check_frame_size(p, Some(&a.camera), (frame.width(), frame.height()))?;
+                bail!("{}: image size", p.display());
+            };
+            if (frame.width(), frame.height()) != (camera.width, camera.height) {
+                eprintln!(
+                    "lanes: note: {}: image is {}x{}, undistorted as {}x{} (top-left kept; within --size-tolerance {}, as `lanes calibrate` used it)",
+                    p.display(),
+                    frame.width(),
+                    frame.height(),
+                    camera.width,
+                    camera.height,
+                    a.size_tolerance
+                );
+            }
+            und.undistort(&fitted)?.write(out)?;
             Ok(())
         })();
         if let Err(e) = res {

@@ -149,7 +149,11 @@ pub fn run(a: ImageArgs) -> Result<i32> {
     let out_dir = &a.output;
     let planned: Vec<PathBuf> = stems
         .iter()
-        .flat_map(|s| suffixes.iter().map(move |x| out_dir.join(format!("{s}{x}"))))
+        .flat_map(|s| {
+            suffixes
+                .iter()
+                .map(move |x| out_dir.join(format!("{s}{x}")))
+        })
         .collect();
     let mut inputs: Vec<(&str, Option<&Path>)> = images
         .iter()
@@ -174,16 +178,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
             };
             if rebuild {
                 if let Some(cam) = &camera {
-                    if cam.width != raw.width() || cam.height != raw.height() {
-                        anyhow::bail!(
-                            "{}: image is {}x{}, camera file is for {}x{}",
-                            path.display(),
-                            raw.width(),
-                            raw.height(),
-                            cam.width,
-                            cam.height
-                        );
-                    }
+                    cam.check_frame_size(path, a.camera.as_deref(), (raw.width(), raw.height()))?;
                 }
                 let p = Pipeline::new(cfg.clone(), camera.as_ref(), raw.width(), raw.height())?;
                 if let Some(n) = p.quad_note() {

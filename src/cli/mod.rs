@@ -113,6 +113,21 @@ pub fn load_camera(path: Option<&Path>) -> Result<Option<Camera>> {
         .transpose()
 }
 
+/// Refuse a camera file made for another frame size than the video's, naming both files and
+/// the fix (before any output is opened). A video that does not open is left to the run.
+pub fn check_camera_fits_video(
+    camera: Option<&Camera>,
+    camera_file: Option<&Path>,
+    video: &Path,
+) -> Result<()> {
+    if let Some(cam) = camera {
+        if let Ok(src) = lanes::video::VideoSource::open(video) {
+            cam.check_frame_size(video, camera_file, (src.width, src.height))?;
+        }
+    }
+    Ok(())
+}
+
 /// Collect image files from a list of files and directories (directories: jpg/jpeg/png, sorted).
 pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -168,8 +183,9 @@ fn natural_key(p: &Path) -> (String, u64, String) {
 }
 
 /// Refuse, before anything is written, an output that is the same file as an input or as
-/// another output (`lanes::same_file::check`). Each entry is (role, path); `None` paths are
-/// options not given.
+/// another output (`lanes::same_file::check`), and an output file (a role ending in "path")
+/// whose directory does not exist. Each entry is (role, path); `None` paths are options not
+/// given.
 pub fn check_outputs(
     inputs: &[(&str, Option<&Path>)],
     outputs: &[(&str, Option<&Path>)],
@@ -181,6 +197,11 @@ pub fn check_outputs(
             .collect()
     };
     let (ins, outs) = (named(inputs), named(outputs));
+    for (role, p) in &outs {
+        if role.ends_with(" path") {
+            lanes::atomic::check_parent_dir(p)?;
+        }
+    }
     let ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();
     let outs: Vec<Named> = outs.iter().map(|(r, p)| Named::new(r, p)).collect();
     Ok(lanes::same_file::check(&ins, &outs)?)

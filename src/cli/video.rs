@@ -71,6 +71,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     )?;
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
+    super::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
     let render = if a.no_render {
         RenderMode::None
     } else if a.diagnostic {

@@ -163,7 +163,10 @@ fn second_sigint_aborts_at_once_and_leaves_no_partial_file() {
     send(&child, libc::SIGINT);
     let t = Instant::now();
     while signal_pending(pid, libc::SIGINT) {
-        assert!(t.elapsed() < Duration::from_secs(5), "first SIGINT never delivered");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "first SIGINT never delivered"
+        );
         std::hint::spin_loop();
     }
     let delivered = t.elapsed();
