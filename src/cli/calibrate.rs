@@ -122,7 +122,21 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         size_tolerance: a.size_tolerance,
         ..RunOptions::default()
     };
+    // The usual --board mistakes (squares counted, a grid smaller than the board), caught on a
+    // few photos before the search: the size that fits is used and named.
+    let mut board = board;
+    let probe = calibrate::sanity::probe_board(&paths, &opts.detect)?;
+    if let Some(s) = calibrate::sanity::suggest_board((board.cols, board.rows), &probe) {
+        eprintln!(
+            "warning: --board {}x{} does not fit: {}; calibrating with --board {}x{} instead (give that size to skip this check's guess)",
+            board.cols, board.rows, s.reason, s.cols, s.rows
+        );
+        board = Board::new(s.cols, s.rows, a.square_size).context("--board")?;
+    }
     let run = calibrate::calibrate_images(&paths, &board, &opts)?;
+    for w in calibrate::sanity::warnings(&run.calibration) {
+        eprintln!("warning: {}: {w}", a.output.display());
+    }
     let calib_s = t0.elapsed().as_secs_f64();
 
     for v in &run.views {
