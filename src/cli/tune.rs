@@ -73,6 +73,15 @@ pub fn run(a: TuneArgs) -> Result<i32> {
 
 fn sweep(tuner: &Tuner, spec: &str, out: &Path, show: Show, cell_width: i32) -> Result<i32> {
     let sweep = Sweep::parse(spec)?;
+    if let Some(p) = lanes::tune::params::spec(&sweep.key) {
+        if !p.applies.acts(&tuner.loaded) {
+            eprintln!(
+                "lanes: warning: --sweep {}: this parameter does not act under this configuration, so every column will be the same; it needs {}",
+                sweep.key,
+                p.applies.config_fix()
+            );
+        }
+    }
     let t0 = Instant::now();
     let (sheet, stats) = contact_sheet(tuner, &tuner.loaded, &sweep, show, cell_width)?;
     write_mat(&sheet, out).with_context(|| "writing the contact sheet".to_string())?;

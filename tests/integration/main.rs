@@ -15,6 +15,7 @@ mod eval;
 mod image;
 mod interrupt;
 mod layers;
+mod mistakes;
 mod perspective;
 mod queue;
 mod report;
