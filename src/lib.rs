@@ -37,6 +37,7 @@ pub mod queue;
 pub mod render;
 pub mod report;
 pub mod same_file;
+pub mod sample;
 pub mod stats;
 pub mod still;
 pub mod summary;

@@ -18,9 +18,13 @@ pub struct TuneArgs {
     /// Configuration TOML to start from (and, without --save-to, the file Save writes).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Still images or directories of them.
-    #[arg(required = true, value_name = "IMAGE|DIR")]
+    /// Still images, directories of them, or videos (frames are sampled from them: --frames).
+    #[arg(required = true, value_name = "IMAGE|DIR|VIDEO")]
     inputs: Vec<PathBuf>,
+    /// Frames sampled from each video input, spread evenly over the clip.
+    #[arg(long, default_value_t = lanes::sample::DEFAULT_FRAMES as u32, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=500))]
+    frames: u32,
     /// Port on 127.0.0.1 (0 = any free port; the URL is printed).
     #[arg(long, default_value_t = 8080)]
     port: u16,
@@ -51,9 +55,11 @@ pub struct TuneArgs {
 pub fn run(a: TuneArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
-    let images = collect_images(&a.inputs)?;
+    let sampled = SampledStills::new();
+    let images = stills_of(&a.inputs, a.frames as usize, &sampled)?;
     let mut inputs: Vec<(&str, Option<&Path>)> = images
         .iter()
+        .chain(a.inputs.iter())
         .map(|p| ("input image", Some(p.as_path())))
         .collect();
     inputs.push(("camera file (--camera)", a.camera.as_deref()));
@@ -69,6 +75,52 @@ pub fn run(a: TuneArgs) -> Result<i32> {
         (Some(spec), Some(out)) => sweep(&tuner, spec, out, a.show, a.cell_width),
         _ => serve(tuner, &a),
     }
+}
+
+/// The folder of frames sampled from video inputs (removed when dropped).
+struct SampledStills(PathBuf);
+
+impl SampledStills {
+    fn new() -> Self {
+        Self(std::env::temp_dir().join(format!("lanes-tune-{}", std::process::id())))
+    }
+}
+
+impl Drop for SampledStills {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Stills from the inputs, in order: images and folders as they are; `frames` frames of each
+/// video (`lanes::sample`), written as PNG into the temporary folder.
+fn stills_of(inputs: &[PathBuf], frames: usize, tmp: &SampledStills) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in inputs {
+        if !(p.is_file() && lanes::sample::is_video_path(p)) {
+            out.extend(collect_images(std::slice::from_ref(p))?);
+            continue;
+        }
+        std::fs::create_dir_all(&tmp.0)
+            .with_context(|| format!("{}: cannot create", tmp.0.display()))?;
+        let stem = lanes::still::stem_of(&p.file_name().unwrap_or_default().to_string_lossy());
+        let got = lanes::sample::sample_video_frames(p, frames)?;
+        eprintln!(
+            "lanes tune: {}: {} frames sampled ({})",
+            p.display(),
+            got.len(),
+            got.iter()
+                .map(|f| f.index.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for f in got {
+            let still = tmp.0.join(format!("{stem}_frame{:06}.png", f.index));
+            f.frame.write(&still)?;
+            out.push(still);
+        }
+    }
+    Ok(out)
 }
 
 fn sweep(tuner: &Tuner, spec: &str, out: &Path, show: Show, cell_width: i32) -> Result<i32> {

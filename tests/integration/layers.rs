@@ -28,7 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &["pipeline", "synth"],
     &["render"],
     &["present", "autoperspective"],
-    &["video"],
+    &["video", "sample"],
     &["eval", "tune", "report", "batch", "queue", "floors"],
     &["cli"],
 ];
