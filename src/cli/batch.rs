@@ -16,7 +16,7 @@ use std::time::Instant;
 #[derive(Args, Clone)]
 pub struct JobArgs {
     /// Output directory: one folder per video, named after its path relative to the input root.
-    #[arg(short, long, value_name = "OUTDIR")]
+    #[arg(short, long = "output", visible_alias = "out", value_name = "OUTDIR")]
     pub out: PathBuf,
     /// Camera file (OpenCV YAML from `lanes calibrate`).
     #[arg(long, value_name = "FILE")]
@@ -173,14 +173,14 @@ pub fn run(a: BatchArgs) -> Result<i32> {
     };
     report.write(&opts.out_dir, &stem)?;
     eprintln!(
-        "lanes batch: {} videos: {} done ({} skipped), {} failed, {} interrupted, {} not started; {} frames, {:.1} frames/s; {}",
-        items.len(),
+        "lanes batch: {}: {} done ({} skipped), {} failed, {} interrupted, {} not started; {}, {:.1} frames/s; {}",
+        super::count(items.len(), "video", "videos"),
         report.done,
         report.skipped,
         report.failed,
         report.interrupted,
         items.len() - outcomes.len(),
-        report.totals.frames,
+        super::count(report.totals.frames, "frame", "frames"),
         report.totals.fps,
         opts.out_dir.join(format!("{stem}.json")).display()
     );

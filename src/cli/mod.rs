@@ -128,6 +128,11 @@ pub fn check_camera_fits_video(
     Ok(())
 }
 
+/// "1 frame", "2 frames": a count with its noun.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Collect image files from a list of files and directories (directories: jpg/jpeg/png, sorted).
 pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();

@@ -106,7 +106,15 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         };
         let pb = ProgressBar::new(total);
         pb.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}")
+            ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {fps}  ETA {eta}")
+                .map(|st| {
+                    st.with_key(
+                        "fps",
+                        |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = write!(w, "{:.1} fps", s.per_sec());
+                        },
+                    )
+                })
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         Some(pb)
@@ -156,8 +164,8 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         None => String::new(),
     };
     eprintln!(
-        "lanes video: {} frames read, {} with a lane drawn, {} search failed, {} rejected by tracking, {:.1} fps{codec}, {out}{trunc}{interrupted}",
-        s.frames_read,
+        "lanes video: {} read, {} with a lane drawn, {} search failed, {} rejected by tracking, {:.1} fps{codec}, {out}{trunc}{interrupted}",
+        super::count(s.frames_read, "frame", "frames"),
         s.frames_drawn,
         s.search_failed,
         s.rejected,
