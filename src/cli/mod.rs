@@ -19,6 +19,7 @@ pub mod queue;
 pub mod report;
 pub mod synth;
 pub mod tune;
+pub mod undistort;
 pub mod video;
 
 #[derive(Parser)]
@@ -45,7 +46,7 @@ enum Command {
     /// Calibrate a camera from chessboard images and write an OpenCV camera file.
     Calibrate(calibrate::CalibrateArgs),
     /// Undistort images with a camera file.
-    Undistort(calibrate::UndistortArgs),
+    Undistort(undistort::UndistortArgs),
     /// Run the lane pipeline on still images.
     Image(image::ImageArgs),
     /// Process a dashcam video: overlay or diagnostic video, telemetry.
@@ -78,7 +79,7 @@ pub fn run() -> Result<i32> {
     let _ = PRESET.set(cli.preset.unwrap_or(lanes::config::Preset::Robust));
     match cli.command {
         Command::Calibrate(a) => calibrate::run_calibrate(a),
-        Command::Undistort(a) => calibrate::run_undistort(a),
+        Command::Undistort(a) => undistort::run(a),
         Command::Image(a) => image::run(a),
         Command::Video(a) => video::run(a),
         Command::Synth(a) => synth::run(a),
@@ -169,6 +170,52 @@ pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     }
     if out.is_empty() {
         anyhow::bail!("no input images given");
+    }
+    Ok(out)
+}
+
+/// The folder of frames sampled from video inputs by `lanes tune` (removed when dropped).
+pub struct SampledStills(PathBuf);
+
+impl SampledStills {
+    pub fn new() -> Self {
+        Self(std::env::temp_dir().join(format!("lanes-tune-{}", std::process::id())))
+    }
+}
+
+impl Drop for SampledStills {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Stills from the inputs, in order: images and folders as they are; `frames` frames of each
+/// video (`lanes::sample`), written as PNG into the temporary folder.
+pub fn stills_of(inputs: &[PathBuf], frames: usize, tmp: &SampledStills) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in inputs {
+        if !(p.is_file() && lanes::sample::is_video_path(p)) {
+            out.extend(collect_images(std::slice::from_ref(p))?);
+            continue;
+        }
+        std::fs::create_dir_all(&tmp.0)
+            .with_context(|| format!("{}: cannot create", tmp.0.display()))?;
+        let stem = lanes::still::stem_of(&p.file_name().unwrap_or_default().to_string_lossy());
+        let got = lanes::sample::sample_video_frames(p, frames)?;
+        eprintln!(
+            "lanes tune: {}: {} frames sampled ({})",
+            p.display(),
+            got.len(),
+            got.iter()
+                .map(|f| f.index.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for f in got {
+            let still = tmp.0.join(format!("{stem}_frame{:06}.png", f.index));
+            f.frame.write(&still)?;
+            out.push(still);
+        }
     }
     Ok(out)
 }

@@ -1,6 +1,6 @@
 //! `lanes tune`: the live threshold tuner in the browser, or a headless sweep to a contact sheet.
 
-use super::{collect_images, load_camera, load_config};
+use super::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::frame::write_mat;
@@ -55,8 +55,8 @@ pub struct TuneArgs {
 pub fn run(a: TuneArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
-    let sampled = SampledStills::new();
-    let images = stills_of(&a.inputs, a.frames as usize, &sampled)?;
+    let sampled = super::SampledStills::new();
+    let images = super::stills_of(&a.inputs, a.frames as usize, &sampled)?;
     let mut inputs: Vec<(&str, Option<&Path>)> = images
         .iter()
         .chain(a.inputs.iter())
@@ -75,52 +75,6 @@ pub fn run(a: TuneArgs) -> Result<i32> {
         (Some(spec), Some(out)) => sweep(&tuner, spec, out, a.show, a.cell_width),
         _ => serve(tuner, &a),
     }
-}
-
-/// The folder of frames sampled from video inputs (removed when dropped).
-struct SampledStills(PathBuf);
-
-impl SampledStills {
-    fn new() -> Self {
-        Self(std::env::temp_dir().join(format!("lanes-tune-{}", std::process::id())))
-    }
-}
-
-impl Drop for SampledStills {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Stills from the inputs, in order: images and folders as they are; `frames` frames of each
-/// video (`lanes::sample`), written as PNG into the temporary folder.
-fn stills_of(inputs: &[PathBuf], frames: usize, tmp: &SampledStills) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in inputs {
-        if !(p.is_file() && lanes::sample::is_video_path(p)) {
-            out.extend(collect_images(std::slice::from_ref(p))?);
-            continue;
-        }
-        std::fs::create_dir_all(&tmp.0)
-            .with_context(|| format!("{}: cannot create", tmp.0.display()))?;
-        let stem = lanes::still::stem_of(&p.file_name().unwrap_or_default().to_string_lossy());
-        let got = lanes::sample::sample_video_frames(p, frames)?;
-        eprintln!(
-            "lanes tune: {}: {} frames sampled ({})",
-            p.display(),
-            got.len(),
-            got.iter()
-                .map(|f| f.index.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        for f in got {
-            let still = tmp.0.join(format!("{stem}_frame{:06}.png", f.index));
-            f.frame.write(&still)?;
-            out.push(still);
-        }
-    }
-    Ok(out)
 }
 
 fn sweep(tuner: &Tuner, spec: &str, out: &Path, show: Show, cell_width: i32) -> Result<i32> {
