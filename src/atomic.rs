@@ -14,8 +14,9 @@ pub fn partial_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.partial"))
 }
 
-/// Write `bytes` to `path` through its `partial_path`, renamed at the end.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+/// The directory an output file goes into must exist: "PATH: output directory DIR does not
+/// exist", the one phrasing every command uses for it.
+pub fn check_parent_dir(path: &Path) -> Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -26,6 +27,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             message: format!("output directory {} does not exist", parent.display()),
         });
     }
+    Ok(())
+}
+
+/// Write `bytes` to `path` through its `partial_path`, renamed at the end.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_parent_dir(path)?;
     let tmp = partial_path(path);
     let io = |e: std::io::Error| Error::Io {
         path: path.to_path_buf(),

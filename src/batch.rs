@@ -593,7 +593,7 @@ fn run_one(
     }
     let src = VideoSource::open(&item.path)?;
     if let Some(cam) = &setup.camera {
-        crate::frame::check_size(&item.path, (cam.width, cam.height), (src.width, src.height))?;
+        cam.check_frame_size(&item.path, None, (src.width, src.height))?;
     }
     let (pipe, geometry_note) = if setup.find_geometry {
         let opts = crate::selfcal::SelfCalOptions::default();

@@ -172,17 +172,32 @@ impl Camera {
             field: field.to_string(),
             problem: problem.to_string(),
         };
-        let fs = FileStorage::new_def(path, core::FileStorage_Mode::READ as i32).map_err(|e| {
+        // What the file is instead, for the message: a lanes config (TOML) is the usual mix-up.
+        let not_camera = |detail: &str| {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let is_toml = text.parse::<toml::Table>().is_ok() && !text.trim().is_empty();
             Error::Io {
                 path: pb.clone(),
-                message: format!("not an OpenCV FileStorage file ({})", e.message),
+                message: if is_toml {
+                    "a TOML file (a lanes config?), not an OpenCV camera file (YAML from `lanes calibrate`): pass a config with --config".into()
+                } else {
+                    format!("not an OpenCV camera file (YAML from `lanes calibrate`){detail}")
+                },
             }
+        };
+        let fs = FileStorage::new_def(path, core::FileStorage_Mode::READ as i32).map_err(|e| {
+            // OpenCV's message spans lines and names its own source file: keep its reason.
+            let reason = e
+                .message
+                .lines()
+                .next()
+                .and_then(|l| l.split("error: ").nth(1))
+                .map(|r| format!(": {}", r.trim()))
+                .unwrap_or_default();
+            not_camera(&reason)
         })?;
         if !fs.is_opened()? {
-            return Err(Error::Io {
-                path: pb.clone(),
-                message: "not an OpenCV FileStorage file".into(),
-            });
+            return Err(not_camera(""));
         }
         let int_field = |name: &str| -> Result<i32> {
             let node = fs.get(name)?;
@@ -298,6 +313,29 @@ impl Camera {
             }
         }
         Ok((cam, info))
+    }
+
+    /// Check that frames of `got` (width, height) read from `path` have this camera's size. The
+    /// error names the camera file (`camera_file`, or "(--camera)" when not known) and the fix.
+    pub fn check_frame_size(
+        &self,
+        path: &Path,
+        camera_file: Option<&Path>,
+        got: (i32, i32),
+    ) -> Result<()> {
+        if (self.width, self.height) == got {
+            return Ok(());
+        }
+        Err(Error::CameraSize {
+            path: path.to_path_buf(),
+            camera_file: camera_file
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "(--camera)".into()),
+            cam_w: self.width,
+            cam_h: self.height,
+            got_w: got.0,
+            got_h: got.1,
+        })
     }
 
     /// This camera with its intrinsics scaled to another image size (same aspect assumed per axis).

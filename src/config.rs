@@ -586,8 +586,22 @@ impl Config {
             path: path.to_path_buf(),
             message: m,
         };
-        let over: toml::Table =
-            toml::from_str(text).map_err(|e| parse_err(e.message().to_string()))?;
+        let over: toml::Table = toml::from_str(text).map_err(|e| {
+            if looks_like_camera_file(text) {
+                return parse_err(
+                    "an OpenCV camera file, not a lanes config (TOML): pass it with --camera"
+                        .into(),
+                );
+            }
+            match e.span() {
+                Some(sp) => parse_err(format!(
+                    "line {}: {} (not a lanes config TOML?)",
+                    text[..sp.start.min(text.len())].matches('\n').count() + 1,
+                    e.message().trim().replace('\n', "; ")
+                )),
+                None => parse_err(e.message().trim().replace('\n', "; ")),
+            }
+        })?;
         let mut merged: toml::Table = toml::from_str(&Self::preset(base).to_toml())
             .map_err(|e| parse_err(e.message().to_string()))?;
         for (section, v) in over {
@@ -898,6 +912,16 @@ impl Config {
 
 /// A config file's error naming the file: out-of-range values (`config key = value (...)`)
 /// get the file's name in front; parse errors already carry it.
+/// Whether a file's text is an OpenCV FileStorage camera file (YAML or XML), the usual thing
+/// given to `--config` by mistake.
+pub fn looks_like_camera_file(text: &str) -> bool {
+    let head = text.trim_start();
+    head.starts_with("%YAML")
+        || head.starts_with("<?xml")
+        || text.contains("camera_matrix")
+        || text.contains("opencv-matrix")
+}
+
 pub fn in_file(path: &Path, e: Error) -> Error {
     match e {
         Error::ConfigValue { .. } => Error::ConfigParse {

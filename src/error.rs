@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub enum Error {
     #[error("{path}: file not found")]
     NotFound { path: PathBuf },
-    #[error("{path}: cannot read as an image")]
+    #[error("{path}: cannot read as an image{}", video_hint(.path))]
     UnreadableImage { path: PathBuf },
     #[error("{path}: corrupt image ({detail})")]
     CorruptImage { path: PathBuf, detail: String },
@@ -31,6 +31,15 @@ pub enum Error {
         path: PathBuf,
         expected_w: i32,
         expected_h: i32,
+        got_w: i32,
+        got_h: i32,
+    },
+    #[error("{path}: frames are {got_w}x{got_h} but the camera file {camera_file} is for {cam_w}x{cam_h}: calibrate this camera at {got_w}x{got_h} (`lanes calibrate` on its board photos) or leave out --camera")]
+    CameraSize {
+        path: PathBuf,
+        camera_file: String,
+        cam_w: i32,
+        cam_h: i32,
         got_w: i32,
         got_h: i32,
     },
@@ -66,6 +75,13 @@ pub enum Error {
     Redis { url: String, message: String },
     #[error("{path}: interrupted")]
     Interrupted { path: PathBuf },
+    #[error("{output}: {output_role} is the same file as the {input_role} {input}; writing it would destroy the input: choose another {output_role}")]
+    OutputIsInput {
+        output: PathBuf,
+        output_role: String,
+        input: PathBuf,
+        input_role: String,
+    },
     #[error("opencv: {0}")]
     OpenCv(#[from] opencv::Error),
 }
@@ -82,6 +98,25 @@ impl Error {
                 message: e.to_string(),
             },
         }
+    }
+}
+
+/// The fix when a video was given where a still is read.
+fn video_hint(path: &std::path::Path) -> &'static str {
+    let video = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| {
+            matches!(
+                e.to_ascii_lowercase().as_str(),
+                "mp4" | "m4v" | "mov" | "avi" | "mkv" | "webm" | "mpg" | "mpeg" | "ts" | "wmv"
+            )
+        })
+        .unwrap_or(false);
+    if video {
+        " (it is a video: `lanes video` processes videos; `lanes tune` samples frames from them)"
+    } else {
+        ""
     }
 }
 

@@ -36,6 +36,8 @@ pub mod present;
 pub mod queue;
 pub mod render;
 pub mod report;
+pub mod same_file;
+pub mod sample;
 pub mod selfcal;
 pub mod stats;
 pub mod still;

@@ -122,8 +122,12 @@ pub fn radius_text(radius_m: f64, straight_above_m: f64) -> String {
     }
 }
 
-/// "0.21 m right of centre" / "0.21 m left of centre".
+/// "0.21 m right of centre" / "0.21 m left of centre" / "centred in the lane" (under 5 mm).
 pub fn offset_text(offset_m: f64) -> String {
+    if offset_m.abs() < 0.005 {
+        // Not "0.00 m right of centre".
+        return "centred in the lane".to_string();
+    }
     let side = if offset_m >= 0.0 { "right" } else { "left" };
     format!("{:.2} m {} of centre", offset_m.abs(), side)
 }

@@ -30,8 +30,15 @@ pub struct DriveStats {
 impl DriveStats {
     /// Count one frame.
     pub fn add(&mut self, r: &FrameRecord) {
-        if self.frames == 0 || r.time_s > self.duration_s {
-            self.duration_s = r.time_s;
+        // The video covered ends one frame period after the last frame starts: 200 frames at
+        // 25 fps are 8.00 s (frame n starts at n / fps, so the period is time_s / frame).
+        let end = if r.frame > 0 {
+            r.time_s * (r.frame as f64 + 1.0) / r.frame as f64
+        } else {
+            r.time_s
+        };
+        if self.frames == 0 || end > self.duration_s {
+            self.duration_s = end;
         }
         self.frames += 1;
         match r.status.as_str() {
@@ -154,7 +161,8 @@ mod tests {
         assert!((s.search_failed_share() - 0.75).abs() < 1e-12);
         assert!((s.offset_abs_mean_m().unwrap() - 0.7 / 3.0).abs() < 1e-12);
         assert!((s.offset_abs_max_m - 0.4).abs() < 1e-12);
-        assert!((s.duration_s - 0.3).abs() < 1e-12);
+        // Four frames at 10 fps (the last starts at 0.3 s) cover 0.4 s.
+        assert!((s.duration_s - 0.4).abs() < 1e-12);
         let mut t = s.clone();
         t.merge(&s);
         assert_eq!(t.frames, 8);

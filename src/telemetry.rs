@@ -178,7 +178,14 @@ impl ReadWarnings {
 /// Read a JSON Lines telemetry file written by `lanes video`. Lines that do not parse and
 /// records out of frame order are skipped and counted; a file with no record is an error.
 pub fn read_jsonl(path: &Path) -> Result<(Vec<FrameRecord>, ReadWarnings)> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        // Binary data: a video or a picture given where the telemetry goes.
+        std::io::ErrorKind::InvalidData => Error::Io {
+            path: path.to_path_buf(),
+            message: "not a telemetry file (binary data; telemetry is the JSON Lines file `lanes video --telemetry F.jsonl` writes)".into(),
+        },
+        _ => Error::io(path, e),
+    })?;
     parse_jsonl(path, &text)
 }
 

@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::frame::BgrFrame;
 use opencv::calib3d;
 use opencv::core::{self, Mat};
+use opencv::prelude::*;
 use std::path::Path;
 
 /// Holds the undistortion maps of one camera at one image size. Immutable once built.
@@ -50,6 +51,30 @@ impl Undistorter {
             (self.camera.width, self.camera.height),
             (frame.width(), frame.height()),
         )
+    }
+
+    /// A frame whose size is within `tolerance` px per axis of the camera's, placed at the
+    /// top-left of a camera-size frame (cut or padded with black at the right and bottom): the
+    /// same rule `lanes calibrate` applies to such board photos (`RunOptions::size_tolerance`).
+    /// Returns the frame unchanged when it has the camera's size; `None` when it is further off.
+    pub fn fit_within_tolerance(
+        &self,
+        frame: &BgrFrame,
+        tolerance: i32,
+    ) -> Result<Option<BgrFrame>> {
+        let (w, h) = (self.camera.width, self.camera.height);
+        if (frame.width(), frame.height()) == (w, h) {
+            return Ok(Some(frame.clone()));
+        }
+        if (frame.width() - w).abs() > tolerance || (frame.height() - h).abs() > tolerance {
+            return Ok(None);
+        }
+        let mut out = BgrFrame::zeros(w, h)?;
+        let roi = opencv::core::Rect::new(0, 0, frame.width().min(w), frame.height().min(h));
+        let src = opencv::core::Mat::roi(frame.mat(), roi)?;
+        let mut dst = opencv::core::Mat::roi_mut(out.mat_mut(), roi)?;
+        src.copy_to(&mut dst)?;
+        Ok(Some(out))
     }
 
     /// Undistort one frame (bilinear remap).

@@ -7,6 +7,7 @@
 //! valid calibration view with its own object points (each view has its own pose).
 
 pub mod report;
+pub mod sanity;
 
 use crate::camera::Camera;
 use crate::error::{Error, Result};

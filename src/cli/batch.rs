@@ -16,7 +16,7 @@ use std::time::Instant;
 #[derive(Args, Clone)]
 pub struct JobArgs {
     /// Output directory: one folder per video, named after its path relative to the input root.
-    #[arg(short, long, value_name = "OUTDIR")]
+    #[arg(short, long = "output", visible_alias = "out", value_name = "OUTDIR")]
     pub out: PathBuf,
     /// Camera file (OpenCV YAML from `lanes calibrate`).
     #[arg(long, value_name = "FILE")]
@@ -108,6 +108,27 @@ pub fn run(a: BatchArgs) -> Result<i32> {
     if let Some(s) = shard {
         items.retain(|it| s.owns(&it.rel));
     }
+    // Before anything is written: the output folder is not an input folder (its outputs would
+    // be inputs next time), and no video's folder is an input (`lanes batch a.mp4 -o .`).
+    let dirs: Vec<&std::path::Path> = a
+        .inputs
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| p.as_path())
+        .collect();
+    lanes::same_file::check_out_dir(&dirs, &a.job.out, "-o directory")?;
+    let folders: Vec<PathBuf> = items.iter().map(|it| a.job.out.join(&it.rel)).collect();
+    let mut inputs: Vec<(&str, Option<&std::path::Path>)> = items
+        .iter()
+        .map(|it| ("input video", Some(it.path.as_path())))
+        .collect();
+    inputs.push(("camera file (--camera)", a.job.camera.as_deref()));
+    inputs.push(("config file (--config)", a.job.config.as_deref()));
+    let outputs: Vec<(&str, Option<&std::path::Path>)> = folders
+        .iter()
+        .map(|p| ("output folder in -o", Some(p.as_path())))
+        .collect();
+    super::check_outputs(&inputs, &outputs)?;
     let (setup, opts) = a.job.resolve()?;
     batch::prepare_out_dir(&opts.out_dir)?;
     let cancel = Cancel::on_signals().context("installing signal handlers")?;
@@ -147,14 +168,14 @@ pub fn run(a: BatchArgs) -> Result<i32> {
     };
     report.write(&opts.out_dir, &stem)?;
     eprintln!(
-        "lanes batch: {} videos: {} done ({} skipped), {} failed, {} interrupted, {} not started; {} frames, {:.1} frames/s; {}",
-        items.len(),
+        "lanes batch: {}: {} done ({} skipped), {} failed, {} interrupted, {} not started; {}, {:.1} frames/s; {}",
+        super::count(items.len(), "video", "videos"),
         report.done,
         report.skipped,
         report.failed,
         report.interrupted,
         items.len() - outcomes.len(),
-        report.totals.frames,
+        super::count(report.totals.frames, "frame", "frames"),
         report.totals.fps,
         opts.out_dir.join(format!("{stem}.json")).display()
     );

@@ -1,13 +1,11 @@
-//! `lanes calibrate` (chessboard images -> OpenCV camera file) and `lanes undistort` (camera file +
-//! images -> undistorted images).
+//! `lanes calibrate`: chessboard images -> OpenCV camera file (`lanes undistort` is in
+//! `undistort.rs`).
 
 use super::{collect_images, ensure_out_dir};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use lanes::calibrate::{self, report, Board, DetectOptions, RunOptions, ViewOutcome};
-use lanes::camera::{CalibrationInfo, Camera};
-use lanes::frame::BgrFrame;
-use lanes::undistort::Undistorter;
+use lanes::camera::CalibrationInfo;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -68,6 +66,24 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         bail!("--size-tolerance {}: must be 0 or more", a.size_tolerance);
     }
     let paths = collect_images(&a.inputs)?;
+    let inputs: Vec<(&str, Option<&std::path::Path>)> = paths
+        .iter()
+        .map(|p| ("board image", Some(p.as_path())))
+        .collect();
+    let corner_pictures: Vec<PathBuf> = match &a.corners_dir {
+        Some(d) => lanes::still::unique_names(&paths)
+            .iter()
+            .map(|n| d.join(format!("{}_corners.jpg", lanes::still::stem_of(n))))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut outputs = vec![("-o path", Some(a.output.as_path()))];
+    outputs.extend(
+        corner_pictures
+            .iter()
+            .map(|p| ("--corners-dir", Some(p.as_path()))),
+    );
+    super::check_outputs(&inputs, &outputs)?;
     for p in &paths {
         let ext = p
             .extension()
@@ -104,7 +120,21 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         size_tolerance: a.size_tolerance,
         ..RunOptions::default()
     };
+    // The usual --board mistakes (squares counted, a grid smaller than the board), caught on a
+    // few photos before the search: the size that fits is used and named.
+    let mut board = board;
+    let probe = calibrate::sanity::probe_board(&paths, &opts.detect)?;
+    if let Some(s) = calibrate::sanity::suggest_board((board.cols, board.rows), &probe) {
+        eprintln!(
+            "warning: --board {}x{} does not fit: {}; calibrating with --board {}x{} instead (give that size to skip this check's guess)",
+            board.cols, board.rows, s.reason, s.cols, s.rows
+        );
+        board = Board::new(s.cols, s.rows, a.square_size).context("--board")?;
+    }
     let run = calibrate::calibrate_images(&paths, &board, &opts)?;
+    for w in calibrate::sanity::warnings(&run.calibration) {
+        eprintln!("warning: {}: {w}", a.output.display());
+    }
     let calib_s = t0.elapsed().as_secs_f64();
 
     for v in &run.views {
@@ -164,59 +194,6 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         );
     }
     Ok(0)
-}
-
-#[derive(Args)]
-pub struct UndistortArgs {
-    /// Camera file (OpenCV YAML, e.g. from `lanes calibrate`). Images must have the size it
-    /// names (image_width x image_height); other sizes are an error, not rescaled.
-    #[arg(long, value_name = "FILE")]
-    camera: PathBuf,
-    /// Images, or directories of images.
-    #[arg(required = true, value_name = "IMAGE")]
-    inputs: Vec<PathBuf>,
-    /// Output directory (created if missing); each image keeps its file name.
-    #[arg(short, long, value_name = "DIR")]
-    output: PathBuf,
-}
-
-pub fn run_undistort(a: UndistortArgs) -> Result<i32> {
-    let t0 = Instant::now();
-    let camera = Camera::load(&a.camera)?;
-    let paths = collect_images(&a.inputs)?;
-    ensure_out_dir(&a.output)?;
-    let und = Undistorter::new(&camera)?;
-    let out_dir = a.output.canonicalize().unwrap_or_else(|_| a.output.clone());
-    let mut failed = 0usize;
-    // Inputs that share a name (`a/0.jpg`, `b/0.jpg`) get their folders in the output's name.
-    let names = lanes::still::unique_names(&paths);
-    for (p, name) in paths.iter().zip(&names) {
-        let res = (|| -> Result<()> {
-            let out = out_dir.join(name);
-            if p.canonicalize().map(|c| c == out).unwrap_or(false) {
-                bail!(
-                    "{}: output would overwrite the input (choose another -o directory)",
-                    p.display()
-                );
-            }
-            let frame = BgrFrame::read(p)?;
-            und.check_size(&frame, p)?;
-            und.undistort(&frame)?.write(&out)?;
-            Ok(())
-        })();
-        if let Err(e) = res {
-            eprintln!("lanes: {e:#}");
-            failed += 1;
-        }
-    }
-    println!(
-        "undistorted {} of {} images into {} ({:.2} s)",
-        paths.len() - failed,
-        paths.len(),
-        a.output.display(),
-        t0.elapsed().as_secs_f64()
-    );
-    Ok(if failed > 0 { 2 } else { 0 })
 }
 
 #[cfg(test)]

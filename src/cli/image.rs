@@ -128,14 +128,47 @@ pub fn run(a: ImageArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
     let images = collect_images(&a.inputs)?;
-    ensure_out_dir(&a.output)?;
-    let mut pipe: Option<Pipeline> = None;
-    let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
     // Inputs that share a name (`a/0.jpg`, `b/0.jpg`) get their folders in the outputs' names.
     let stems: Vec<String> = lanes::still::unique_names(&images)
         .iter()
         .map(|n| lanes::still::stem_of(n))
         .collect();
+    let suffixes: &[&str] = if a.stages {
+        &[
+            "_overlay.jpg",
+            "_undistorted.jpg",
+            "_birdseye.jpg",
+            "_l.png",
+            "_b.png",
+            "_mask.png",
+            "_search.png",
+        ]
+    } else {
+        &["_overlay.jpg"]
+    };
+    let out_dir = &a.output;
+    let planned: Vec<PathBuf> = stems
+        .iter()
+        .flat_map(|s| {
+            suffixes
+                .iter()
+                .map(move |x| out_dir.join(format!("{s}{x}")))
+        })
+        .collect();
+    let mut inputs: Vec<(&str, Option<&Path>)> = images
+        .iter()
+        .map(|p| ("input image", Some(p.as_path())))
+        .collect();
+    inputs.push(("camera file (--camera)", a.camera.as_deref()));
+    inputs.push(("config file (--config)", a.config.as_deref()));
+    let outputs: Vec<(&str, Option<&Path>)> = planned
+        .iter()
+        .map(|p| ("-o directory", Some(p.as_path())))
+        .collect();
+    super::check_outputs(&inputs, &outputs)?;
+    ensure_out_dir(&a.output)?;
+    let mut pipe: Option<Pipeline> = None;
+    let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
     for (path, stem) in images.iter().zip(&stems) {
         let result = (|| -> Result<ImageRecord> {
             let (raw, converted) = BgrFrame::read_converted(path)?;
@@ -145,16 +178,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
             };
             if rebuild {
                 if let Some(cam) = &camera {
-                    if cam.width != raw.width() || cam.height != raw.height() {
-                        anyhow::bail!(
-                            "{}: image is {}x{}, camera file is for {}x{}",
-                            path.display(),
-                            raw.width(),
-                            raw.height(),
-                            cam.width,
-                            cam.height
-                        );
-                    }
+                    cam.check_frame_size(path, a.camera.as_deref(), (raw.width(), raw.height()))?;
                 }
                 let p = Pipeline::new(cfg.clone(), camera.as_ref(), raw.width(), raw.height())?;
                 if let Some(n) = p.quad_note() {

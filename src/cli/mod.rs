@@ -19,6 +19,7 @@ pub mod queue;
 pub mod report;
 pub mod synth;
 pub mod tune;
+pub mod undistort;
 pub mod video;
 
 #[derive(Parser)]
@@ -71,7 +72,7 @@ enum Command {
     /// Calibrate a camera from chessboard images and write an OpenCV camera file.
     Calibrate(calibrate::CalibrateArgs),
     /// Undistort images with a camera file.
-    Undistort(calibrate::UndistortArgs),
+    Undistort(undistort::UndistortArgs),
     /// Run the lane pipeline on still images.
     Image(image::ImageArgs),
     /// Process a dashcam video: overlay or diagnostic video, telemetry.
@@ -113,7 +114,7 @@ pub fn run() -> Result<i32> {
     let _ = X264_PRESET.set(x264_preset);
     match cli.command {
         Command::Calibrate(a) => calibrate::run_calibrate(a),
-        Command::Undistort(a) => calibrate::run_undistort(a),
+        Command::Undistort(a) => undistort::run(a),
         Command::Image(a) => image::run(a),
         Command::Video(a) => video::run(a),
         Command::Synth(a) => synth::run(a),
@@ -177,6 +178,26 @@ pub fn load_camera(path: Option<&Path>) -> Result<Option<Camera>> {
         .transpose()
 }
 
+/// Refuse a camera file made for another frame size than the video's, naming both files and
+/// the fix (before any output is opened). A video that does not open is left to the run.
+pub fn check_camera_fits_video(
+    camera: Option<&Camera>,
+    camera_file: Option<&Path>,
+    video: &Path,
+) -> Result<()> {
+    if let Some(cam) = camera {
+        if let Ok(src) = lanes::video::VideoSource::open(video) {
+            cam.check_frame_size(video, camera_file, (src.width, src.height))?;
+        }
+    }
+    Ok(())
+}
+
+/// "1 frame", "2 frames": a count with its noun.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Collect image files from a list of files and directories (directories: jpg/jpeg/png, sorted).
 pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -217,6 +238,52 @@ pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The folder of frames sampled from video inputs by `lanes tune` (removed when dropped).
+pub struct SampledStills(PathBuf);
+
+impl SampledStills {
+    pub fn new() -> Self {
+        Self(std::env::temp_dir().join(format!("lanes-tune-{}", std::process::id())))
+    }
+}
+
+impl Drop for SampledStills {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Stills from the inputs, in order: images and folders as they are; `frames` frames of each
+/// video (`lanes::sample`), written as PNG into the temporary folder.
+pub fn stills_of(inputs: &[PathBuf], frames: usize, tmp: &SampledStills) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in inputs {
+        if !(p.is_file() && lanes::sample::is_video_path(p)) {
+            out.extend(collect_images(std::slice::from_ref(p))?);
+            continue;
+        }
+        std::fs::create_dir_all(&tmp.0)
+            .with_context(|| format!("{}: cannot create", tmp.0.display()))?;
+        let stem = lanes::still::stem_of(&p.file_name().unwrap_or_default().to_string_lossy());
+        let got = lanes::sample::sample_video_frames(p, frames)?;
+        eprintln!(
+            "lanes tune: {}: {} frames sampled ({})",
+            p.display(),
+            got.len(),
+            got.iter()
+                .map(|f| f.index.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for f in got {
+            let still = tmp.0.join(format!("{stem}_frame{:06}.png", f.index));
+            f.frame.write(&still)?;
+            out.push(still);
+        }
+    }
+    Ok(out)
+}
+
 /// Sort key that orders `calibration2` before `calibration10`.
 fn natural_key(p: &Path) -> (String, u64, String) {
     let name = p
@@ -229,6 +296,31 @@ fn natural_key(p: &Path) -> (String, u64, String) {
         .take_while(|c| c.is_ascii_digit())
         .collect();
     (stem, digits.parse().unwrap_or(0), name)
+}
+
+/// Refuse, before anything is written, an output that is the same file as an input or as
+/// another output (`lanes::same_file::check`), and an output file (a role ending in "path")
+/// whose directory does not exist. Each entry is (role, path); `None` paths are options not
+/// given.
+pub fn check_outputs(
+    inputs: &[(&str, Option<&Path>)],
+    outputs: &[(&str, Option<&Path>)],
+) -> Result<()> {
+    use lanes::same_file::Named;
+    let named = |v: &[(&str, Option<&Path>)]| -> Vec<(String, PathBuf)> {
+        v.iter()
+            .filter_map(|(r, p)| p.map(|p| (r.to_string(), p.to_path_buf())))
+            .collect()
+    };
+    let (ins, outs) = (named(inputs), named(outputs));
+    for (role, p) in &outs {
+        if role.ends_with(" path") {
+            lanes::atomic::check_parent_dir(p)?;
+        }
+    }
+    let ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();
+    let outs: Vec<Named> = outs.iter().map(|(r, p)| Named::new(r, p)).collect();
+    Ok(lanes::same_file::check(&ins, &outs)?)
 }
 
 /// Create an output directory (its parent must exist).

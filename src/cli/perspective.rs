@@ -102,8 +102,11 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     let camera = load_camera(a.camera.as_deref())?;
     let undistorter = camera.as_ref().map(Undistorter::new).transpose()?;
     // Videos are sampled (`--samples` frames over the whole video); images are read in turn.
-    let (videos, images): (Vec<PathBuf>, Vec<PathBuf>) =
-        a.inputs.iter().cloned().partition(|p| is_video(p));
+    let (videos, images): (Vec<PathBuf>, Vec<PathBuf>) = a
+        .inputs
+        .iter()
+        .cloned()
+        .partition(|p| p.is_file() && lanes::sample::is_video_path(p));
     let paths = if images.is_empty() {
         Vec::new()
     } else {
@@ -111,23 +114,15 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     };
     let mut sampled: Vec<(PathBuf, BgrFrame)> = Vec::new();
     for v in &videos {
-        let mut src = lanes::video::VideoSource::open(v)?;
-        let so = lanes::selfcal::SelfCalOptions {
-            samples: a.samples,
-            window_s: 1e6,
-            ..Default::default()
-        };
-        let idx = lanes::selfcal::sample_indices(src.announced_frames, src.fps, &so);
-        let frames = lanes::selfcal::sample_frames(&mut src, &idx)?;
-        if frames.is_empty() {
-            anyhow::bail!("{}: no frame could be decoded", v.display());
-        }
         let stem = v
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_else(|| "video".into());
-        for (i, f) in frames {
-            sampled.push((v.with_file_name(format!("{stem}_f{i:05}.frame")), f));
+        for f in lanes::sample::sample_video_frames(v, a.samples)? {
+            sampled.push((
+                v.with_file_name(format!("{stem}_f{:05}.frame", f.index)),
+                f.frame,
+            ));
         }
     }
     let frames = sampled
@@ -271,18 +266,4 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         results.len()
     );
     Ok(0)
-}
-
-/// Whether a path names a video file (by its extension; CULane's frame folders end in .MP4).
-fn is_video(p: &std::path::Path) -> bool {
-    p.is_file()
-        && p.extension()
-            .and_then(|e| e.to_str())
-            .map(|e| {
-                matches!(
-                    e.to_ascii_lowercase().as_str(),
-                    "mp4" | "mov" | "avi" | "mkv" | "m4v" | "webm" | "mpg" | "mpeg" | "ts"
-                )
-            })
-            .unwrap_or(false)
 }

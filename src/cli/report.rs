@@ -33,6 +33,14 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> Result<i32> {
+    super::check_outputs(
+        &[
+            ("telemetry", Some(&a.input)),
+            ("video (--video)", a.video.as_deref()),
+            ("config file (--config)", a.config.as_deref()),
+        ],
+        &[("-o path", Some(&a.output))],
+    )?;
     let cfg = load_config(a.config.as_deref())?;
     if a.input.is_dir() {
         if a.video.is_some() {

@@ -1,6 +1,6 @@
 //! `lanes tune`: the live threshold tuner in the browser, or a headless sweep to a contact sheet.
 
-use super::{collect_images, load_camera, load_config};
+use super::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::frame::write_mat;
@@ -18,9 +18,13 @@ pub struct TuneArgs {
     /// Configuration TOML to start from (and, without --save-to, the file Save writes).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Still images or directories of them.
-    #[arg(required = true, value_name = "IMAGE|DIR")]
+    /// Still images, directories of them, or videos (frames are sampled from them: --frames).
+    #[arg(required = true, value_name = "IMAGE|DIR|VIDEO")]
     inputs: Vec<PathBuf>,
+    /// Frames sampled from each video input, spread evenly over the clip.
+    #[arg(long, default_value_t = lanes::sample::DEFAULT_FRAMES as u32, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=500))]
+    frames: u32,
     /// Port on 127.0.0.1 (0 = any free port; the URL is printed).
     #[arg(long, default_value_t = 8080)]
     port: u16,
@@ -51,7 +55,21 @@ pub struct TuneArgs {
 pub fn run(a: TuneArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
-    let images = collect_images(&a.inputs)?;
+    let sampled = super::SampledStills::new();
+    let images = super::stills_of(&a.inputs, a.frames as usize, &sampled)?;
+    let mut inputs: Vec<(&str, Option<&Path>)> = images
+        .iter()
+        .chain(a.inputs.iter())
+        .map(|p| ("input image", Some(p.as_path())))
+        .collect();
+    inputs.push(("camera file (--camera)", a.camera.as_deref()));
+    // Save writes the --config file by design; a sweep's sheet must not replace it.
+    let mut outputs = vec![("--save-to path", a.save_to.as_deref())];
+    if a.sweep.is_some() {
+        inputs.push(("config file (--config)", a.config.as_deref()));
+        outputs = vec![("-o path", a.output.as_deref())];
+    }
+    super::check_outputs(&inputs, &outputs)?;
     let tuner = Tuner::new(images, camera, cfg)?;
     match (&a.sweep, &a.output) {
         (Some(spec), Some(out)) => sweep(&tuner, spec, out, a.show, a.cell_width),
@@ -61,6 +79,15 @@ pub fn run(a: TuneArgs) -> Result<i32> {
 
 fn sweep(tuner: &Tuner, spec: &str, out: &Path, show: Show, cell_width: i32) -> Result<i32> {
     let sweep = Sweep::parse(spec)?;
+    if let Some(p) = lanes::tune::params::spec(&sweep.key) {
+        if !p.applies.acts(&tuner.loaded) {
+            eprintln!(
+                "lanes: warning: --sweep {}: this parameter does not act under this configuration, so every column will be the same; it needs {}",
+                sweep.key,
+                p.applies.config_fix()
+            );
+        }
+    }
     let t0 = Instant::now();
     let (sheet, stats) = contact_sheet(tuner, &tuner.loaded, &sweep, show, cell_width)?;
     write_mat(&sheet, out).with_context(|| "writing the contact sheet".to_string())?;

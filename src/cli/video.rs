@@ -61,7 +61,22 @@ pub struct VideoArgs {
 }
 
 pub fn run(a: VideoArgs) -> Result<i32> {
+    super::check_outputs(
+        &[
+            ("input video", Some(&a.input)),
+            ("camera file (--camera)", a.camera.as_deref()),
+            ("config file (--config)", a.config.as_deref()),
+        ],
+        &[
+            ("-o path", a.output.as_deref().filter(|_| !a.no_render)),
+            ("--telemetry path", a.telemetry.as_deref()),
+            ("--events path", a.events.as_deref()),
+            ("--report path", a.report.as_deref()),
+            ("--save-geometry path", a.geometry.save_geometry.as_deref()),
+        ],
+    )?;
     let camera = load_camera(a.camera.as_deref())?;
+    super::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
     let cfg = a
         .geometry
         .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
@@ -95,7 +110,15 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         };
         let pb = ProgressBar::new(total);
         pb.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}")
+            ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {fps}  ETA {eta}")
+                .map(|st| {
+                    st.with_key(
+                        "fps",
+                        |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = write!(w, "{:.1} fps", s.per_sec());
+                        },
+                    )
+                })
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         Some(pb)
@@ -146,8 +169,8 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         None => String::new(),
     };
     eprintln!(
-        "lanes video: {} frames read, {} with a lane drawn, {} search failed, {} rejected by tracking, {:.1} fps{codec}, {out}{trunc}{interrupted}",
-        s.frames_read,
+        "lanes video: {} read, {} with a lane drawn, {} search failed, {} rejected by tracking, {:.1} fps{codec}, {out}{trunc}{interrupted}",
+        super::count(s.frames_read, "frame", "frames"),
         s.frames_drawn,
         s.search_failed,
         s.rejected,

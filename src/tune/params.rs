@@ -31,6 +31,103 @@ pub struct ParamSpec {
     pub slider_max: i64,
     /// What the value does, shown as a tooltip.
     pub help: &'static str,
+    /// When the value acts; the page greys the control out, with the reason, otherwise.
+    pub applies: Applies,
+}
+
+/// When a parameter acts on the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Applies {
+    Always,
+    /// Under the default marking rule (local contrast) only.
+    LocalContrast,
+    /// Under the reference's rule (`threshold.global_max`) only.
+    GlobalMax,
+    /// With `threshold.sobel_enabled` only.
+    Sobel,
+    /// With `threshold.s_enabled` only.
+    Saturation,
+    /// On video frames searched around the previous fit; never on stills.
+    Video,
+}
+
+impl Applies {
+    /// Every variant, for the page's table of reasons.
+    pub const ALL: [Applies; 6] = [
+        Applies::Always,
+        Applies::LocalContrast,
+        Applies::GlobalMax,
+        Applies::Sobel,
+        Applies::Saturation,
+        Applies::Video,
+    ];
+
+    /// The variant's name as serialised (`local_contrast`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Applies::Always => "always",
+            Applies::LocalContrast => "local_contrast",
+            Applies::GlobalMax => "global_max",
+            Applies::Sobel => "sobel",
+            Applies::Saturation => "saturation",
+            Applies::Video => "video",
+        }
+    }
+
+    /// What a parameter of this kind needs to act (shown when it does not).
+    pub fn reason(self) -> Option<&'static str> {
+        match self {
+            Applies::Always => None,
+            Applies::LocalContrast => {
+                Some("acts only under the default rule (local contrast): untick global_max")
+            }
+            Applies::GlobalMax => Some("acts only under the reference rule: tick global_max"),
+            Applies::Sobel => Some("acts only with sobel_enabled ticked"),
+            Applies::Saturation => Some("acts only with s_enabled ticked"),
+            Applies::Video => Some(
+                "acts on video frames only (the band around the previous fit); stills have none",
+            ),
+        }
+    }
+
+    /// What to change in a config file (or on the command line) so that it acts.
+    pub fn config_fix(self) -> &'static str {
+        match self {
+            Applies::Always => "",
+            Applies::LocalContrast => {
+                "threshold.method = \"local_contrast\" (the default rule; the reference preset uses global_max)"
+            }
+            Applies::GlobalMax => {
+                "threshold.method = \"global_max\" in the --config file, or --preset reference"
+            }
+            Applies::Sobel => "threshold.sobel_enabled = true in the --config file",
+            Applies::Saturation => "threshold.s_enabled = true in the --config file",
+            Applies::Video => "nothing: it acts on video frames searched around the previous fit",
+        }
+    }
+
+    /// Whether a parameter of this kind acts under `cfg`.
+    pub fn acts(self, cfg: &Config) -> bool {
+        let global = cfg.threshold.method == ThresholdMethod::GlobalMax;
+        match self {
+            Applies::Always => true,
+            Applies::LocalContrast => !global,
+            Applies::GlobalMax => global,
+            Applies::Sobel => cfg.threshold.sobel_enabled,
+            Applies::Saturation => cfg.threshold.s_enabled,
+            Applies::Video => false,
+        }
+    }
+
+    /// Why a parameter does nothing under `cfg`, or `None` when it acts.
+    pub fn inactive_reason(self, cfg: &Config) -> Option<&'static str> {
+        if self.acts(cfg) {
+            None
+        } else {
+            self.reason()
+        }
+    }
 }
 
 const fn int(
@@ -49,6 +146,7 @@ const fn int(
         max,
         slider_max,
         help,
+        applies: Applies::Always,
     }
 }
 
@@ -61,6 +159,14 @@ const fn flag(key: &'static str, group: &'static str, help: &'static str) -> Par
         max: 1,
         slider_max: 1,
         help,
+        applies: Applies::Always,
+    }
+}
+
+impl ParamSpec {
+    /// The spec acting only `when`.
+    const fn when(self, applies: Applies) -> Self {
+        Self { applies, ..self }
     }
 }
 
@@ -78,80 +184,90 @@ pub const SPECS: &[ParamSpec] = &[
         0,
         255,
         100,
-        "white: L must beat the brighter side of the road by this much",
-    ),
+        "white: L must beat the brighter side of the road by this much; default rule (local contrast) only",
+    )
+    .when(Applies::LocalContrast),
     int(
         "threshold.b_contrast_min",
         "Local contrast (default rule)",
         0,
         255,
         60,
-        "yellow: B must beat the yellower side of the road by this much",
-    ),
+        "yellow: B must beat the yellower side of the road by this much; default rule (local contrast) only",
+    )
+    .when(Applies::LocalContrast),
     int(
         "threshold.b_yellow_min",
         "Local contrast (default rule)",
         0,
         255,
         255,
-        "yellow: B must be at least this (128 is grey)",
-    ),
+        "yellow: B must be at least this (128 is grey); default rule (local contrast) only",
+    )
+    .when(Applies::LocalContrast),
     int(
         "threshold.marking_width_px",
         "Local contrast (default rule)",
         1,
         200,
         80,
-        "widest marking, bird's-eye px: the road is sampled this far to each side",
-    ),
+        "widest marking, bird's-eye px: the road is sampled this far to each side; default rule (local contrast) only",
+    )
+    .when(Applies::LocalContrast),
     int(
         "threshold.min_run_px",
         "Local contrast (default rule)",
         0,
         200,
         40,
-        "keep mask pixels on vertical runs of at least this many px",
-    ),
+        "keep mask pixels on vertical runs of at least this many px; default rule (local contrast) only",
+    )
+    .when(Applies::LocalContrast),
     int(
         "threshold.l_min",
-        "White (HLS L)",
+        "White (HLS L), reference rule",
         0,
         255,
         255,
-        "keep pixels with scaled L in (l_min, l_max]",
-    ),
+        "keep pixels with scaled L in (l_min, l_max]; reference rule (global_max) only",
+    )
+    .when(Applies::GlobalMax),
     int(
         "threshold.l_max",
-        "White (HLS L)",
+        "White (HLS L), reference rule",
         0,
         255,
         255,
-        "upper bound of the L range",
-    ),
+        "upper bound of the L range; reference rule (global_max) only",
+    )
+    .when(Applies::GlobalMax),
     int(
         "threshold.b_min",
-        "Yellow (LAB B)",
+        "Yellow (LAB B), reference rule",
         0,
         255,
         255,
-        "keep pixels with (scaled) B in (b_min, b_max]",
-    ),
+        "keep pixels with (scaled) B in (b_min, b_max]; reference rule (global_max) only",
+    )
+    .when(Applies::GlobalMax),
     int(
         "threshold.b_max",
-        "Yellow (LAB B)",
+        "Yellow (LAB B), reference rule",
         0,
         255,
         255,
-        "upper bound of the B range",
-    ),
+        "upper bound of the B range; reference rule (global_max) only",
+    )
+    .when(Applies::GlobalMax),
     int(
         "threshold.b_scale_gate",
-        "Yellow (LAB B)",
+        "Yellow (LAB B), reference rule",
         0,
         255,
         255,
-        "scale B to 255 only when its maximum is over this gate",
-    ),
+        "scale B to 255 only when its maximum is over this gate; reference rule (global_max) only",
+    )
+    .when(Applies::GlobalMax),
     flag(
         "threshold.sobel_enabled",
         "Gradient (Sobel x on L)",
@@ -163,16 +279,18 @@ pub const SPECS: &[ParamSpec] = &[
         0,
         255,
         255,
-        "lower bound of scaled |Sobel x|",
-    ),
+        "lower bound of scaled |Sobel x|; with sobel_enabled only",
+    )
+    .when(Applies::Sobel),
     int(
         "threshold.sobel_max",
         "Gradient (Sobel x on L)",
         0,
         255,
         255,
-        "upper bound of scaled |Sobel x|",
-    ),
+        "upper bound of scaled |Sobel x|; with sobel_enabled only",
+    )
+    .when(Applies::Sobel),
     flag(
         "threshold.s_enabled",
         "Saturation (HLS S)",
@@ -184,16 +302,18 @@ pub const SPECS: &[ParamSpec] = &[
         0,
         255,
         255,
-        "lower bound of S",
-    ),
+        "lower bound of S; with s_enabled only",
+    )
+    .when(Applies::Saturation),
     int(
         "threshold.s_max",
         "Saturation (HLS S)",
         0,
         255,
         255,
-        "upper bound of S",
-    ),
+        "upper bound of S; with s_enabled only",
+    )
+    .when(Applies::Saturation),
     int(
         "search.windows",
         "Search",
@@ -225,7 +345,8 @@ pub const SPECS: &[ParamSpec] = &[
         1000,
         300,
         "half-width of the band around the previous fit (video), px",
-    ),
+    )
+    .when(Applies::Video),
     int(
         "search.min_rows",
         "Search",

@@ -107,6 +107,11 @@ impl App {
         Ok(json!({
             "stills": stills,
             "specs": params::SPECS,
+            // Why a control is greyed out, by its spec's `applies` (the page checks the rule).
+            "reasons": params::Applies::ALL
+                .iter()
+                .filter_map(|a| a.reason().map(|r| (a.name().to_string(), Value::from(r))))
+                .collect::<serde_json::Map<String, Value>>(),
             "loaded": params::params_of(&self.tuner.loaded)?,
             "defaults": params::params_of(&Config::default())?,
             "dst": self.tuner.loaded.perspective.dst,

@@ -330,7 +330,8 @@ fn undistort_rejects_an_image_of_another_size() {
         "-o",
         t.path().join("o").to_str().unwrap(),
     ]);
-    assert_one_line_error(&o, "small.png: image is 640x480, expected 1280x720");
+    assert_one_line_error(&o, "small.png: frames are 640x480 but the camera file");
+    assert!(stderr(&o).contains("c.yml is for 1280x720: calibrate this camera at 640x480"));
 }
 
 #[test]
@@ -490,4 +491,81 @@ fn unreadable_image_among_good_ones_is_skipped_and_counted() {
     );
     let (_, info) = Camera::load_with_info(&cam).unwrap();
     assert!(!info.images.iter().any(|n| n == "broken.png"));
+}
+
+/// The usual --board mistakes on the Udacity boards (9x6 inner corners): 10x7 counts the
+/// squares, 7x5 fits inside the board at several places. Both are caught by the board probe,
+/// named in a warning that gives 9x6, and calibrated as 9x6 (the reference focal length).
+#[test]
+fn wrong_board_size_on_udacity_set_is_named_and_9x6_is_used() {
+    let Some(dir) = data("udacity/camera_cal") else {
+        return;
+    };
+    let t = tmp();
+    for (given, why) in [("10x7", "counts its squares"), ("7x5", "several places")] {
+        let cam = t.path().join(format!("{given}.yml"));
+        let (o, v) = calibrate_json(&[
+            dir.to_str().unwrap(),
+            "--board",
+            given,
+            "-o",
+            cam.to_str().unwrap(),
+        ]);
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("--board {given} does not fit"))
+                && err.contains("show a 9x6 board")
+                && err.contains("calibrating with --board 9x6")
+                && err.contains(why),
+            "{err}"
+        );
+        let k = &v["camera_matrix"];
+        let (fx, fy) = (k[0][0].as_f64().unwrap(), k[1][1].as_f64().unwrap());
+        eprintln!(
+            "--board {given}: fx {fx:.1} fy {fy:.1}, {:.2} s",
+            f(&v, "seconds")
+        );
+        assert!((fx / UDACITY_FX - 1.0).abs() < 0.01, "fx {fx}");
+        assert!((fy / UDACITY_FY - 1.0).abs() < 0.01, "fy {fy}");
+        assert!(!err.contains("RMS reprojection error"), "{err}");
+    }
+}
+
+/// A board photo a pixel larger than the others (1281x721 among 1280x720) is used by
+/// `lanes calibrate` within --size-tolerance; `lanes undistort` with the camera file applies the
+/// same rule (undistorted as 1280x720, with a note) instead of refusing it.
+#[test]
+fn undistort_uses_a_near_size_photo_as_calibrate_does() {
+    let t = tmp();
+    let cam = t.path().join("c.yml");
+    chessboard::reference_camera().save(&cam, None).unwrap();
+    let img = t.path().join("big.png");
+    lanes::frame::BgrFrame::zeros(1281, 721)
+        .unwrap()
+        .write(&img)
+        .unwrap();
+    let out = t.path().join("o");
+    let args = |tol: &str| {
+        lanes(&[
+            "undistort",
+            "--camera",
+            cam.to_str().unwrap(),
+            img.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--size-tolerance",
+            tol,
+        ])
+    };
+    let o = args("2");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("big.png: image is 1281x721, undistorted as 1280x720"),
+        "{err}"
+    );
+    let m = lanes::frame::BgrFrame::read(&out.join("big.png")).unwrap();
+    assert_eq!((m.width(), m.height()), (1280, 720));
+    let o = args("0");
+    assert_one_line_error(&o, "big.png: frames are 1281x721 but the camera file");
 }

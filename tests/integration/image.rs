@@ -200,7 +200,10 @@ fn image_of_another_size_than_the_camera_is_named() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        err.contains("solidWhiteRight.jpg: image is 960x540, camera file is for 1280x720"),
+        err.contains(&format!(
+            "solidWhiteRight.jpg: frames are 960x540 but the camera file {} is for 1280x720: calibrate this camera at 960x540",
+            cam.display()
+        )),
         "{err}"
     );
 }

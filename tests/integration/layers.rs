@@ -12,7 +12,7 @@ use std::path::Path;
 /// Layers from the bottom: a module may name modules of its own layer or lower, never higher.
 /// (Within a layer, the cycle check keeps the graph one-way.)
 const LAYERS: &[&[&str]] = &[
-    &["error", "stats", "cancel", "still", "atomic"],
+    &["error", "stats", "cancel", "still", "atomic", "same_file"],
     &[
         "config",
         "poly",
@@ -36,7 +36,7 @@ const LAYERS: &[&[&str]] = &[
     &["pipeline", "synth"],
     &["render"],
     &["present", "autoperspective"],
-    &["video"],
+    &["video", "sample"],
     &[
         "eval", "tune", "report", "batch", "queue", "floors", "selfcal",
     ],

@@ -15,6 +15,7 @@ mod eval;
 mod image;
 mod interrupt;
 mod layers;
+mod mistakes;
 mod perspective;
 mod queue;
 mod report;
@@ -92,4 +93,27 @@ pub fn assert_one_line_error(o: &Output, needle: &str) {
     assert!(last.starts_with("lanes: "), "error line: {err}");
     assert!(err.contains(needle), "expected {needle:?} in: {err}");
     assert!(!err.contains("panicked"), "panic: {err}");
+}
+
+/// `.ci/run` runs the README's test command (`make test`) with `CI=true`, which turns every
+/// "data or tool missing" skip into a failure. Run it with a `make` that reports what it got.
+#[test]
+fn ci_runner_sets_ci_true_and_calls_make_test() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp();
+    let make = dir.path().join("make");
+    std::fs::write(&make, "#!/bin/sh\necho \"CI=$CI args=$*\"\n").unwrap();
+    std::fs::set_permissions(&make, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new(repo_root().join(".ci/run"))
+        .env("PATH", path)
+        .env_remove("CI")
+        .output()
+        .expect("run .ci/run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "CI=true args=test");
 }

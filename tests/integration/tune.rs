@@ -830,3 +830,63 @@ fn tune_start_errors_are_one_line() {
     assert_one_line_error(&o, "directory no/such/dir does not exist");
     let _ = repo_root();
 }
+
+/// `lanes tune` on a video samples `--frames` frames spread over the clip (one contact sheet
+/// row each), leaves no sampled file behind, and a sweep over a parameter that does not act
+/// under the chosen rule (l_min under local contrast) says so, while one that acts changes
+/// the mask.
+#[test]
+fn tune_sweep_on_a_video_samples_frames_and_warns_on_a_parameter_that_does_not_act() {
+    let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else {
+        return;
+    };
+    let t = tmp();
+    let sheet = t.path().join("sheet.png");
+    let run = |spec: &str| {
+        lanes(&[
+            "tune",
+            s(&clip),
+            "--frames",
+            "4",
+            "--sweep",
+            spec,
+            "-o",
+            s(&sheet),
+        ])
+    };
+    let o = run("threshold.l_contrast_min=10..40:30");
+    let err = super::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("project_video_shortest.mp4: 4 frames sampled (8, 24, 40, 56)"),
+        "{err}"
+    );
+    assert!(!err.contains("does not act"), "{err}");
+    let (_, h) = image::image_dimensions(&sheet).unwrap();
+    assert_eq!(h, 30 + 4 * (180 + 18 + 4) + 4, "one row per sampled frame");
+    let means: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| l.rsplit(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(means.len(), 2);
+    assert_ne!(means[0], means[1], "l_contrast_min acts: {means:?}");
+    let o = run("threshold.l_min=160..240:80");
+    let err = super::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("--sweep threshold.l_min: this parameter does not act")
+            && err.contains("threshold.method = \"global_max\""),
+        "{err}"
+    );
+    let means: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| l.rsplit(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(means[0], means[1], "l_min does not act: {means:?}");
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("lanes-tune-"))
+        .collect();
+    assert!(left.is_empty(), "sampled frames left behind: {left:?}");
+}

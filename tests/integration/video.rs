@@ -279,8 +279,9 @@ fn frames_of_another_size_than_the_camera_are_an_error_naming_the_file() {
     let o = video(&clip, &["-o", out.to_str().unwrap()]);
     assert_one_line_error(
         &o,
-        "solidWhiteRight.mp4: image is 960x540, expected 1280x720",
+        "udacity.yml is for 1280x720: calibrate this camera at 960x540",
     );
+    assert!(stderr(&o).contains("solidWhiteRight.mp4: frames are 960x540 but the camera file"));
     assert!(!out.exists(), "no half-written output");
 }
 

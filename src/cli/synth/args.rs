@@ -188,6 +188,16 @@ pub(super) fn rig_from(a: &RigArgs) -> Result<(Rig, QuadGeometry)> {
     ))
 }
 
+/// Refuse an output directory whose `camera.yml` (written by every synth command) is the
+/// `--camera` file given, before anything is written.
+pub(super) fn check_camera_output(camera: Option<&Path>, dir: &Path) -> Result<()> {
+    let cam_out = dir.join("camera.yml");
+    crate::cli::check_outputs(
+        &[("camera file (--camera)", camera)],
+        &[("-o directory", Some(cam_out.as_path()))],
+    )
+}
+
 /// Write the camera file (`camera.yml`) and the config (`cfg`) beside the outputs; returns
 /// their file names.
 pub(super) fn write_rig_files(

@@ -5,7 +5,7 @@
 const QUAD = 'perspective.src';
 const QUAD_NAMES = ['top-left', 'top-right', 'bottom-left', 'bottom-right'];
 const state = {
-  specs: [], loaded: {}, defaults: {}, params: {}, stills: [], dst: null,
+  specs: [], reasons: {}, loaded: {}, defaults: {}, params: {}, stills: [], dst: null,
   page: 0, pageSize: 12, quadStill: 0, quadSize: null,
   inflight: false, dirty: false, updates: 0, drag: -1,
 };
@@ -94,6 +94,10 @@ function buildControls() {
       });
       row.append(lab, range, num);
     }
+    const why = document.createElement('div');
+    why.className = 'why';
+    why.hidden = true;
+    row.appendChild(why);
     box.appendChild(row);
   }
   const q = $('quad-numbers');
@@ -120,10 +124,32 @@ function buildControls() {
   });
 }
 
+// Why a parameter does nothing under the current values (null when it acts); the texts come
+// from the server (`reasons`), the conditions mirror `Applies::acts` in params.rs.
+function inactiveReason(s) {
+  const p = state.params;
+  const acts = {
+    always: true,
+    local_contrast: !p['threshold.global_max'],
+    global_max: !!p['threshold.global_max'],
+    sobel: !!p['threshold.sobel_enabled'],
+    saturation: !!p['threshold.s_enabled'],
+    video: false,
+  }[s.applies];
+  return acts === false ? (state.reasons[s.applies] || 'has no effect now') : null;
+}
+
 function syncControls() {
   for (const s of state.specs) {
     const row = document.querySelector(`.param[data-key="${s.key}"]`);
     const v = state.params[s.key];
+    const why = inactiveReason(s);
+    row.classList.toggle('inactive', !!why);
+    row.querySelectorAll('input').forEach((i) => { i.disabled = !!why; });
+    const note = row.querySelector('.why');
+    note.hidden = !why;
+    note.textContent = why || '';
+    row.title = `${s.key}: ${s.help} (default ${state.defaults[s.key]})` + (why ? ` - ${why}` : '');
     if (s.kind === 'bool') {
       row.querySelector('input').checked = !!v;
     } else {
@@ -384,6 +410,7 @@ async function start() {
     return;
   }
   state.specs = st.specs;
+  state.reasons = st.reasons || {};
   state.loaded = st.loaded;
   state.defaults = st.defaults;
   state.params = clone(st.loaded);

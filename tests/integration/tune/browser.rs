@@ -245,6 +245,42 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
         eprintln!("screenshot written to {path}");
     }
 
+    // Under the reference rule (this server's preset) the local-contrast controls do not act:
+    // greyed out, disabled, with the reason; the reference rule's l_min acts. Every label fits.
+    let inactive =
+        d.js("return [...document.querySelectorAll('.param.inactive')].map(r => r.dataset.key);");
+    let inactive: Vec<String> = serde_json::from_value(inactive).unwrap();
+    for k in [
+        "threshold.l_contrast_min",
+        "threshold.marking_width_px",
+        "threshold.sobel_min",
+        "search.prior_margin",
+    ] {
+        assert!(
+            inactive.iter().any(|i| i == k),
+            "{k} not greyed: {inactive:?}"
+        );
+    }
+    assert!(
+        !inactive.iter().any(|i| i == "threshold.l_min"),
+        "{inactive:?}"
+    );
+    let why = d.js("const r = document.querySelector(\".param[data-key='threshold.l_contrast_min']\"); return [r.querySelector('.why').textContent, r.querySelector('input[type=range]').disabled, r.title];");
+    assert_eq!(
+        why[0],
+        "acts only under the default rule (local contrast): untick global_max"
+    );
+    assert_eq!(why[1], true);
+    assert!(
+        why[2]
+            .as_str()
+            .unwrap()
+            .contains("default rule (local contrast) only"),
+        "{why}"
+    );
+    let cut = d.js("return [...document.querySelectorAll('.param label')].filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent);");
+    assert_eq!(cut, json!([]), "labels cut off");
+
     // 40 presses of the left arrow key on the slider: l_min 220 -> 180.
     let slider = d.find(".param[data-key='threshold.l_min'] input[type=range]");
     d.keys(&slider, &"\u{E012}".repeat(40));
@@ -312,6 +348,25 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
             .unwrap()
             .contains("saved lanes.toml (6 values differ"),
         "{msg}"
+    );
+    // Unticking global_max switches to local contrast: now l_min is the one greyed out.
+    let rule = d.find(".param[data-key='threshold.global_max'] input");
+    d.click(&rule);
+    d.wait_for(
+        "document.querySelector(\".param[data-key='threshold.l_min']\").classList.contains('inactive')",
+        "l_min greyed out under local contrast",
+    );
+    let why = d.js("const r = document.querySelector(\".param[data-key='threshold.l_min']\"); return [r.querySelector('.why').textContent, r.querySelector('input[type=number]').disabled];");
+    assert_eq!(
+        why,
+        json!(["acts only under the reference rule: tick global_max", true])
+    );
+    let lc = d.js("return document.querySelector(\".param[data-key='threshold.l_contrast_min']\").classList.contains('inactive');");
+    assert_eq!(lc, false);
+    d.click(&rule);
+    d.wait_for(
+        &format!("window.tuneState.params['threshold.global_max'] === true && {IDLE}"),
+        "back to the reference rule",
     );
 
     // Drag the top-left quad point 40 px (page pixels) to the left with the mouse.

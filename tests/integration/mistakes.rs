@@ -1,0 +1,495 @@
+//! A corpus of a new user's natural mistakes, run through the real binary: outputs that are an
+//! input (same path, a symlink, a hard link, a dotted path; two outputs on one file), files
+//! given to the wrong option (a camera file as --config, a config as --camera, a video as a
+//! still or as telemetry), a camera for another frame size, missing folders and files.
+//!
+//! Every case has its expected exit code and words its message must contain (the file and the
+//! problem, and where there is one the fix). Every input file is checksummed before and after
+//! every case: none may change. Counts are printed.
+
+use super::*;
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Run a command; one that is still running after `limit` is killed (a mistake must never
+/// hang, e.g. start serving) and fails the case through its exit code (None).
+fn run_with_timeout(cmd: &mut Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lanes");
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// FNV-1a of a file's bytes.
+fn checksum(p: &Path) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in std::fs::read(p).unwrap() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// Checksums of every file under `dir` (links followed once: a symlink's target is the input).
+fn checksums(dir: &Path) -> BTreeMap<PathBuf, u64> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.is_file() {
+                out.insert(p.clone(), checksum(&p));
+            }
+        }
+    }
+    out
+}
+
+/// One mistake: arguments (run in the work folder), exit code, words the message must hold.
+struct Case {
+    what: &'static str,
+    args: Vec<&'static str>,
+    code: i32,
+    needles: Vec<&'static str>,
+}
+
+fn case(what: &'static str, args: &str, code: i32, needles: &[&'static str]) -> Case {
+    let args: Vec<&'static str> = Box::leak(args.to_string().into_boxed_str())
+        .split_whitespace()
+        .collect();
+    Case {
+        what,
+        args,
+        code,
+        needles: needles.to_vec(),
+    }
+}
+
+/// The work folder: two clips, a clip of another size, hard and symbolic links to a clip, the
+/// Udacity camera file, the default config, stills, board photos, a telemetry file.
+fn work_folder(w: &Path) -> Option<()> {
+    let clip = data("videos/maesla/project_video_shortest.mp4")?;
+    let test1 = data("udacity/test_images/test1.jpg")?;
+    let test2 = data("udacity/test_images/test2.jpg")?;
+    let boards = data("udacity/camera_cal")?;
+    std::fs::copy(&clip, w.join("in.mp4")).unwrap();
+    std::fs::copy(&clip, w.join("in2.mp4")).unwrap();
+    std::fs::create_dir(w.join("videos")).unwrap();
+    std::fs::copy(&clip, w.join("videos/a.mp4")).unwrap();
+    std::os::unix::fs::symlink(w.join("in.mp4"), w.join("link.mp4")).unwrap();
+    std::fs::hard_link(w.join("in.mp4"), w.join("hard.mp4")).unwrap();
+    std::fs::copy(
+        repo_root().join("calibration/udacity.yml"),
+        w.join("cam.yml"),
+    )
+    .unwrap();
+    std::fs::copy(repo_root().join("config/default.toml"), w.join("cfg.toml")).unwrap();
+    std::fs::write(w.join("bad.toml"), "[search\nwindows = 9\n").unwrap();
+    std::fs::create_dir(w.join("stills")).unwrap();
+    std::fs::copy(&test1, w.join("stills/test1.jpg")).unwrap();
+    std::fs::copy(&test2, w.join("stills/test2.jpg")).unwrap();
+    std::fs::create_dir(w.join("boards")).unwrap();
+    for n in ["calibration2.jpg", "calibration3.jpg"] {
+        std::fs::copy(boards.join(n), w.join("boards").join(n)).unwrap();
+    }
+    std::fs::create_dir(w.join("synth")).unwrap();
+    std::fs::copy(
+        repo_root().join("calibration/udacity.yml"),
+        w.join("synth/camera.yml"),
+    )
+    .unwrap();
+    std::fs::create_dir(w.join("sub")).unwrap();
+    std::fs::create_dir(w.join("taken.mp4")).unwrap();
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(w.join("in.mp4"))
+        .args(["-vf", "scale=848:480", "-frames:v", "10"])
+        .arg(w.join("small.mp4"))
+        .status()
+        .expect("ffmpeg is installed (README set-up installs it)");
+    assert!(st.success());
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(w.join("small.mp4"))
+        .args(["-frames:v", "1"])
+        .arg(w.join("small.jpg"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = Command::new(lanes_bin())
+        .current_dir(w)
+        .args(["video", "in.mp4", "--no-render", "--frames", "10"])
+        .args(["--telemetry", "tel.jsonl"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    Some(())
+}
+
+fn corpus() -> Vec<Case> {
+    const SAME: &str = "is the same file as the";
+    const DESTROY: &str = "writing it would destroy the input";
+    vec![
+        // Outputs that are inputs.
+        case(
+            "-o is the input video",
+            "video --camera cam.yml in.mp4 -o in.mp4 --frames 5",
+            2,
+            &["in.mp4: -o path", SAME, "input video in.mp4", DESTROY],
+        ),
+        case(
+            "--telemetry is the input video",
+            "video in2.mp4 --no-render --telemetry in2.mp4",
+            2,
+            &["--telemetry path", SAME, "input video in2.mp4"],
+        ),
+        case(
+            "-o is the camera file",
+            "video --camera cam.yml in.mp4 -o cam.yml --frames 3",
+            2,
+            &["cam.yml: -o path", SAME, "camera file (--camera) cam.yml"],
+        ),
+        case(
+            "-o is the config file",
+            "video --config cfg.toml in.mp4 -o cfg.toml --frames 3",
+            2,
+            &["cfg.toml: -o path", SAME, "config file (--config) cfg.toml"],
+        ),
+        case(
+            "input through a symlink",
+            "video link.mp4 -o in.mp4 --frames 3",
+            2,
+            &["in.mp4: -o path", SAME, "input video link.mp4"],
+        ),
+        case(
+            "output is a hard link of the input",
+            "video in.mp4 -o hard.mp4 --frames 3",
+            2,
+            &["hard.mp4: -o path", SAME, "input video in.mp4"],
+        ),
+        case(
+            "a dotted path to the input",
+            "video in.mp4 -o ./sub/../in.mp4 --frames 3",
+            2,
+            &["./sub/../in.mp4: -o path", SAME],
+        ),
+        case(
+            "absolute path of the input",
+            "video in.mp4 -o @W/in.mp4 --frames 3",
+            2,
+            &["-o path", SAME, "input video in.mp4"],
+        ),
+        case(
+            "--events is the input video",
+            "video in.mp4 -o o.mp4 --events in.mp4 --frames 3",
+            2,
+            &["--events path", SAME],
+        ),
+        case(
+            "--report is the camera file",
+            "video --camera cam.yml in.mp4 -o o.mp4 --report cam.yml --frames 3",
+            2,
+            &["--report path", SAME, "camera file"],
+        ),
+        case(
+            "-o and --telemetry on one file",
+            "video in.mp4 -o o.mp4 --telemetry o.mp4 --frames 3",
+            2,
+            &[
+                "o.mp4: -o path and --telemetry path are the same file",
+                "give each output its own path",
+            ],
+        ),
+        case(
+            "report over its telemetry",
+            "report tel.jsonl -o tel.jsonl",
+            2,
+            &["tel.jsonl: -o path", SAME, "telemetry tel.jsonl"],
+        ),
+        case(
+            "report over the video",
+            "report tel.jsonl --video in.mp4 -o in.mp4",
+            2,
+            &["in.mp4: -o path", SAME, "video (--video)"],
+        ),
+        case(
+            "undistort into the input folder",
+            "undistort --camera cam.yml stills -o stills",
+            2,
+            &["-o directory", SAME, "input image stills/test1.jpg"],
+        ),
+        case(
+            "calibrate over a board photo",
+            "calibrate boards --board 9x6 -o boards/calibration2.jpg",
+            2,
+            &["-o path", SAME, "board image boards/calibration2.jpg"],
+        ),
+        case(
+            "sweep sheet over a still",
+            "tune stills --sweep threshold.l_min=160..200:40 -o stills/test1.jpg",
+            2,
+            &["stills/test1.jpg: -o path", SAME, "input image"],
+        ),
+        case(
+            "sweep sheet over the config",
+            "tune stills --config cfg.toml --sweep threshold.l_min=160..200:40 -o cfg.toml",
+            2,
+            &["cfg.toml: -o path", SAME, "config file"],
+        ),
+        case(
+            "tuner saves over the camera file",
+            "tune --camera cam.yml stills --save-to cam.yml --port 0",
+            2,
+            &["cam.yml: --save-to path", SAME, "camera file"],
+        ),
+        case(
+            "batch folder named after the input",
+            "batch in.mp4 -o .",
+            2,
+            &["output folder in -o", SAME, "input video in.mp4"],
+        ),
+        case(
+            "batch output inside the input folder",
+            "batch videos -o videos/out",
+            2,
+            &[
+                "videos/out: -o directory is inside the input directory videos",
+                "outside it",
+            ],
+        ),
+        case(
+            "synth camera over --camera",
+            "synth chessboards --camera synth/camera.yml -o synth",
+            2,
+            &[
+                "synth/camera.yml: -o directory",
+                SAME,
+                "camera file (--camera) synth/camera.yml",
+            ],
+        ),
+        // Files given to the wrong option.
+        case(
+            "camera file as --config",
+            "video --config cam.yml in.mp4 -o o.mp4 --frames 3",
+            2,
+            &[
+                "cam.yml: an OpenCV camera file, not a lanes config",
+                "pass it with --camera",
+            ],
+        ),
+        case(
+            "config file as --camera",
+            "video --camera cfg.toml in.mp4 -o o.mp4 --frames 3",
+            2,
+            &[
+                "cfg.toml: a TOML file",
+                "not an OpenCV camera file",
+                "--config",
+            ],
+        ),
+        case(
+            "config as --camera for undistort",
+            "undistort --camera cfg.toml stills -o und",
+            2,
+            &["cfg.toml: a TOML file", "--config"],
+        ),
+        case(
+            "config with a syntax error",
+            "video --config bad.toml in.mp4 -o o.mp4 --frames 3",
+            2,
+            &["bad.toml: line 1", "invalid table header"],
+        ),
+        case(
+            "video given to lanes image",
+            "image in.mp4 -o out_img",
+            1,
+            &[
+                "in.mp4: cannot read as an image",
+                "it is a video",
+                "lanes video",
+            ],
+        ),
+        case(
+            "video given as telemetry",
+            "events in.mp4",
+            2,
+            &["in.mp4: not a telemetry file", "lanes video --telemetry"],
+        ),
+        case(
+            "video given to lanes report",
+            "report in.mp4 -o r.html",
+            2,
+            &["in.mp4: not a telemetry file"],
+        ),
+        case(
+            "camera file given as the video",
+            "video cam.yml -o o.mp4",
+            2,
+            &["cam.yml: cannot open as a video"],
+        ),
+        // A camera for another frame size.
+        case(
+            "camera for 1280x720 on an 848x480 clip",
+            "video --camera cam.yml small.mp4 -o o.mp4",
+            2,
+            &[
+                "small.mp4: frames are 848x480 but the camera file cam.yml is for 1280x720",
+                "calibrate this camera at 848x480",
+                "leave out --camera",
+            ],
+        ),
+        case(
+            "camera for 1280x720 on an 848x480 still",
+            "image --camera cam.yml small.jpg -o out_img",
+            1,
+            &["small.jpg: frames are 848x480 but the camera file cam.yml is for 1280x720"],
+        ),
+        case(
+            "undistort a still of another size",
+            "undistort --camera cam.yml small.jpg -o und",
+            2,
+            &["small.jpg: frames are 848x480 but the camera file cam.yml"],
+        ),
+        // Missing folders and files.
+        case(
+            "telemetry into a missing folder",
+            "video in.mp4 --no-render --telemetry nodir/t.jsonl",
+            2,
+            &["nodir/t.jsonl: output directory nodir does not exist"],
+        ),
+        case(
+            "video into a missing folder",
+            "video in.mp4 -o nodir/o.mp4",
+            2,
+            &["nodir/o.mp4: output directory nodir does not exist"],
+        ),
+        case(
+            "report into a missing folder",
+            "report tel.jsonl -o nodir/r.html",
+            2,
+            &["nodir/r.html: output directory nodir does not exist"],
+        ),
+        case(
+            "events into a missing folder",
+            "video in.mp4 --no-render --telemetry t.jsonl --events nodir/e.json --frames 3",
+            2,
+            &["nodir/e.json: output directory nodir does not exist"],
+        ),
+        case(
+            "missing input video",
+            "video missing.mp4 -o o.mp4",
+            2,
+            &["missing.mp4: file not found"],
+        ),
+        case(
+            "missing camera file",
+            "video --camera missing.yml in.mp4 -o o.mp4",
+            2,
+            &["missing.yml: file not found"],
+        ),
+        case(
+            "missing config file",
+            "video --config missing.toml in.mp4 -o o.mp4",
+            2,
+            &["missing.toml: cannot read config"],
+        ),
+        case(
+            "missing batch list",
+            "batch @missing.txt -o outb",
+            2,
+            &["missing.txt: cannot read input list"],
+        ),
+        case(
+            "output that is a folder",
+            "video in.mp4 -o taken.mp4 --frames 3",
+            2,
+            &["taken.mp4: output is a directory"],
+        ),
+        case(
+            "board size without an x",
+            "calibrate boards --board 9 -o c.yml",
+            2,
+            &["--board", "expected COLSxROWS inner corners, e.g. 9x6"],
+        ),
+    ]
+}
+
+#[test]
+fn natural_mistakes_are_named_and_never_modify_an_input() {
+    let dir = tmp();
+    let w = dir.path();
+    if work_folder(w).is_none() {
+        return;
+    }
+    let before = checksums(w);
+    let cases = corpus();
+    assert!(cases.len() >= 30, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for c in &cases {
+        let args: Vec<String> = c
+            .args
+            .iter()
+            .map(|a| a.replace("@W", &w.display().to_string()))
+            .collect();
+        let o = run_with_timeout(
+            Command::new(lanes_bin()).current_dir(w).args(&args),
+            Duration::from_secs(60),
+        );
+        let err = stderr(&o);
+        let mut wrong = Vec::new();
+        if o.status.code() != Some(c.code) {
+            wrong.push(format!("exit {:?}, expected {}", o.status.code(), c.code));
+        }
+        for n in &c.needles {
+            if !err.contains(n) {
+                wrong.push(format!("no {n:?}"));
+            }
+        }
+        if err.contains("panicked") {
+            wrong.push("panic".into());
+        }
+        let changed: Vec<String> = checksums(w)
+            .iter()
+            .filter(|(p, sum)| before.get(*p).is_some_and(|b| b != *sum))
+            .map(|(p, _)| p.display().to_string())
+            .collect();
+        if !changed.is_empty() {
+            wrong.push(format!("inputs modified: {changed:?}"));
+        }
+        if !wrong.is_empty() {
+            failures.push(format!(
+                "{} (lanes {}): {}\n  stderr: {}",
+                c.what,
+                c.args.join(" "),
+                wrong.join("; "),
+                err.trim()
+            ));
+        }
+    }
+    let after = checksums(w);
+    let modified = before
+        .iter()
+        .filter(|(p, s)| after.get(*p) != Some(s))
+        .count();
+    eprintln!(
+        "natural mistakes: {} cases, {} as expected, {} input files checksummed, {modified} modified",
+        cases.len(),
+        cases.len() - failures.len(),
+        before.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(modified, 0);
+}
