@@ -29,8 +29,9 @@ pub struct SelfCalOptions {
     /// Frames sampled. Default 24: a median over many frames withstands a third of them wrong,
     /// at tens of milliseconds each.
     pub samples: usize,
-    /// The opening seconds the frames are sampled from. Default 60 s: long enough to see past
-    /// a winding stretch or a truck ahead, short enough that the camera has not moved.
+    /// The opening seconds the frames are sampled from. Default 30 s: long enough to see past
+    /// a winding stretch or a truck ahead, short enough that the camera has not moved and that
+    /// decoding it in order stays cheap.
     pub window_s: f64,
     /// Fewest usable frames for a geometry. Default 3: one frame can be wrong in a way the
     /// checks do not see; with three the median needs two wrong ones.
@@ -46,7 +47,7 @@ impl Default for SelfCalOptions {
                 ..Options::default()
             },
             samples: 24,
-            window_s: 60.0,
+            window_s: 30.0,
             min_frames: 3,
         }
     }
@@ -292,18 +293,20 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
     out
 }
 
-/// Frames sampled from a video at `indices` (ascending), with their indices: short hops are
-/// decoded through, long ones seek (to the keyframe before, then decode). Stops early at the
+/// Frames sampled from a video at `indices` (ascending), with their indices, decoded in order
+/// from the source's position `from` (no seeking: a frame decoded after a seek into an open GOP
+/// can differ with the decoder's thread count, and the geometry must not). Stops early at the
 /// end of the video.
-pub fn sample_frames(src: &mut VideoSource, indices: &[usize]) -> Result<Vec<(usize, BgrFrame)>> {
+pub fn sample_frames(
+    src: &mut VideoSource,
+    from: usize,
+    indices: &[usize],
+) -> Result<Vec<(usize, BgrFrame)>> {
     let mut frames = Vec::with_capacity(indices.len());
-    let mut pos = 0usize;
+    let mut pos = from;
     for &i in indices {
         if i < pos {
             continue;
-        }
-        if i > pos + 30 && src.seek(i)? {
-            pos = i;
         }
         while pos < i {
             if !src.skip()? {
@@ -338,23 +341,24 @@ pub fn find(
         None => None,
     };
     let wanted = sample_indices(src.announced_frames, src.fps, opts);
-    // In rounds, each spread over the whole window; enough agreeing frames end the search early.
-    let rounds = SAMPLE_ROUNDS.min(wanted.len()).max(1);
+    // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
+    // search early (a clean clip is calibrated from its first seconds).
     let mut outcomes = Vec::with_capacity(wanted.len());
-    for r in 0..rounds {
-        let idx: Vec<usize> = wanted.iter().copied().skip(r).step_by(rounds).collect();
-        if r > 0 && !src.seek(0)? {
-            src = VideoSource::open(path)?;
-        }
-        let frames = sample_frames(&mut src, &idx)?
+    let mut pos = 0usize;
+    for chunk in wanted.chunks(SAMPLE_CHUNK) {
+        let got = sample_frames(&mut src, pos, chunk)?;
+        let Some(&(last, _)) = got.last() else { break };
+        pos = last + 1;
+        let frames = got
             .into_iter()
             .map(|(_, f)| match &undistorter {
                 Some(u) => u.undistort(&f),
                 None => Ok(f),
             })
             .collect::<Result<Vec<_>>>()?;
+        let n = frames.len();
         outcomes.extend(analyse_frames(&frames, opts)?);
-        if outcomes.iter().filter(|o| o.usable()).count() >= ENOUGH_FRAMES {
+        if outcomes.iter().filter(|o| o.usable()).count() >= ENOUGH_FRAMES || n < chunk.len() {
             break;
         }
     }
@@ -366,8 +370,8 @@ pub fn find(
     Ok(r)
 }
 
-/// The samples are taken in this many rounds, each spread over the whole window.
-const SAMPLE_ROUNDS: usize = 3;
+/// Samples analysed at a time (in parallel), between checks for enough agreeing frames.
+const SAMPLE_CHUNK: usize = 8;
 
 /// Usable frames after which no further round is sampled: eight frames that agree make a
 /// "high" confidence estimate.
@@ -445,7 +449,7 @@ mod tests {
         assert!(s[0] < 13 && *s.last().unwrap() >= 180 && *s.last().unwrap() < 200);
         assert!(s.windows(2).all(|p| p[1] > p[0]));
         let long = sample_indices(100_000, 30.0, &o);
-        assert!(*long.last().unwrap() < 1800);
+        assert!(*long.last().unwrap() < 900);
         assert_eq!(sample_indices(5, 25.0, &o), vec![0, 1, 2, 3, 4]);
     }
 }

@@ -360,10 +360,13 @@ fn rotated_phone_clip_is_turned_upright() {
     let run = |input: &Path, name: &str| {
         let out = dir.path().join(format!("{name}.mp4"));
         let tel = dir.path().join(format!("{name}.jsonl"));
+        // The fixed geometry: the two runs compare decoding, not two self-calibrations.
         let o = lanes(&[
             "video",
             "--camera",
             "calibration/udacity.yml",
+            "--config",
+            "calibration/udacity.toml",
             s(input),
             "-o",
             s(&out),
