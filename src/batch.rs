@@ -235,7 +235,7 @@ impl Setup {
         let cam = camera
             .map(|p| Camera::load(p).map(|c| (c, p)))
             .transpose()?;
-        Ok(Self::new(cfg, cam)?.geometry_from(config)?)
+        Self::new(cfg, cam)?.geometry_from(config)
     }
 
     /// Find each video's geometry unless the config file names `[perspective]`.
