@@ -331,7 +331,7 @@ pub fn find(
     opts: &SelfCalOptions,
 ) -> Result<std::result::Result<FoundGeometry, String>> {
     let t0 = std::time::Instant::now();
-    let mut src = VideoSource::open(path)?;
+    let mut src = VideoSource::open_with_threads(path, 1)?;
     let (w, h) = (src.width, src.height);
     let undistorter = match camera {
         Some(c) => {

@@ -183,6 +183,12 @@ fn is_again(e: &ffmpeg::Error) -> bool {
 impl VideoSource {
     /// Open a video (any container and codec this FFmpeg build reads).
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with_threads(path, decoder_threads())
+    }
+
+    /// `open` with a given number of decoder threads (self-calibration uses one, so that the
+    /// frames it samples do not depend on the thread count `lanes batch --jobs` sets).
+    pub fn open_with_threads(path: &Path, threads: usize) -> Result<Self> {
         init();
         if !path.exists() {
             return Err(Error::NotFound {
@@ -241,7 +247,7 @@ impl VideoSource {
                 path: path.to_path_buf(),
                 message: format!("cannot read the {codec_name} video stream's parameters ({e})"),
             })?;
-        let threads = decoder_threads();
+        let threads = threads.max(1);
         // SAFETY: the context is ours and not yet opened; these are plain fields that
         // avcodec_open2 reads.
         unsafe {
