@@ -36,6 +36,11 @@ pub struct SelfCalOptions {
     /// Fewest usable frames for a geometry. Default 3: one frame can be wrong in a way the
     /// checks do not see; with three the median needs two wrong ones.
     pub min_frames: usize,
+    /// Largest angle between the camera's axis and the road's direction, degrees. Default 10:
+    /// a dashcam is mounted facing along the road (within a few degrees), and on a bend the
+    /// near-range tangents the frames give turn by less than 5 degrees at radii above 200 m;
+    /// lines whose vanishing point lies further to the side are not the road ahead.
+    pub max_yaw_deg: f64,
 }
 
 impl Default for SelfCalOptions {
@@ -49,6 +54,7 @@ impl Default for SelfCalOptions {
             samples: 24,
             window_s: 30.0,
             min_frames: 3,
+            max_yaw_deg: 10.0,
         }
     }
 }
@@ -239,6 +245,18 @@ pub fn geometry_from(
         eopts.bottom = ((low - 0.01 * h as f64) / h as f64).clamp(0.35, 1.0);
     }
     let est = ap::estimate(&usable, k, w, h, &eopts)?;
+    if let Some(g) = est
+        .ground
+        .as_ref()
+        .filter(|g| g.yaw_deg.abs() > opts.max_yaw_deg)
+    {
+        return Ok(Err(format!(
+            "no road geometry found: the lines of {} sampled frames meet {:.1} deg to the side of the camera's axis (a dashcam faces along the road: at most {} deg)",
+            usable.len(),
+            g.yaw_deg,
+            opts.max_yaw_deg
+        )));
+    }
     let rows: Vec<f64> = usable.iter().map(|f| f.vp.1).collect();
     let med = crate::stats::median(&rows).unwrap_or(f64::NAN);
     let dev: Vec<f64> = rows.iter().map(|r| (r - med).abs()).collect();

@@ -22,7 +22,10 @@ impl Sws {
 
     /// Convert `f` (any pixel format libswscale reads) into `dst` planes of `dst_fmt`, same
     /// size (bicubic flags, as OpenCV's FFmpeg reader asks; a same-size conversion does not
-    /// resample). `dst` and `dst_stride` are the destination's plane pointers and strides.
+    /// resample), with `accurate_rnd` and `bitexact`: libswscale's fast x86 paths give results
+    /// that differ by the machine's CPU features, and a frame must be the same on every
+    /// machine (self-calibration judges frames at an acceptance edge; CI runs elsewhere).
+    /// `dst` and `dst_stride` are the destination's plane pointers and strides.
     ///
     /// # Safety
     /// `dst` must point at planes large enough for a `f.width()` x `f.height()` image of
@@ -45,7 +48,7 @@ impl Sws {
                 dw,
                 dh,
                 dst_fmt,
-                ffi::SWS_BICUBIC,
+                ffi::SWS_BICUBIC | ffi::SWS_ACCURATE_RND | ffi::SWS_BITEXACT,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
                 std::ptr::null(),
@@ -104,11 +107,21 @@ thread_local! {
     static TO_BGR: RefCell<Sws> = const { RefCell::new(Sws::new()) };
 }
 
-/// A decoded frame (any pixel format, any bit depth) as a BGR `Mat` of its own size.
+/// A decoded frame (any pixel format, any bit depth) as a BGR `Mat` of its own size: video-range
+/// 8-bit 4:2:0 of even size (nearly every dashcam) through OpenCV's BT.601 conversion (fixed
+/// point, the same result on every CPU, and fast), anything else through libswscale in its
+/// bit-exact mode.
 pub(crate) fn bgr_mat_from_frame(f: &ffmpeg::frame::Video) -> std::result::Result<Mat, String> {
     let (w, h) = (f.width() as i32, f.height() as i32);
     if w <= 0 || h <= 0 {
         return Err("empty frame".into());
+    }
+    if f.format() == ffmpeg::format::Pixel::YUV420P
+        && f.color_range() != ffmpeg::color::Range::JPEG
+        && w % 2 == 0
+        && h % 2 == 0
+    {
+        return bgr_mat_from_i420(f, w, h).map_err(|e| e.message);
     }
     // SAFETY: every byte is written by sws_scale below before the Mat is read.
     let mut m = unsafe { Mat::new_rows_cols(h, w, core::CV_8UC3) }.map_err(|e| e.message)?;
@@ -143,6 +156,23 @@ pub(crate) fn bgr_mat_from_frame(f: &ffmpeg::frame::Video) -> std::result::Resul
         })?;
     }
     Ok(m)
+}
+
+/// `f` (video-range `yuv420p`, even `w` x `h`) packed into one I420 buffer and converted by
+/// OpenCV.
+fn bgr_mat_from_i420(f: &ffmpeg::frame::Video, w: i32, h: i32) -> opencv::Result<Mat> {
+    let (wu, hu) = (w as usize, h as usize);
+    let mut packed = Vec::with_capacity(wu * hu * 3 / 2);
+    for (plane, pw, ph) in [(0, wu, hu), (1, wu / 2, hu / 2), (2, wu / 2, hu / 2)] {
+        let (data, stride) = (f.data(plane), f.stride(plane));
+        for row in 0..ph {
+            packed.extend_from_slice(&data[row * stride..row * stride + pw]);
+        }
+    }
+    let i420 = Mat::new_rows_cols_with_data(h * 3 / 2, w, &packed)?;
+    let mut bgr = Mat::default();
+    opencv::imgproc::cvt_color(&i420, &mut bgr, opencv::imgproc::COLOR_YUV2BGR_I420, 0)?;
+    Ok(bgr)
 }
 
 /// A decoded 8-bit 4:2:0 frame (`yuv420p`, or `yuvj420p` full range), planes as the decoder
