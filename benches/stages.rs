@@ -3,11 +3,11 @@
 //! table is printed at the end.
 
 use criterion::{black_box, Criterion, Throughput};
-use lanes::config::Config;
-use lanes::fit::{self, Poly2};
-use lanes::frame::BgrFrame;
-use lanes::pipeline::{scaled_search, Pipeline};
-use lanes::threshold;
+use lanes::base::config::Config;
+use lanes::base::frame::BgrFrame;
+use lanes::lane::fit::{self, Poly2};
+use lanes::lane::pipeline::{scaled_search, Pipeline};
+use lanes::lane::threshold;
 use opencv::core::{self, Mat};
 use opencv::imgproc;
 
@@ -34,8 +34,8 @@ fn frame() -> BgrFrame {
     }
 }
 
-fn camera() -> Option<lanes::camera::Camera> {
-    lanes::camera::Camera::load(
+fn camera() -> Option<lanes::base::camera::Camera> {
+    lanes::base::camera::Camera::load(
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("calibration/udacity.yml"),
     )
     .ok()
@@ -57,7 +57,7 @@ fn main() {
     let pipe = Pipeline::new(cfg.clone(), cam.as_ref(), 1280, 720).unwrap();
     let full = Pipeline::new(
         Config {
-            perspective: lanes::config::PerspectiveConfig {
+            perspective: lanes::base::config::PerspectiveConfig {
                 birdseye_scale_x: 1.0,
                 birdseye_scale_y: 1.0,
                 ..cfg.perspective
@@ -145,12 +145,12 @@ fn main() {
                 || raw.clone(),
                 |f| {
                     black_box(
-                        lanes::present::overlay_undistorted(
+                        lanes::lane::present::overlay_undistorted(
                             &pipe,
                             f,
                             Some((&l, &r)),
                             Some(&m),
-                            lanes::confidence::LaneStatus::Both,
+                            lanes::lane::confidence::LaneStatus::Both,
                         )
                         .unwrap(),
                     )
@@ -168,7 +168,7 @@ fn main() {
         });
         let whole = Pipeline::new(
             Config {
-                search: lanes::config::SearchConfig {
+                search: lanes::base::config::SearchConfig {
                     band_only: false,
                     ..cfg.search
                 },

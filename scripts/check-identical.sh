@@ -10,16 +10,24 @@ mkdir -p "$dir"
 out=$dir; [[ $mode == check ]] && out=$(mktemp -d)
 for v in "$D"/videos/*/*.mp4; do
   n=$(basename "$v" .mp4)
+  [[ $v == */anycam/* ]] && continue
   $L video --camera calibration/udacity.yml --no-render "$v" --telemetry "$out/$n.jsonl" 2>/dev/null
 done
 $L video --camera calibration/synthetic.yml --config test_videos/synthetic_drive.toml test_videos/synthetic_drive.mp4 --no-render --telemetry "$out/synth.jsonl" 2>/dev/null
 clip="$D/videos/hortovanyi/project_video_short.mp4"
 $L video --camera calibration/udacity.yml "$clip" --frames 30 --diagnostic -o "$out/diag.mp4" 2>/dev/null
 $L video --camera calibration/udacity.yml "$clip" --frames 30 -o "$out/ovl.mp4" 2>/dev/null
+$L image --camera calibration/udacity.yml --json -o "$out/img" "$D"/udacity/test_images > "$out/images.json" 2>/dev/null
+rm -rf "$out/img"
+# Self-calibrated runs (no config) on the other cameras, with the geometry they found.
+for v in "$D"/videos/anycam/*.mp4 "$D"/lanelines_p1/test_videos/solidWhiteRight.mp4; do
+  n=$(basename "$v" .mp4)
+  $L video "$v" --no-render --frames 120 --telemetry "$out/sc_$n.jsonl" 2>/dev/null
+done
 for f in diag ovl; do ffmpeg -loglevel error -y -i "$out/$f.mp4" -f framemd5 "$out/$f.md5"; rm "$out/$f.mp4"; done
 if [[ $mode == check ]]; then
   bad=0
-  for f in "$dir"/*.jsonl "$dir"/*.md5; do
+  for f in "$dir"/*.jsonl "$dir"/*.md5 "$dir"/*.json; do
     if cmp -s "$f" "$out/$(basename "$f")"; then echo "same: $(basename "$f")"; else echo "DIFFERENT: $(basename "$f")"; bad=1; fi
   done
   rm -rf "$out"

@@ -15,41 +15,14 @@
 //! Confidences are 0..1; a frame's `status` is one of `both`, `left_only`, `right_only`,
 //! `none` and (video only) `predicted`.
 
-pub mod atomic;
-pub mod autoperspective;
-pub mod batch;
-pub mod calibrate;
-pub mod camera;
-pub mod cancel;
-pub mod confidence;
-pub mod config;
-pub mod error;
-pub mod eval;
-pub mod events;
-pub mod fit;
-pub mod floors;
-pub mod frame;
-pub mod measure;
-pub mod pipeline;
-pub mod poly;
-pub mod present;
-pub mod queue;
-pub mod render;
-pub mod report;
-pub mod same_file;
-pub mod sample;
-pub mod selfcal;
-pub mod stats;
-pub mod still;
-pub mod summary;
-pub mod synth;
-pub mod telemetry;
-pub mod threshold;
-pub mod track;
-pub mod tune;
-pub mod undistort;
+// The layers, from the bottom (ARCHITECTURE.md has the table): a folder imports only itself and
+// the folders listed before it.
+pub mod base;
+pub mod drive;
+pub mod fleet;
+pub mod geometry;
+pub mod lane;
+pub mod tools;
 pub mod video;
-pub mod warp;
-pub mod yuv;
 
-pub use error::{Error, Result};
+pub use base::error::{Error, Result};

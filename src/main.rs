@@ -3,10 +3,10 @@
 mod cli;
 
 fn main() {
-    lanes::frame::keep_frame_buffers_in_the_heap();
+    lanes::base::frame::keep_frame_buffers_in_the_heap();
     // A write past `ulimit -f` fails with EFBIG (reported, partial file removed) instead of
     // killing the process.
-    lanes::cancel::ignore_file_size_signal();
+    lanes::base::cancel::ignore_file_size_signal();
     // Keep FFmpeg's own log lines off stderr: errors are reported once, as `lanes: ...`.
     if std::env::var_os("OPENCV_FFMPEG_LOGLEVEL").is_none() {
         std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8");

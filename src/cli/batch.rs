@@ -4,8 +4,8 @@ use super::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use lanes::batch::{self, BatchReport, Event, Options, Setup, Shard, Status};
-use lanes::cancel::Cancel;
+use lanes::base::cancel::Cancel;
+use lanes::fleet::batch::{self, BatchReport, Event, Options, Setup, Shard, Status};
 use lanes::video::RenderMode;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -116,7 +116,7 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         .filter(|p| p.is_dir())
         .map(|p| p.as_path())
         .collect();
-    lanes::same_file::check_out_dir(&dirs, &a.job.out, "-o directory")?;
+    lanes::base::same_file::check_out_dir(&dirs, &a.job.out, "-o directory")?;
     let folders: Vec<PathBuf> = items.iter().map(|it| a.job.out.join(&it.rel)).collect();
     let mut inputs: Vec<(&str, Option<&std::path::Path>)> = items
         .iter()

@@ -4,7 +4,7 @@
 use super::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
-use lanes::floors;
+use lanes::tools::floors;
 use lanes::video::{self, Codec, RenderMode, VideoJob, VideoSink, VideoSource};
 use std::path::PathBuf;
 use std::process::Command;
@@ -54,7 +54,7 @@ fn child_video(args: &[String]) -> Result<(f64, f64)> {
 }
 
 fn pct(v: &[f64], p: f64) -> f64 {
-    lanes::stats::percentile(v, p * 100.0).unwrap_or(f64::NAN)
+    lanes::base::stats::percentile(v, p * 100.0).unwrap_or(f64::NAN)
 }
 
 pub fn run(a: BenchArgs) -> Result<i32> {

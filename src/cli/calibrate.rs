@@ -4,8 +4,8 @@
 use super::{collect_images, ensure_out_dir};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use lanes::calibrate::{self, report, Board, DetectOptions, RunOptions, ViewOutcome};
-use lanes::camera::CalibrationInfo;
+use lanes::base::camera::CalibrationInfo;
+use lanes::geometry::calibrate::{self, report, Board, DetectOptions, RunOptions, ViewOutcome};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -71,9 +71,9 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         .map(|p| ("board image", Some(p.as_path())))
         .collect();
     let corner_pictures: Vec<PathBuf> = match &a.corners_dir {
-        Some(d) => lanes::still::unique_names(&paths)
+        Some(d) => lanes::base::still::unique_names(&paths)
             .iter()
-            .map(|n| d.join(format!("{}_corners.jpg", lanes::still::stem_of(n))))
+            .map(|n| d.join(format!("{}_corners.jpg", lanes::base::still::stem_of(n))))
             .collect(),
         None => Vec::new(),
     };
@@ -142,7 +142,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
             ViewOutcome::Unreadable => eprintln!(
                 "warning: {} (skipped)",
                 // The reason (corrupt, too large, not an image), read again for the message.
-                lanes::still::read_bgr(&v.path)
+                lanes::base::still::read_bgr(&v.path)
                     .err()
                     .map(|e| e.to_string())
                     .unwrap_or_else(|| format!("{}: cannot read as an image", v.path.display()))

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use lanes::config::Config;
+use lanes::base::config::Config;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -17,7 +17,7 @@ pub struct ConfigArgs {
 
 pub fn run(a: ConfigArgs) -> Result<i32> {
     if let Some(p) = a.check {
-        let c = Config::load(&p).map_err(|e| lanes::config::in_file(&p, e))?;
+        let c = Config::load(&p).map_err(|e| lanes::base::config::in_file(&p, e))?;
         print!("{}", c.to_toml());
         return Ok(0);
     }

@@ -5,9 +5,9 @@
 use super::load_config;
 use anyhow::{Context, Result};
 use clap::Args;
-use lanes::camera::Camera;
-use lanes::eval::run::{classify, evaluate, Runner};
-use lanes::eval::table::table;
+use lanes::base::camera::Camera;
+use lanes::tools::eval::run::{classify, evaluate, Runner};
+use lanes::tools::eval::table::table;
 use std::path::PathBuf;
 
 #[derive(Args)]

@@ -3,8 +3,8 @@
 use super::load_config;
 use anyhow::Result;
 use clap::Args;
-use lanes::events;
-use lanes::telemetry::{self, FrameRecord};
+use lanes::base::telemetry::{self, FrameRecord};
+use lanes::drive::events;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -23,7 +23,7 @@ pub struct EventsArgs {
 /// on stderr (the run goes on without them).
 pub fn load_telemetry(path: &Path) -> Result<Vec<FrameRecord>> {
     let (records, w) = telemetry::read_jsonl(path)?;
-    if let Some(line) = lanes::report::read_warning(path, &w, records.len()) {
+    if let Some(line) = lanes::drive::report::read_warning(path, &w, records.len()) {
         eprintln!("lanes: {line}");
     }
     Ok(records)

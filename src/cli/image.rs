@@ -3,9 +3,9 @@
 use super::{collect_images, ensure_out_dir, load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
-use lanes::fit::Poly2;
-use lanes::frame::BgrFrame;
-use lanes::pipeline::Pipeline;
+use lanes::base::frame::BgrFrame;
+use lanes::lane::fit::Poly2;
+use lanes::lane::pipeline::Pipeline;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -47,7 +47,7 @@ pub struct ImageRecord {
     pub lane_width_m: Option<f64>,
     pub left_pixels: usize,
     pub right_pixels: usize,
-    /// Evidence for each line and the lane, 0..1 (see `lanes::confidence`).
+    /// Evidence for each line and the lane, 0..1 (see `lanes::lane::confidence`).
     pub left_confidence: f64,
     pub right_confidence: f64,
     pub confidence: f64,
@@ -70,7 +70,7 @@ fn process(
     let t0 = Instant::now();
     let a = pipe.analyze(raw, None)?;
     let lane = a.lane(pipe.default_lane_width_px());
-    let overlay = lanes::present::overlay(
+    let overlay = lanes::lane::present::overlay(
         pipe,
         raw.clone(),
         lane.as_ref().map(|(l, r)| (l, r)),
@@ -97,7 +97,7 @@ fn process(
         a.thresholded
             .mask()?
             .write(&out.join(format!("{stem}_mask.png")))?;
-        let pic = lanes::present::search_picture(&a)?;
+        let pic = lanes::lane::present::search_picture(&a)?;
         pic.write(&out.join(format!("{stem}_search.png")))?;
     }
     let m = a.measure;
@@ -129,9 +129,9 @@ pub fn run(a: ImageArgs) -> Result<i32> {
     let camera = load_camera(a.camera.as_deref())?;
     let images = collect_images(&a.inputs)?;
     // Inputs that share a name (`a/0.jpg`, `b/0.jpg`) get their folders in the outputs' names.
-    let stems: Vec<String> = lanes::still::unique_names(&images)
+    let stems: Vec<String> = lanes::base::still::unique_names(&images)
         .iter()
-        .map(|n| lanes::still::stem_of(n))
+        .map(|n| lanes::base::still::stem_of(n))
         .collect();
     let suffixes: &[&str] = if a.stages {
         &[

@@ -3,8 +3,8 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use lanes::camera::Camera;
-use lanes::config::Config;
+use lanes::base::camera::Camera;
+use lanes::base::config::Config;
 use std::path::{Path, PathBuf};
 
 pub mod batch;
@@ -43,13 +43,13 @@ struct Cli {
 /// A `--preset` value: a configuration preset or libx264's speed preset.
 #[derive(Debug, Clone, Copy)]
 enum PresetArg {
-    Config(lanes::config::Preset),
+    Config(lanes::base::config::Preset),
     X264(lanes::video::X264Preset),
 }
 
 fn parse_preset(s: &str) -> std::result::Result<PresetArg, String> {
     use clap::ValueEnum;
-    if let Ok(p) = lanes::config::Preset::from_str(s, true) {
+    if let Ok(p) = lanes::base::config::Preset::from_str(s, true) {
         return Ok(PresetArg::Config(p));
     }
     if let Ok(p) = lanes::video::X264Preset::from_str(s, true) {
@@ -63,7 +63,7 @@ fn parse_preset(s: &str) -> std::result::Result<PresetArg, String> {
 }
 
 /// The `--preset` of this run (resolved once in `run`).
-static PRESET: std::sync::OnceLock<lanes::config::Preset> = std::sync::OnceLock::new();
+static PRESET: std::sync::OnceLock<lanes::base::config::Preset> = std::sync::OnceLock::new();
 /// The libx264 speed preset of this run (`--preset veryfast` etc.; resolved once in `run`).
 static X264_PRESET: std::sync::OnceLock<lanes::video::X264Preset> = std::sync::OnceLock::new();
 
@@ -102,7 +102,7 @@ enum Command {
 /// Parse the command line and run; returns the process exit code.
 pub fn run() -> Result<i32> {
     let cli = Cli::parse();
-    let mut config_preset = lanes::config::Preset::Robust;
+    let mut config_preset = lanes::base::config::Preset::Robust;
     let mut x264_preset = lanes::video::X264Preset::Veryfast;
     for p in &cli.preset {
         match *p {
@@ -136,11 +136,11 @@ pub fn load_config(path: Option<&Path>) -> Result<Config> {
 }
 
 /// The `--preset` chosen on the command line (robust by default).
-pub fn preset() -> lanes::config::Preset {
+pub fn preset() -> lanes::base::config::Preset {
     PRESET
         .get()
         .copied()
-        .unwrap_or(lanes::config::Preset::Robust)
+        .unwrap_or(lanes::base::config::Preset::Robust)
 }
 
 /// How output videos are encoded (`lanes video`, `lanes batch`, `lanes queue work`); the
@@ -254,18 +254,19 @@ impl Drop for SampledStills {
 }
 
 /// Stills from the inputs, in order: images and folders as they are; `frames` frames of each
-/// video (`lanes::sample`), written as PNG into the temporary folder.
+/// video (`lanes::geometry::sample`), written as PNG into the temporary folder.
 pub fn stills_of(inputs: &[PathBuf], frames: usize, tmp: &SampledStills) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in inputs {
-        if !(p.is_file() && lanes::sample::is_video_path(p)) {
+        if !(p.is_file() && lanes::geometry::sample::is_video_path(p)) {
             out.extend(collect_images(std::slice::from_ref(p))?);
             continue;
         }
         std::fs::create_dir_all(&tmp.0)
             .with_context(|| format!("{}: cannot create", tmp.0.display()))?;
-        let stem = lanes::still::stem_of(&p.file_name().unwrap_or_default().to_string_lossy());
-        let got = lanes::sample::sample_video_frames(p, frames)?;
+        let stem =
+            lanes::base::still::stem_of(&p.file_name().unwrap_or_default().to_string_lossy());
+        let got = lanes::geometry::sample::sample_video_frames(p, frames)?;
         eprintln!(
             "lanes tune: {}: {} frames sampled ({})",
             p.display(),
@@ -299,14 +300,14 @@ fn natural_key(p: &Path) -> (String, u64, String) {
 }
 
 /// Refuse, before anything is written, an output that is the same file as an input or as
-/// another output (`lanes::same_file::check`), and an output file (a role ending in "path")
+/// another output (`lanes::base::same_file::check`), and an output file (a role ending in "path")
 /// whose directory does not exist. Each entry is (role, path); `None` paths are options not
 /// given.
 pub fn check_outputs(
     inputs: &[(&str, Option<&Path>)],
     outputs: &[(&str, Option<&Path>)],
 ) -> Result<()> {
-    use lanes::same_file::Named;
+    use lanes::base::same_file::Named;
     let named = |v: &[(&str, Option<&Path>)]| -> Vec<(String, PathBuf)> {
         v.iter()
             .filter_map(|(r, p)| p.map(|p| (r.to_string(), p.to_path_buf())))
@@ -315,12 +316,12 @@ pub fn check_outputs(
     let (ins, outs) = (named(inputs), named(outputs));
     for (role, p) in &outs {
         if role.ends_with(" path") {
-            lanes::atomic::check_parent_dir(p)?;
+            lanes::base::atomic::check_parent_dir(p)?;
         }
     }
     let ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();
     let outs: Vec<Named> = outs.iter().map(|(r, p)| Named::new(r, p)).collect();
-    Ok(lanes::same_file::check(&ins, &outs)?)
+    Ok(lanes::base::same_file::check(&ins, &outs)?)
 }
 
 /// Create an output directory (its parent must exist).
@@ -352,7 +353,7 @@ impl GeometryArgs {
         config: Option<&Path>,
         camera: Option<&Camera>,
     ) -> Result<Config> {
-        use lanes::selfcal::{self, GeometryChoice, SelfCalOptions};
+        use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
         let cfg = load_config(config)?;
         let fixed = match config {
             Some(p) => Config::file_names_section(p, "perspective")?,
@@ -373,7 +374,7 @@ impl GeometryArgs {
                 eprintln!("lanes: warning: {}: {w}", input.display());
             }
             if let Some(out) = &self.save_geometry {
-                let text = lanes::autoperspective::report::config_file_text(
+                let text = lanes::geometry::autoperspective::report::config_file_text(
                     &g.estimate,
                     &opts.estimate,
                     &cfg,
@@ -381,7 +382,7 @@ impl GeometryArgs {
                     g.frames_sampled,
                     g.size,
                 );
-                lanes::atomic::write_atomic(out, text.as_bytes())
+                lanes::base::atomic::write_atomic(out, text.as_bytes())
                     .with_context(|| format!("{}: cannot write the geometry", out.display()))?;
                 eprintln!("lanes: wrote the geometry to {}", out.display());
             }

@@ -4,10 +4,10 @@
 use super::{collect_images, load_camera};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use lanes::autoperspective::{self as ap, report, LaneLines, Options, YmSource};
-use lanes::frame::BgrFrame;
-use lanes::undistort::Undistorter;
-use lanes::warp::Perspective;
+use lanes::base::frame::BgrFrame;
+use lanes::geometry::autoperspective::{self as ap, report, LaneLines, Options, YmSource};
+use lanes::lane::undistort::Undistorter;
+use lanes::lane::warp::Perspective;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -106,7 +106,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         .inputs
         .iter()
         .cloned()
-        .partition(|p| p.is_file() && lanes::sample::is_video_path(p));
+        .partition(|p| p.is_file() && lanes::geometry::sample::is_video_path(p));
     let paths = if images.is_empty() {
         Vec::new()
     } else {
@@ -118,7 +118,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_else(|| "video".into());
-        for f in lanes::sample::sample_video_frames(v, a.samples)? {
+        for f in lanes::geometry::sample::sample_video_frames(v, a.samples)? {
             sampled.push((
                 v.with_file_name(format!("{stem}_f{:05}.frame", f.index)),
                 f.frame,
@@ -127,7 +127,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     }
     let frames = sampled
         .into_iter()
-        .map(|(p, f)| Ok::<_, lanes::error::Error>((p, f)))
+        .map(|(p, f)| Ok::<_, lanes::base::error::Error>((p, f)))
         .chain(paths.iter().map(|p| Ok((p.clone(), BgrFrame::read(p)?))));
 
     let mut used = HashSet::new();
@@ -253,7 +253,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         "xm_per_px {:.6} ({} m over {:.0} px), ym_per_px {:.6} (from {})",
         est.units.xm_per_px, opts.lane_width_m, est.lane_width_px, est.units.ym_per_px, est.ym_from
     );
-    for w in lanes::selfcal::scale_warnings(&est) {
+    for w in lanes::geometry::selfcal::scale_warnings(&est) {
         eprintln!("lanes: warning: {w}");
     }
     println!(

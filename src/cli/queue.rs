@@ -1,11 +1,11 @@
-//! `lanes queue push|work|status`: the Redis Streams job queue (see `lanes::queue`).
+//! `lanes queue push|work|status`: the Redis Streams job queue (see `lanes::fleet::queue`).
 
 use super::batch::{outcome_line, JobArgs};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use lanes::batch;
-use lanes::cancel::Cancel;
-use lanes::queue::{self, ConnectOptions, EndpointOptions, Metrics, Queue, WorkerOptions};
+use lanes::base::cancel::Cancel;
+use lanes::fleet::batch;
+use lanes::fleet::queue::{self, ConnectOptions, EndpointOptions, Metrics, Queue, WorkerOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,8 +4,8 @@
 use super::load_config;
 use anyhow::Result;
 use clap::Args;
-use lanes::report::{self, index, ReportOptions};
-use lanes::telemetry;
+use lanes::base::telemetry;
+use lanes::drive::report::{self, index, ReportOptions};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -102,8 +102,8 @@ pub fn run(a: ReportArgs) -> Result<i32> {
 /// `lanes video --events F --report R`: write the events and the report from the run's records.
 pub fn after_video(
     a: &super::video::VideoArgs,
-    records: &[lanes::telemetry::FrameRecord],
-    cfg: &lanes::config::Config,
+    records: &[lanes::base::telemetry::FrameRecord],
+    cfg: &lanes::base::config::Config,
 ) -> Result<()> {
     if records.is_empty() {
         if a.events.is_some() || a.report.is_some() {
@@ -114,10 +114,10 @@ pub fn after_video(
         }
         return Ok(());
     }
-    let fps = lanes::events::fps_of(records, 25.0);
+    let fps = lanes::drive::events::fps_of(records, 25.0);
     if let Some(p) = &a.events {
-        let ev = lanes::events::detect(records, fps, &cfg.events);
-        lanes::events::write_json(p, &ev)?;
+        let ev = lanes::drive::events::detect(records, fps, &cfg.events);
+        lanes::drive::events::write_json(p, &ev)?;
         eprintln!("lanes video: {} events, {}", ev.len(), p.display());
     }
     if let Some(p) = &a.report {

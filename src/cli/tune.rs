@@ -3,8 +3,8 @@
 use super::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
-use lanes::frame::write_mat;
-use lanes::tune::{contact_sheet, App, Server, Show, Sweep, Tuner};
+use lanes::base::frame::write_mat;
+use lanes::tools::tune::{contact_sheet, App, Server, Show, Sweep, Tuner};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,7 +22,7 @@ pub struct TuneArgs {
     #[arg(required = true, value_name = "IMAGE|DIR|VIDEO")]
     inputs: Vec<PathBuf>,
     /// Frames sampled from each video input, spread evenly over the clip.
-    #[arg(long, default_value_t = lanes::sample::DEFAULT_FRAMES as u32, value_name = "N",
+    #[arg(long, default_value_t = lanes::geometry::sample::DEFAULT_FRAMES as u32, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=500))]
     frames: u32,
     /// Port on 127.0.0.1 (0 = any free port; the URL is printed).
@@ -79,7 +79,7 @@ pub fn run(a: TuneArgs) -> Result<i32> {
 
 fn sweep(tuner: &Tuner, spec: &str, out: &Path, show: Show, cell_width: i32) -> Result<i32> {
     let sweep = Sweep::parse(spec)?;
-    if let Some(p) = lanes::tune::params::spec(&sweep.key) {
+    if let Some(p) = lanes::tools::tune::params::spec(&sweep.key) {
         if !p.applies.acts(&tuner.loaded) {
             eprintln!(
                 "lanes: warning: --sweep {}: this parameter does not act under this configuration, so every column will be the same; it needs {}",
@@ -180,7 +180,7 @@ fn serve(tuner: Tuner, a: &TuneArgs) -> Result<i32> {
     let warm = {
         let (app, stop) = (Arc::clone(&app), Arc::clone(&stop));
         std::thread::spawn(move || {
-            for i in 0..app.tuner.len().min(lanes::tune::server::PAGE_SIZE) {
+            for i in 0..app.tuner.len().min(lanes::tools::tune::server::PAGE_SIZE) {
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }

@@ -3,9 +3,9 @@
 use super::{check_outputs, collect_images, ensure_out_dir};
 use anyhow::{bail, Result};
 use clap::Args;
-use lanes::camera::Camera;
-use lanes::frame::BgrFrame;
-use lanes::undistort::Undistorter;
+use lanes::base::camera::Camera;
+use lanes::base::frame::BgrFrame;
+use lanes::lane::undistort::Undistorter;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -34,7 +34,7 @@ pub fn run(a: UndistortArgs) -> Result<i32> {
     let camera = Camera::load(&a.camera)?;
     let paths = collect_images(&a.inputs)?;
     // Inputs that share a name (`a/0.jpg`, `b/0.jpg`) get their folders in the output's name.
-    let names = lanes::still::unique_names(&paths);
+    let names = lanes::base::still::unique_names(&paths);
     let planned: Vec<PathBuf> = names.iter().map(|n| a.output.join(n)).collect();
     let mut inputs: Vec<(&str, Option<&std::path::Path>)> = paths
         .iter()

@@ -97,7 +97,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         codec: a.encode.codec(),
         threaded: !a.single_thread,
         // SIGINT/SIGTERM: finish the frames in flight, finalise, exit 130/143.
-        cancel: lanes::cancel::Cancel::on_signals()?,
+        cancel: lanes::base::cancel::Cancel::on_signals()?,
     };
     let bar = if std::io::stderr().is_terminal() {
         let total = lanes::video::VideoSource::open(&a.input)
@@ -131,7 +131,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         }
     };
     let keep = a.events.is_some() || a.report.is_some();
-    let mut records: Vec<lanes::telemetry::FrameRecord> = Vec::new();
+    let mut records: Vec<lanes::base::telemetry::FrameRecord> = Vec::new();
     let summary = video::run(
         &job,
         &cfg,

@@ -3,9 +3,9 @@
 //! container's rotation, and hands out frames with their presentation times, either as BGR
 //! (libswscale) or as the decoder's own planes (`VideoFrame`).
 
-use crate::error::{Error, Result};
-use crate::frame::BgrFrame;
-use crate::yuv::Yuv420;
+use crate::base::error::{Error, Result};
+use crate::base::frame::BgrFrame;
+use crate::video::yuv::Yuv420;
 use ffmpeg::ffi;
 use ffmpeg_next as ffmpeg;
 use opencv::core::{self, Mat};
@@ -487,7 +487,7 @@ impl VideoSource {
 
     /// A decoded frame as upright BGR.
     fn to_bgr(&self, f: &ffmpeg::frame::Video) -> Result<BgrFrame> {
-        let m = crate::yuv::bgr_mat_from_frame(f).map_err(|message| Error::Video {
+        let m = crate::video::yuv::bgr_mat_from_frame(f).map_err(|message| Error::Video {
             path: self.path.clone(),
             message: format!("{} frame: {message}", self.codec_name),
         })?;

@@ -5,10 +5,10 @@
 
 use super::decode::{codec_short_name, init};
 use super::Codec;
-use crate::cancel::AbortCleanup;
-use crate::error::{Error, Result};
-use crate::frame::BgrFrame;
-use crate::yuv::Sws;
+use crate::base::cancel::AbortCleanup;
+use crate::base::error::{Error, Result};
+use crate::base::frame::BgrFrame;
+use crate::video::yuv::Sws;
 use ffmpeg::ffi;
 use ffmpeg::Rational;
 use ffmpeg_next as ffmpeg;

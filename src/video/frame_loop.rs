@@ -14,19 +14,19 @@ use super::{
     Codec, RenderMode, RenderTimes, SinkSpec, StageSeries, VideoFrame, VideoJob, VideoSink,
     VideoSource, VideoSummary,
 };
-use crate::camera::Camera;
-use crate::cancel::{AbortCleanup, Cancel};
-use crate::confidence::LaneStatus;
-use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::fit::Poly2;
-use crate::frame::BgrFrame;
-use crate::measure::LaneMeasure;
-use crate::pipeline::Pipeline;
-use crate::present;
-use crate::render::{self, DiagInfo};
-use crate::telemetry::{FrameRecord, TelemetryWriter};
-use crate::track::LaneTracker;
+use crate::base::camera::Camera;
+use crate::base::cancel::{AbortCleanup, Cancel};
+use crate::base::config::Config;
+use crate::base::error::{Error, Result};
+use crate::base::frame::BgrFrame;
+use crate::base::telemetry::{FrameRecord, TelemetryWriter};
+use crate::lane::confidence::LaneStatus;
+use crate::lane::fit::Poly2;
+use crate::lane::measure::LaneMeasure;
+use crate::lane::pipeline::Pipeline;
+use crate::lane::present;
+use crate::lane::render::{self, DiagInfo};
+use crate::lane::track::LaneTracker;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
@@ -67,7 +67,7 @@ fn render_item(
     let t = Instant::now();
     let lane = item.lane.as_ref().map(|(l, r)| (l, r));
     let overlay = match pipe.cfg.render.geometry {
-        crate::config::Geometry::Undistorted => {
+        crate::base::config::Geometry::Undistorted => {
             let undist = pipe.undistort(&item.raw)?;
             times.undistort = ms_since(t);
             let t = Instant::now();
@@ -81,7 +81,7 @@ fn render_item(
             times.overlay = ms_since(t);
             o
         }
-        crate::config::Geometry::Original => {
+        crate::base::config::Geometry::Original => {
             let o = present::overlay_raw(pipe, item.raw, lane, item.measure.as_ref(), item.status)?;
             times.overlay = ms_since(t);
             o
@@ -141,7 +141,11 @@ pub fn run(
 ) -> Result<VideoSummary> {
     let src = VideoSource::open(&job.input)?;
     if let Some(cam) = camera {
-        crate::frame::check_size(&job.input, (cam.width, cam.height), (src.width, src.height))?;
+        crate::base::frame::check_size(
+            &job.input,
+            (cam.width, cam.height),
+            (src.width, src.height),
+        )?;
     }
     let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
     run_with(&pipe, src, job, on_record, progress)
@@ -156,7 +160,7 @@ pub fn run_with(
     on_record: &mut (dyn FnMut(&FrameRecord) + Send),
     progress: Progress,
 ) -> Result<VideoSummary> {
-    crate::frame::check_size(
+    crate::base::frame::check_size(
         &job.input,
         (pipe.width, pipe.height),
         (src.width, src.height),
@@ -358,7 +362,7 @@ impl Analyser<'_> {
         let pipe = self.pipe;
         let (pts, time_s) = (decoded.pts, decoded.time_s);
         let raw = decoded.into_bgr()?;
-        crate::frame::check_size(
+        crate::base::frame::check_size(
             &self.job.input,
             (pipe.width, pipe.height),
             (raw.width(), raw.height()),

@@ -5,12 +5,13 @@
 mod decode;
 mod encode;
 mod frame_loop;
+pub mod yuv;
 
 pub use decode::{decoder_threads, set_decoder_threads, Rotation, VideoFrame, VideoSource};
 pub use encode::{SinkSpec, VideoSink};
 pub use frame_loop::{analyze_video, run, run_with, Progress};
 
-use crate::cancel::Cancel;
+use crate::base::cancel::Cancel;
 use serde::Serialize;
 use std::path::PathBuf;
 

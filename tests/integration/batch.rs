@@ -131,8 +131,8 @@ fn batch_telemetry_equals_lanes_video_per_clip_with_jobs_1_and_2() {
             "{rel}: batch telemetry differs from lanes video"
         );
         // The row's numbers are DriveStats of that telemetry.
-        let (records, _) = lanes::telemetry::read_jsonl(&t).unwrap();
-        let stats = lanes::summary::DriveStats::of(&records);
+        let (records, _) = lanes::base::telemetry::read_jsonl(&t).unwrap();
+        let stats = lanes::drive::summary::DriveStats::of(&records);
         assert_eq!(v["frames"].as_u64().unwrap() as usize, stats.frames);
         assert!((v["lane_share"].as_f64().unwrap() - stats.lane_share()).abs() < 1e-12);
         assert!(

@@ -2,8 +2,8 @@
 //! own), on rendered views of a known camera, and on bad input.
 
 use super::*;
-use lanes::camera::Camera;
-use lanes::synth::chessboard::{self, ChessboardView};
+use lanes::base::camera::Camera;
+use lanes::tools::synth::chessboard::{self, ChessboardView};
 use serde_json::Value;
 
 /// Udacity reference (OpenCV's sector-based detector, 18 boards): fx 1160.1, fy 1155.6.
@@ -266,9 +266,9 @@ fn synthetic_camera_is_recovered() {
 
 #[test]
 fn undistort_straightens_synthetic_views() {
-    use lanes::calibrate::detect_grid;
-    use lanes::frame::BgrFrame;
-    use lanes::synth::chessboard::{inner_corners, project};
+    use lanes::base::frame::BgrFrame;
+    use lanes::geometry::calibrate::detect_grid;
+    use lanes::tools::synth::chessboard::{inner_corners, project};
     let truth = chessboard::reference_camera();
     let t = tmp();
     let views = write_views(t.path(), &truth, 3, 5);
@@ -319,7 +319,7 @@ fn undistort_rejects_an_image_of_another_size() {
     let t = tmp();
     let cam = t.path().join("c.yml");
     chessboard::reference_camera().save(&cam, None).unwrap();
-    let small = lanes::frame::BgrFrame::zeros(640, 480).unwrap();
+    let small = lanes::base::frame::BgrFrame::zeros(640, 480).unwrap();
     let img = t.path().join("small.png");
     small.write(&img).unwrap();
     let o = lanes(&[
@@ -338,7 +338,7 @@ fn undistort_rejects_an_image_of_another_size() {
 fn camera_file_with_missing_or_malformed_field_is_named() {
     let t = tmp();
     let img = t.path().join("a.png");
-    lanes::frame::BgrFrame::zeros(64, 48)
+    lanes::base::frame::BgrFrame::zeros(64, 48)
         .unwrap()
         .write(&img)
         .unwrap();
@@ -422,7 +422,7 @@ fn empty_missing_and_non_image_inputs_are_one_line_errors() {
 fn no_board_in_any_image_lists_files_and_grids_tried() {
     let t = tmp();
     for name in ["gray.png", "white.png"] {
-        let mut m = lanes::frame::BgrFrame::zeros(320, 240).unwrap();
+        let mut m = lanes::base::frame::BgrFrame::zeros(320, 240).unwrap();
         let v = if name == "gray.png" { 128.0 } else { 255.0 };
         m.mat_mut()
             .set_to_def(&opencv::core::Scalar::all(v))
@@ -449,7 +449,7 @@ fn image_of_another_size_is_named() {
     let truth = chessboard::reference_camera();
     let t = tmp();
     write_views(t.path(), &truth, 3, 9);
-    lanes::frame::BgrFrame::zeros(640, 480)
+    lanes::base::frame::BgrFrame::zeros(640, 480)
         .unwrap()
         .write(&t.path().join("odd.png"))
         .unwrap();
@@ -540,7 +540,7 @@ fn undistort_uses_a_near_size_photo_as_calibrate_does() {
     let cam = t.path().join("c.yml");
     chessboard::reference_camera().save(&cam, None).unwrap();
     let img = t.path().join("big.png");
-    lanes::frame::BgrFrame::zeros(1281, 721)
+    lanes::base::frame::BgrFrame::zeros(1281, 721)
         .unwrap()
         .write(&img)
         .unwrap();
@@ -564,7 +564,7 @@ fn undistort_uses_a_near_size_photo_as_calibrate_does() {
         err.contains("big.png: image is 1281x721, undistorted as 1280x720"),
         "{err}"
     );
-    let m = lanes::frame::BgrFrame::read(&out.join("big.png")).unwrap();
+    let m = lanes::base::frame::BgrFrame::read(&out.join("big.png")).unwrap();
     assert_eq!((m.width(), m.height()), (1280, 720));
     let o = args("0");
     assert_one_line_error(&o, "big.png: frames are 1281x721 but the camera file");

@@ -3,7 +3,7 @@
 //! within a few pixels; and on the real labelled samples (numbers printed).
 
 use crate::{assert_one_line_error, data, lanes, stderr, stdout, tmp};
-use lanes::synth::truth::{FrameTruth, TruthFile};
+use lanes::tools::synth::truth::{FrameTruth, TruthFile};
 use opencv::core::{self, Mat, Point, Scalar, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
@@ -309,7 +309,7 @@ fn hard_ego_records(p: &Path) -> Vec<(&'static str, bool)> {
             let v: Value = serde_json::from_str(l).unwrap();
             let raw = v["raw_file"].as_str().unwrap();
             let skip = v["skip"].as_bool().unwrap_or(false);
-            (lanes::eval::tusimple::subset(raw), skip)
+            (lanes::tools::eval::tusimple::subset(raw), skip)
         })
         .collect()
 }

@@ -216,7 +216,7 @@ fn frame_without_lane_pixels_still_gets_an_overlay_and_a_null_record() {
         .unwrap()
         .to_mat()
         .unwrap();
-    lanes::frame::write_mat(&m, &black).unwrap();
+    lanes::base::frame::write_mat(&m, &black).unwrap();
     let o = lanes(&[
         "image",
         black.to_str().unwrap(),

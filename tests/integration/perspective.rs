@@ -8,7 +8,7 @@
 //! m apart.
 
 use crate::{assert_one_line_error, data, lanes, stderr, stdout, tmp};
-use lanes::config::Config;
+use lanes::base::config::Config;
 use std::path::{Path, PathBuf};
 
 /// Reference quad of the Udacity pipeline (tl, tr, bl, br).
@@ -202,7 +202,7 @@ fn the_next_lanes_line_is_refused_by_the_side_ratio() {
         assert!(line.contains("as far from the vanishing point"), "{line}");
     }
     assert!(out.contains("3 of 5 frames used"), "{out}");
-    let cfg = lanes::config::Config::load(&cfg_path).unwrap();
+    let cfg = lanes::base::config::Config::load(&cfg_path).unwrap();
     let src = cfg.perspective.src;
     assert!(src[2][0] > 0.0 && src[3][0] < 720.0, "quad {src:?}");
     // The hand-checked labels of f000 put the lines 447 px apart at row 540; the quad's
@@ -323,7 +323,7 @@ fn synthetic_cameras_give_metres_per_pixel_within_5_percent_and_eval_within_boun
         assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
         let truth = Config::load(&straight.join("lanes.toml")).unwrap();
         let cam = straight.join("camera.yml");
-        let camera = lanes::camera::Camera::load(&cam).unwrap();
+        let camera = lanes::base::camera::Camera::load(&cam).unwrap();
         let frame = straight.join("straight.jpg");
 
         // The truth quad's rows as --bottom / --depth.

@@ -322,7 +322,7 @@ fn queue_three_workers_one_killed_mid_job_every_job_done_exactly_once() {
         assert_eq!(s["status"], "done", "{rel}");
         assert_eq!(s["frames"].as_u64().unwrap() as usize, {
             let (r, _) =
-                lanes::telemetry::read_jsonl(&out.join(rel).join("telemetry.jsonl")).unwrap();
+                lanes::base::telemetry::read_jsonl(&out.join(rel).join("telemetry.jsonl")).unwrap();
             r.len()
         });
     }
@@ -629,7 +629,7 @@ fn queue_redis_killed_and_restarted_twice_every_job_done_exactly_once() {
         assert_eq!(s["status"], "done", "{rel}");
         assert_eq!(s["frames"], 125, "{rel}");
         let (recs, _) =
-            lanes::telemetry::read_jsonl(&out.join(rel).join("telemetry.jsonl")).unwrap();
+            lanes::base::telemetry::read_jsonl(&out.join(rel).join("telemetry.jsonl")).unwrap();
         assert_eq!(recs.len(), 125, "{rel}");
     }
     assert!(
@@ -777,14 +777,15 @@ fn queue_worker_stopped_past_its_lease_loses_the_job_and_goes_on() {
         (s["status"].as_str(), s["frames"].as_u64()),
         (Some("done"), Some(125))
     );
-    let (recs, _) = lanes::telemetry::read_jsonl(&out.join("clip0.mp4/telemetry.jsonl")).unwrap();
+    let (recs, _) =
+        lanes::base::telemetry::read_jsonl(&out.join("clip0.mp4/telemetry.jsonl")).unwrap();
     assert_eq!(recs.len(), 125);
     assert!(
         partials_under(&out).is_empty(),
         "{:?}",
         partials_under(&out)
     );
-    assert!(!out.join(lanes::queue::STAGING_DIR).exists());
+    assert!(!out.join(lanes::fleet::queue::STAGING_DIR).exists());
 }
 
 /// Run openssl; `None` (skip, or fail under CI) when it is missing.

@@ -256,8 +256,8 @@ fn synthetic_rigs_give_their_horizon_and_scale() {
             g.to_str().unwrap(),
         ]);
         assert_eq!(o.status.code(), Some(0), "video: {}", stderr(&o));
-        let truth = lanes::config::Config::load(&dir.join("synthetic_drive.toml")).unwrap();
-        let found = lanes::config::Config::load(&g).unwrap();
+        let truth = lanes::base::config::Config::load(&dir.join("synthetic_drive.toml")).unwrap();
+        let found = lanes::base::config::Config::load(&g).unwrap();
         let (t, s) = (truth.perspective.src, found.perspective.src);
         let exact_horizon = cy - f * pitch.to_radians().tan();
         let hz = horizon_of(&s);

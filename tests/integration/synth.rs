@@ -8,10 +8,10 @@
 //! (fx, fy within 0.5%, cx, cy within 2 px).
 
 use crate::{assert_one_line_error, lanes, stderr, stdout, tmp};
-use lanes::camera::Camera;
-use lanes::config::Config;
-use lanes::frame::BgrFrame;
-use lanes::synth::truth::TruthFile;
+use lanes::base::camera::Camera;
+use lanes::base::config::Config;
+use lanes::base::frame::BgrFrame;
+use lanes::tools::synth::truth::TruthFile;
 use serde_json::Value;
 use std::path::Path;
 

@@ -2,11 +2,11 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use lanes::camera::Camera;
-use lanes::frame::BgrFrame;
-use lanes::synth::rig::{QuadGeometry, Rig};
-use lanes::synth::road::{curvature, CurvatureProfile, Direction, Segment};
-use lanes::synth::scene::SceneOptions;
+use lanes::base::camera::Camera;
+use lanes::base::frame::BgrFrame;
+use lanes::tools::synth::rig::{QuadGeometry, Rig};
+use lanes::tools::synth::road::{curvature, CurvatureProfile, Direction, Segment};
+use lanes::tools::synth::scene::SceneOptions;
 use opencv::core::Vector;
 use opencv::imgcodecs;
 use std::path::{Path, PathBuf};

@@ -3,9 +3,9 @@
 use super::ensure_out_dir;
 use anyhow::{Context, Result};
 use clap::Args;
-use lanes::camera::Camera;
-use lanes::synth::chessboard;
-use lanes::synth::rig::Rig;
+use lanes::base::camera::Camera;
+use lanes::tools::synth::chessboard;
+use lanes::tools::synth::rig::Rig;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;

@@ -10,7 +10,7 @@ mod video;
 use super::ensure_out_dir;
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use lanes::synth::{self as synth};
+use lanes::tools::synth::{self as synth};
 use std::path::PathBuf;
 
 #[derive(Args)]

@@ -4,9 +4,9 @@ use super::args::*;
 use super::ensure_out_dir;
 use anyhow::Result;
 use clap::Args;
-use lanes::synth::road::{Direction, VehiclePose};
-use lanes::synth::scene::Renderer;
-use lanes::synth::{self as synth, RoadSpec, Suite};
+use lanes::tools::synth::road::{Direction, VehiclePose};
+use lanes::tools::synth::scene::Renderer;
+use lanes::tools::synth::{self as synth, RoadSpec, Suite};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -107,7 +107,7 @@ pub(super) fn run(a: RoadArgs) -> Result<i32> {
         let (img, ft) = synth::render_road(&renderer, spec, &quad, &file)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         write_image(&img, &a.output.join(&file), a.quality)?;
-        let mut tf = lanes::synth::truth::TruthFile::header(
+        let mut tf = lanes::tools::synth::truth::TruthFile::header(
             &rig,
             &quad,
             &spec.options,

@@ -4,9 +4,9 @@ use super::args::*;
 use super::ensure_out_dir;
 use anyhow::{Context, Result};
 use clap::Args;
-use lanes::synth::scene::Renderer;
-use lanes::synth::truth::{self, FrameInfo};
-use lanes::synth::{self as synth, Drive, Manoeuvre};
+use lanes::tools::synth::scene::Renderer;
+use lanes::tools::synth::truth::{self, FrameInfo};
+use lanes::tools::synth::{self as synth, Drive, Manoeuvre};
 use opencv::core::Size;
 use opencv::prelude::*;
 use opencv::videoio;
@@ -174,7 +174,8 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
     if !writer.is_opened()? {
         anyhow::bail!("{}: cannot open video writer (mp4v)", path.display());
     }
-    let mut tf = lanes::synth::truth::TruthFile::header(&rig, &quad, &opts, &profile, &cam, &cfg);
+    let mut tf =
+        lanes::tools::synth::truth::TruthFile::header(&rig, &quad, &opts, &profile, &cam, &cfg);
     tf.video = Some(file.clone());
     tf.fps = Some(a.fps);
     let n = (a.seconds * a.fps).round() as usize;
@@ -212,7 +213,11 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
     writer.release()?;
     tf.manoeuvres = drive.manoeuvres.clone();
     // Lane changes, departures and tight bends of the true geometry (none on the default road).
-    tf.events = truth::true_events(&tf.frames, a.fps, &lanes::config::EventsConfig::default());
+    tf.events = truth::true_events(
+        &tf.frames,
+        a.fps,
+        &lanes::base::config::EventsConfig::default(),
+    );
     tf.save(&a.output.join(format!("{}.json", a.name)))?;
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     eprintln!(

@@ -1,0 +1,13 @@
+//! Value types, configuration, errors and file helpers: the bottom layer; imports nothing of the crate above it.
+
+pub mod atomic;
+pub mod camera;
+pub mod cancel;
+pub mod config;
+pub mod error;
+pub mod frame;
+pub mod poly;
+pub mod same_file;
+pub mod stats;
+pub mod still;
+pub mod telemetry;

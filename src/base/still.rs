@@ -1,0 +1,488 @@
+//! Still images read with checks: the size is read from the header and refused over
+//! `MAX_PIXELS` before anything is decoded; JPEG and PNG are decoded strictly first (a truncated
+//! or corrupt file is an error, not a picture the decoder padded with gray); gray, alpha and
+//! 16-bit inputs are converted to 8-bit BGR and the conversion is reported.
+//!
+//! OpenCV's libjpeg only *warns* on stderr ("Premature end of JPEG file", "Corrupt JPEG
+//! data") and returns a picture, so OpenCV alone cannot tell. Two checks, both needed:
+//! - a strict decode first: `zune-jpeg` in strict mode (premature end of data, bad Huffman
+//!   codes, unexpected markers) and the `png` decoder (truncation, bad chunk CRCs, bad zlib
+//!   data);
+//! - libjpeg's own warnings, caught while OpenCV decodes a JPEG (`catch_stderr`: file
+//!   descriptor 2 is pointed at an in-memory file for the call). JPEGs with restart markers
+//!   resynchronise after a damaged interval, so zune-jpeg decodes them without complaint, while
+//!   libjpeg notices "N extraneous bytes before marker".
+//!
+//! The pixels are OpenCV's, decoded from the same bytes, so every number is what it was before
+//! the checks existed.
+
+use crate::base::error::{Error, Result};
+use opencv::core::{Mat, Vector};
+use opencv::imgcodecs;
+use opencv::prelude::*;
+use std::io::Cursor;
+use std::path::Path;
+
+/// Images with more pixels than this (64 megapixels, e.g. 8000x8000) are refused from their
+/// header: decoding one would take seconds and gigabytes, and no dashcam records that size.
+pub const MAX_PIXELS: u64 = 64_000_000;
+
+/// A still decoded to 8-bit BGR, and what had to be converted to get there.
+#[derive(Debug)]
+pub struct Decoded {
+    /// 8-bit, 3-channel BGR pixels.
+    pub mat: Mat,
+    /// The conversion applied, e.g. "gray to BGR" or "16-bit RGBA to 8-bit BGR, alpha
+    /// dropped"; `None` when the file was 8-bit colour.
+    pub converted: Option<String>,
+}
+
+fn corrupt(path: &Path, detail: impl std::fmt::Display) -> Error {
+    Error::CorruptImage {
+        path: path.to_path_buf(),
+        detail: detail.to_string(),
+    }
+}
+
+/// Read and decode a still image file (JPEG, PNG checked; other formats OpenCV reads as is).
+pub fn read_bgr(path: &Path) -> Result<Decoded> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    decode_bgr(path, &bytes)
+}
+
+/// Check a still without decoding it for use: the header size limit and the strict decode
+/// (JPEG, PNG). For readers that decode the file themselves in another layout (lane masks read
+/// as gray). Returns the conversion `read_bgr` would report.
+pub fn check_file(path: &Path) -> Result<Option<String>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    check_bytes(path, &bytes).map(|(_, converted)| converted)
+}
+
+/// The checks on a still's bytes: its format as guessed, and for JPEG and PNG the header size
+/// limit and the strict decode, with the conversion `read_bgr` reports. Other formats pass
+/// unchecked (OpenCV decodes them as is).
+fn check_bytes(path: &Path, bytes: &[u8]) -> Result<(Option<image::ImageFormat>, Option<String>)> {
+    let reader = image::ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| corrupt(path, e))?;
+    let format = reader.format();
+    let converted = match format {
+        Some(image::ImageFormat::Jpeg) | Some(image::ImageFormat::Png) => {
+            let (w, h) = reader
+                .into_dimensions()
+                .map_err(|e| corrupt(path, format!("bad header: {e}")))?;
+            check_pixels(path, w, h)?;
+            if format == Some(image::ImageFormat::Jpeg) {
+                check_jpeg(path, bytes)?
+            } else {
+                check_png(path, bytes)?
+            }
+        }
+        // BMP and the rest: OpenCV's own decoder, unchecked (no strict decoder here).
+        _ => None,
+    };
+    Ok((format, converted))
+}
+
+/// `read_bgr` on bytes already in memory (`path` only names the file in errors).
+pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
+    let (format, converted) = check_bytes(path, bytes)?;
+    let buf = Vector::<u8>::from_slice(bytes);
+    let decode = || imgcodecs::imdecode(&buf, imgcodecs::IMREAD_COLOR);
+    let mat = if format == Some(image::ImageFormat::Jpeg) {
+        let (mat, warnings) = catch_stderr(decode);
+        if let Some(w) = warnings
+            .lines()
+            .find(|l| l.contains("JPEG") || l.contains("jpeg"))
+        {
+            return Err(corrupt(path, format!("libjpeg: {}", w.trim())));
+        }
+        mat
+    } else {
+        decode()
+    }
+    .map_err(|_| Error::UnreadableImage {
+        path: path.to_path_buf(),
+    })?;
+    if mat.empty() {
+        return Err(Error::UnreadableImage {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(Decoded { mat, converted })
+}
+
+/// Run `f` with file descriptor 2 pointed at an in-memory file; return what was written to it.
+/// Text that is not libjpeg's is passed on to the real stderr. Rust's own stderr lock is held
+/// meanwhile, so `eprintln!` from other threads waits instead of being caught. If the
+/// redirection cannot be set up, `f` runs with stderr untouched (and nothing is caught).
+fn catch_stderr<T>(f: impl FnOnce() -> T) -> (T, String) {
+    use std::io::Write;
+    let lock = std::io::stderr().lock();
+    // SAFETY: plain descriptor calls on descriptors this function owns (`mem`, `saved`), and
+    // dup2 onto 2, which is restored before returning.
+    unsafe {
+        let mem = libc::memfd_create(c"lanes-stderr".as_ptr(), libc::MFD_CLOEXEC);
+        if mem < 0 {
+            return (f(), String::new());
+        }
+        let saved = libc::dup(2);
+        if saved < 0 || libc::dup2(mem, 2) < 0 {
+            if saved >= 0 {
+                libc::close(saved);
+            }
+            libc::close(mem);
+            return (f(), String::new());
+        }
+        let out = f();
+        libc::dup2(saved, 2);
+        libc::close(saved);
+        let mut text = Vec::new();
+        let mut chunk = [0u8; 4096];
+        libc::lseek(mem, 0, libc::SEEK_SET);
+        loop {
+            let n = libc::read(mem, chunk.as_mut_ptr().cast(), chunk.len());
+            if n <= 0 {
+                break;
+            }
+            text.extend_from_slice(&chunk[..n as usize]);
+        }
+        libc::close(mem);
+        drop(lock);
+        let text = String::from_utf8_lossy(&text).to_string();
+        let others: String = text
+            .lines()
+            .filter(|l| !(l.contains("JPEG") || l.contains("jpeg")))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        if !others.is_empty() {
+            let _ = std::io::stderr().write_all(others.as_bytes());
+        }
+        (out, text)
+    }
+}
+
+/// Refuse a header size that is zero or over `MAX_PIXELS`.
+fn check_pixels(path: &Path, w: u32, h: u32) -> Result<()> {
+    let pixels = w as u64 * h as u64;
+    if pixels == 0 || pixels > MAX_PIXELS {
+        return Err(Error::ImageSize {
+            path: path.to_path_buf(),
+            width: w,
+            height: h,
+            problem: if pixels == 0 {
+                "an empty image".to_string()
+            } else {
+                format!(
+                    "{:.1} megapixels, over the limit of {} megapixels",
+                    pixels as f64 / 1e6,
+                    MAX_PIXELS / 1_000_000
+                )
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Decode a JPEG strictly (the pixels are discarded); report a gray input's conversion.
+fn check_jpeg(path: &Path, bytes: &[u8]) -> Result<Option<String>> {
+    use zune_core::bytestream::ZCursor;
+    use zune_core::colorspace::ColorSpace;
+    let options = zune_core::options::DecoderOptions::default()
+        .set_strict_mode(true)
+        .set_max_width(usize::MAX)
+        .set_max_height(usize::MAX);
+    let mut dec = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
+    dec.decode()
+        .map_err(|e| corrupt(path, format!("JPEG: {e:?}")))?;
+    Ok(match dec.input_colorspace() {
+        Some(ColorSpace::Luma) => Some("gray to BGR".to_string()),
+        Some(ColorSpace::CMYK) | Some(ColorSpace::YCCK) => Some("CMYK to BGR".to_string()),
+        _ => None,
+    })
+}
+
+/// Decode a PNG fully (the pixels are discarded); report gray, alpha and 16-bit conversions.
+fn check_png(path: &Path, bytes: &[u8]) -> Result<Option<String>> {
+    use image::ImageDecoder;
+    let dec = image::codecs::png::PngDecoder::new(Cursor::new(bytes))
+        .map_err(|e| corrupt(path, format!("PNG: {e}")))?;
+    let color = dec.color_type();
+    let mut buf = vec![0u8; dec.total_bytes() as usize];
+    dec.read_image(&mut buf)
+        .map_err(|e| corrupt(path, format!("PNG: {e}")))?;
+    Ok(conversion(color))
+}
+
+/// How an image of `color` becomes 8-bit BGR (OpenCV's `IMREAD_COLOR`: gray is replicated,
+/// alpha dropped, 16-bit samples divided by 256).
+fn conversion(color: image::ColorType) -> Option<String> {
+    use image::ColorType::*;
+    let (bits16, what) = match color {
+        L8 => (false, "gray"),
+        La8 => (false, "gray+alpha"),
+        Rgb8 => return None,
+        Rgba8 => (false, "RGBA"),
+        L16 => (true, "gray"),
+        La16 => (true, "gray+alpha"),
+        Rgb16 => (true, "RGB"),
+        Rgba16 => (true, "RGBA"),
+        _ => (false, "other"),
+    };
+    let alpha = color.has_alpha();
+    Some(format!(
+        "{}{what} to {}BGR{}",
+        if bits16 { "16-bit " } else { "" },
+        if bits16 {
+            "8-bit (scaled by 1/256) "
+        } else {
+            ""
+        },
+        if alpha { ", alpha dropped" } else { "" }
+    ))
+}
+
+/// Output names for a set of input stills, one per path, all different: each file's name, or,
+/// where two inputs share a name (`a/00000.jpg`, `b/00000.jpg`: datasets name frames by number
+/// per folder), the name with as many of its parent folders as make it unique, joined by `_`
+/// (`a_00000.jpg`, `b_00000.jpg`). The same path given twice gets `-2`, `-3`, ... before its
+/// extension.
+pub fn unique_names(paths: &[std::path::PathBuf]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            p.components()
+                .filter_map(|c| match c {
+                    std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let name = |i: usize, depth: usize| -> String {
+        let c = &parts[i];
+        let from = c.len().saturating_sub(depth.max(1));
+        c[from..].join("_")
+    };
+    let mut depth = vec![1usize; paths.len()];
+    loop {
+        let names: Vec<String> = (0..paths.len()).map(|i| name(i, depth[i])).collect();
+        let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for n in &names {
+            *count.entry(n.as_str()).or_insert(0) += 1;
+        }
+        let mut grew = false;
+        for i in 0..paths.len() {
+            let clash = count.get(names[i].as_str()).is_some_and(|c| *c > 1);
+            if clash && depth[i] < parts[i].len() {
+                depth[i] += 1;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    (0..paths.len())
+        .map(|i| {
+            let n = name(i, depth[i]);
+            let k = seen.entry(n.clone()).or_insert(0);
+            *k += 1;
+            if *k == 1 {
+                n
+            } else {
+                let p = std::path::Path::new(&n);
+                let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+                match (stem, p.extension()) {
+                    (Some(st), Some(ext)) => format!("{st}-{k}.{}", ext.to_string_lossy()),
+                    _ => format!("{n}-{k}"),
+                }
+            }
+        })
+        .collect()
+}
+
+/// `name` without its extension (`a_00000.jpg` -> `a_00000`).
+pub fn stem_of(name: &str) -> String {
+    std::path::Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{ImageBuffer, Luma, LumaA, Rgb, Rgba};
+
+    fn png_bytes<P: image::PixelWithColorType>(img: &ImageBuffer<P, Vec<P::Subpixel>>) -> Vec<u8>
+    where
+        [P::Subpixel]: image::EncodableLayout,
+    {
+        let mut out = Vec::new();
+        img.write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png)
+            .unwrap();
+        out
+    }
+
+    fn jpeg_bytes(w: u32, h: u32) -> Vec<u8> {
+        let img = ImageBuffer::from_fn(w, h, |x, y| {
+            Rgb([
+                (x * 7 % 256) as u8,
+                (y * 3 % 256) as u8,
+                ((x + y) % 256) as u8,
+            ])
+        });
+        let mut out = Vec::new();
+        img.write_to(&mut Cursor::new(&mut out), image::ImageFormat::Jpeg)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn valid_colour_jpeg_and_png_decode_without_conversion() {
+        let p = Path::new("ok.jpg");
+        let d = decode_bgr(p, &jpeg_bytes(64, 48)).unwrap();
+        assert_eq!((d.mat.cols(), d.mat.rows(), d.mat.channels()), (64, 48, 3));
+        assert_eq!(d.converted, None);
+        let rgb = ImageBuffer::from_pixel(8, 4, Rgb([10u8, 20, 30]));
+        let d = decode_bgr(Path::new("ok.png"), &png_bytes(&rgb)).unwrap();
+        assert_eq!(d.converted, None);
+        // BGR order: blue first.
+        assert_eq!(
+            *d.mat.at_2d::<opencv::core::Vec3b>(0, 0).unwrap(),
+            opencv::core::Vec3b::from([30, 20, 10])
+        );
+    }
+
+    #[test]
+    fn truncated_jpeg_is_corrupt_at_many_cut_points() {
+        let bytes = jpeg_bytes(256, 128);
+        for cut in [bytes.len() / 4, bytes.len() / 2, bytes.len() - 40] {
+            let e = decode_bgr(Path::new("cut.jpg"), &bytes[..cut]).unwrap_err();
+            assert!(
+                e.to_string().starts_with("cut.jpg: corrupt image (JPEG"),
+                "{cut}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn truncated_png_is_corrupt() {
+        let img = ImageBuffer::from_fn(64, 64, |x, y| Rgb([x as u8 * 3, y as u8 * 2, 7u8]));
+        let bytes = png_bytes(&img);
+        let e = decode_bgr(Path::new("cut.png"), &bytes[..bytes.len() - 30]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("cut.png: corrupt image (PNG"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn gray_alpha_and_16_bit_pngs_are_converted_and_say_so() {
+        let cases: Vec<(Vec<u8>, &str, u8)> = vec![
+            (
+                png_bytes(&ImageBuffer::from_pixel(4, 4, Luma([200u8]))),
+                "gray to BGR",
+                200,
+            ),
+            (
+                png_bytes(&ImageBuffer::from_pixel(4, 4, Rgba([200u8, 200, 200, 0]))),
+                "RGBA to BGR, alpha dropped",
+                200,
+            ),
+            (
+                png_bytes(&ImageBuffer::from_pixel(4, 4, LumaA([200u8, 9]))),
+                "gray+alpha to BGR, alpha dropped",
+                200,
+            ),
+            (
+                png_bytes(&ImageBuffer::from_pixel(4, 4, Luma([51400u16]))),
+                "16-bit gray to 8-bit (scaled by 1/256) BGR",
+                200,
+            ),
+            (
+                png_bytes(&ImageBuffer::from_pixel(
+                    4,
+                    4,
+                    Rgba([51400u16, 51400, 51400, 65535]),
+                )),
+                "16-bit RGBA to 8-bit (scaled by 1/256) BGR, alpha dropped",
+                200,
+            ),
+        ];
+        for (bytes, what, v) in cases {
+            let d = decode_bgr(Path::new("x.png"), &bytes).unwrap();
+            assert_eq!(d.converted.as_deref(), Some(what));
+            assert_eq!(d.mat.typ(), opencv::core::CV_8UC3);
+            assert_eq!(
+                *d.mat.at_2d::<opencv::core::Vec3b>(1, 1).unwrap(),
+                opencv::core::Vec3b::from([v, v, v]),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn huge_header_is_refused_before_decoding() {
+        // A real 1x1 PNG whose IHDR claims 16000x16000 (CRC fixed so only the size is wrong).
+        let mut bytes = png_bytes(&ImageBuffer::from_pixel(1, 1, Rgb([1u8, 2, 3])));
+        bytes[16..20].copy_from_slice(&16000u32.to_be_bytes());
+        bytes[20..24].copy_from_slice(&16000u32.to_be_bytes());
+        let crc = crc32fast::hash(&bytes[12..29]);
+        bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+        let t = std::time::Instant::now();
+        let e = decode_bgr(Path::new("big.png"), &bytes).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "big.png: image is 16000x16000, 256.0 megapixels, over the limit of 64 megapixels"
+        );
+        assert!(t.elapsed().as_secs_f64() < 1.0);
+    }
+
+    #[test]
+    fn check_file_refuses_a_truncated_mask_and_reports_gray() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mask.png");
+        let bytes = png_bytes(&ImageBuffer::from_fn(64, 32, |x, _| Luma([(x * 4) as u8])));
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(check_file(&p).unwrap().as_deref(), Some("gray to BGR"));
+        std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
+        let e = check_file(&p).unwrap_err().to_string();
+        assert!(e.contains("mask.png: corrupt image (PNG"), "{e}");
+    }
+
+    #[test]
+    fn not_an_image_is_unreadable() {
+        let e = decode_bgr(Path::new("t.jpg"), b"this is not a jpeg").unwrap_err();
+        assert_eq!(e.to_string(), "t.jpg: cannot read as an image");
+    }
+
+    #[test]
+    fn unique_names_add_parent_folders_only_where_names_clash() {
+        let p = |s: &str| std::path::PathBuf::from(s);
+        let names = unique_names(&[
+            p("data/cul/06030819_0755.MP4/00000.jpg"),
+            p("data/cul/06030822_0756.MP4/00000.jpg"),
+            p("data/cul/06030822_0756.MP4/00360.jpg"),
+            p("/abs/x/test1.jpg"),
+            p("/abs/y/x/test1.jpg"),
+            p("same.png"),
+            p("same.png"),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "06030819_0755.MP4_00000.jpg",
+                "06030822_0756.MP4_00000.jpg",
+                "00360.jpg",
+                "abs_x_test1.jpg",
+                "y_x_test1.jpg",
+                "same.png",
+                "same-2.png",
+            ]
+        );
+        assert_eq!(stem_of(&names[0]), "06030819_0755.MP4_00000");
+    }
+}

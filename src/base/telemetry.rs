@@ -1,0 +1,264 @@
+//! Per-frame lane telemetry: the record `lanes video` writes for every frame (JSON Lines or
+//! CSV), its streaming writer, and a tolerant reader for the JSON Lines form used by `lanes
+//! events`, `lanes report` and `lanes batch`.
+
+use crate::base::error::{Error, Result};
+use crate::base::poly::Poly2;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One telemetry record per frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameRecord {
+    pub frame: usize,
+    pub time_s: f64,
+    pub search: String,
+    /// This frame's fits were both accepted by the tracker.
+    pub detected: bool,
+    /// What is drawn: `both`, `left_only`, `right_only`, `predicted` or `none`.
+    pub status: String,
+    /// This frame's evidence for each line (0..1; 0 when the search found no line).
+    pub left_confidence: f64,
+    pub right_confidence: f64,
+    /// Confidence of the drawn lane (0..1).
+    pub confidence: f64,
+    /// The smoothed fits drawn (null when no lane is drawn).
+    pub left_fit: Option<Poly2>,
+    pub right_fit: Option<Poly2>,
+    pub radius_m: Option<f64>,
+    pub offset_m: Option<f64>,
+    pub lane_width_m: Option<f64>,
+    pub left_pixels: usize,
+    pub right_pixels: usize,
+}
+
+impl FrameRecord {
+    /// A record for unit tests: frame `frame` at 25 fps, search "prior"; with `offset`, both
+    /// lines of a 3.6 m lane (fits at x 450 and 830), radius `radius_m`, confidence 0.9;
+    /// without, status `none`.
+    #[cfg(test)]
+    pub(crate) fn sample(frame: usize, offset: Option<f64>, radius_m: f64) -> Self {
+        FrameRecord {
+            frame,
+            time_s: frame as f64 / 25.0,
+            search: "prior".into(),
+            detected: offset.is_some(),
+            status: if offset.is_some() { "both" } else { "none" }.into(),
+            left_confidence: 0.9,
+            right_confidence: 0.9,
+            confidence: if offset.is_some() { 0.9 } else { 0.0 },
+            left_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 450.0])),
+            right_fit: offset.map(|_| Poly2::from([-1e-4, 0.0, 830.0])),
+            radius_m: offset.map(|_| radius_m),
+            offset_m: offset,
+            lane_width_m: offset.map(|_| 3.6),
+            left_pixels: 100,
+            right_pixels: 100,
+        }
+    }
+
+    /// CSV header matching `to_csv`.
+    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels";
+
+    /// One CSV row (empty cells for nulls).
+    pub fn to_csv(&self) -> String {
+        let f = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
+        let p = |p: Option<Poly2>| match p {
+            Some(p) => format!("{},{},{}", p.a, p.b, p.c),
+            None => ",,".to_string(),
+        };
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            self.frame,
+            self.time_s,
+            self.search,
+            self.detected,
+            self.status,
+            self.left_confidence,
+            self.right_confidence,
+            self.confidence,
+            p(self.left_fit),
+            p(self.right_fit),
+            f(self.radius_m),
+            f(self.offset_m),
+            f(self.lane_width_m),
+            self.left_pixels,
+            self.right_pixels
+        )
+    }
+}
+
+/// Telemetry output format, by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TelemetryFormat {
+    JsonLines,
+    Csv,
+}
+
+/// Streams telemetry records to a file as they come (memory stays flat).
+pub struct TelemetryWriter {
+    out: std::io::BufWriter<std::fs::File>,
+    format: TelemetryFormat,
+    path: PathBuf,
+}
+
+impl TelemetryWriter {
+    pub fn create(path: &Path) -> Result<Self> {
+        let format = match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+        {
+            Some(e) if e == "csv" => TelemetryFormat::Csv,
+            _ => TelemetryFormat::JsonLines,
+        };
+        let f = std::fs::File::create(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut w = Self {
+            out: std::io::BufWriter::new(f),
+            format,
+            path: path.to_path_buf(),
+        };
+        if format == TelemetryFormat::Csv {
+            w.line(FrameRecord::CSV_HEADER)?;
+        }
+        Ok(w)
+    }
+    fn line(&mut self, s: &str) -> Result<()> {
+        writeln!(self.out, "{s}").map_err(|e| Error::Io {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })
+    }
+    pub fn write(&mut self, r: &FrameRecord) -> Result<()> {
+        let s = match self.format {
+            TelemetryFormat::Csv => r.to_csv(),
+            TelemetryFormat::JsonLines => {
+                serde_json::to_string(r).map_err(|e| Error::Invalid(e.to_string()))?
+            }
+        };
+        self.line(&s)
+    }
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    /// Give up on the file: close and delete it (a run that failed leaves no partial file).
+    pub fn abandon(self) {
+        let path = self.path.clone();
+        drop(self);
+        let _ = std::fs::remove_file(path);
+    }
+    pub fn finish(mut self) -> Result<()> {
+        self.out.flush().map_err(|e| Error::Io {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })
+    }
+}
+
+/// What `read_jsonl` found besides the records: counted, never fatal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadWarnings {
+    /// Lines that did not parse as a record (a truncated last line, garbage); 1-based numbers.
+    pub bad_lines: Vec<usize>,
+    /// Records whose frame number was not larger than the previous one (dropped).
+    pub out_of_order: usize,
+}
+
+impl ReadWarnings {
+    pub fn is_empty(&self) -> bool {
+        self.bad_lines.is_empty() && self.out_of_order == 0
+    }
+}
+
+/// Read a JSON Lines telemetry file written by `lanes video`. Lines that do not parse and
+/// records out of frame order are skipped and counted; a file with no record is an error.
+pub fn read_jsonl(path: &Path) -> Result<(Vec<FrameRecord>, ReadWarnings)> {
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        // Binary data: a video or a picture given where the telemetry goes.
+        std::io::ErrorKind::InvalidData => Error::Io {
+            path: path.to_path_buf(),
+            message: "not a telemetry file (binary data; telemetry is the JSON Lines file `lanes video --telemetry F.jsonl` writes)".into(),
+        },
+        _ => Error::io(path, e),
+    })?;
+    parse_jsonl(path, &text)
+}
+
+/// `read_jsonl` on text already in memory (`path` only names it in errors).
+pub fn parse_jsonl(path: &Path, text: &str) -> Result<(Vec<FrameRecord>, ReadWarnings)> {
+    let mut records: Vec<FrameRecord> = Vec::new();
+    let mut warnings = ReadWarnings::default();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<FrameRecord>(line) {
+            Ok(r) if !r.time_s.is_finite() => warnings.bad_lines.push(i + 1),
+            Ok(r) => {
+                if records.last().is_some_and(|p| r.frame <= p.frame) {
+                    warnings.out_of_order += 1;
+                } else {
+                    records.push(r);
+                }
+            }
+            Err(_) => warnings.bad_lines.push(i + 1),
+        }
+    }
+    if records.is_empty() {
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            message: format!(
+                "no telemetry record ({} lines did not parse as `lanes video` JSON Lines)",
+                warnings.bad_lines.len()
+            ),
+        });
+    }
+    Ok((records, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(frame: usize) -> FrameRecord {
+        FrameRecord {
+            frame,
+            time_s: frame as f64 / 25.0,
+            search: "sliding_window".into(),
+            detected: true,
+            status: "both".into(),
+            left_confidence: 0.9,
+            right_confidence: 0.8,
+            confidence: 0.8,
+            left_fit: Some(Poly2::from([0.0, 0.0, 300.0])),
+            right_fit: Some(Poly2::from([0.0, 0.0, 1000.0])),
+            radius_m: Some(1000.0),
+            offset_m: Some(0.1),
+            lane_width_m: Some(3.7),
+            left_pixels: 100,
+            right_pixels: 100,
+        }
+    }
+
+    #[test]
+    fn jsonl_round_trip_counts_bad_and_out_of_order_lines() {
+        let mut text = String::new();
+        for f in [0, 1, 2, 2, 3] {
+            text += &serde_json::to_string(&rec(f)).unwrap();
+            text.push('\n');
+        }
+        text += "{\"frame\": 4, \"time_s\"";
+        let (records, w) = parse_jsonl(Path::new("t.jsonl"), &text).unwrap();
+        assert_eq!(records.len(), 4);
+        assert_eq!(records[3], rec(3));
+        assert_eq!(w.out_of_order, 1);
+        assert_eq!(w.bad_lines, vec![6]);
+        let err = parse_jsonl(Path::new("e.jsonl"), "").unwrap_err();
+        assert!(err.to_string().starts_with("e.jsonl: no telemetry record"));
+    }
+}

@@ -1,0 +1,686 @@
+//! Lane events found in a drive's telemetry: lane lost, lane change, lane departure warning and
+//! tight bend. Pure functions over `&[FrameRecord]` and the frame rate; thresholds in
+//! `config::EventsConfig`.
+//!
+//! # Definitions
+//! Every event covers the frames `start_frame..=end_frame`; `start_s` is the first frame's
+//! time and `end_s` the last frame's time plus one frame period, so `duration_s` is the number
+//! of frames over the frame rate. Only frames present in the records count (a dropped line of
+//! a telemetry file is a gap). The offset is positive when the vehicle is right of the lane
+//! centre (`measure.rs`).
+//! - **lane_lost**: a run of `none` frames at least `lost_min_s` long. `predicted` frames do
+//!   not count as lost: the tracker still draws a lane it believes in (the gap it bridges is at
+//!   most `tracking.max_gap_s`). A `none` run inside a lane change's gap belongs to the change.
+//! - **lane_change**: two consecutive frames with a lane (an offset and a lane width), at most
+//!   `lane_change_max_gap_s` apart, whose offsets have opposite signs and differ by
+//!   `lane_change_min_jump..=lane_change_max_jump` lane widths: the tracker now follows the
+//!   neighbouring lane. The offset falls (right of the old centre to left of the new one) on a
+//!   change to the right. The change starts where the car's centre is over the line: the first
+//!   of the frames before the jump whose offset (measured, or predicted by the tracker while
+//!   the lines are hard to see) is past `lane_width / 2` towards the change; it ends with the
+//!   last frame before the new lane (or is the first frame in the new lane alone).
+//! - **lane_departure**: the car's outer edge (`car_width_m / 2` from the camera) is more than
+//!   `departure_margin_m` past a line (the line's centre is `lane_width / 2` from the lane
+//!   centre) on consecutive frames with a lane for at least `departure_min_s`, and the run is
+//!   not part of a lane change: it does not end within `lane_change_grace_s` before a change to
+//!   the same side, nor start within that time after a change from that side. Reported at the
+//!   warning (the run's first frame): `lateral_speed_mps` towards the line (least-squares slope
+//!   of the offset over the `lateral_speed_window_s` before it) and `tlc_s`, the time until the
+//!   car's centre reaches the line at that speed (the edge has already crossed it by the
+//!   margin; `None` when the car is not moving towards the line).
+//! - **tight_bend**: a run of frames whose tracked radius is below `tight_radius_m` for at
+//!   least `tight_min_s`; its direction from the sign of the drawn fits' curvature.
+
+use crate::base::config::EventsConfig;
+use crate::base::error::{Error, Result};
+use crate::base::telemetry::FrameRecord;
+use crate::lane::measure::RADIUS_CAP_M;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Left or right: the direction of a lane change or a bend, the side of a departure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Left,
+    Right,
+}
+
+impl Side {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Side::Left => "left",
+            Side::Right => "right",
+        }
+    }
+}
+
+/// What happened, with the numbers that triggered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Detail {
+    LaneLost {
+        frames: usize,
+    },
+    LaneChange {
+        direction: Side,
+        /// Offsets of the last frame in the old lane and the first in the new one.
+        offset_before_m: f64,
+        offset_after_m: f64,
+        lane_width_m: f64,
+    },
+    LaneDeparture {
+        side: Side,
+        /// Largest distance of the car's edge past the line during the run.
+        max_excess_m: f64,
+        offset_m: f64,
+        lane_width_m: f64,
+        lateral_speed_mps: Option<f64>,
+        tlc_s: Option<f64>,
+    },
+    TightBend {
+        direction: Side,
+        min_radius_m: f64,
+    },
+}
+
+/// One event: what, when (frames and seconds), and the triggering numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    #[serde(flatten)]
+    pub detail: Detail,
+    pub start_frame: usize,
+    pub end_frame: usize,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub duration_s: f64,
+}
+
+/// The event kinds, in report order.
+pub const KINDS: [&str; 4] = ["lane_lost", "lane_change", "lane_departure", "tight_bend"];
+
+impl Event {
+    /// `lane_lost`, `lane_change`, `lane_departure` or `tight_bend`.
+    pub fn kind(&self) -> &'static str {
+        match self.detail {
+            Detail::LaneLost { .. } => KINDS[0],
+            Detail::LaneChange { .. } => KINDS[1],
+            Detail::LaneDeparture { .. } => KINDS[2],
+            Detail::TightBend { .. } => KINDS[3],
+        }
+    }
+
+    /// The middle of the event, s.
+    pub fn mid_s(&self) -> f64 {
+        (self.start_s + self.end_s) / 2.0
+    }
+
+    /// Left/right of a change, departure or bend.
+    pub fn side(&self) -> Option<Side> {
+        match self.detail {
+            Detail::LaneLost { .. } => None,
+            Detail::LaneChange { direction, .. } | Detail::TightBend { direction, .. } => {
+                Some(direction)
+            }
+            Detail::LaneDeparture { side, .. } => Some(side),
+        }
+    }
+
+    /// One line for people: `12.40-13.04 s  lane_departure right: ...`.
+    pub fn describe(&self) -> String {
+        let what = match &self.detail {
+            Detail::LaneLost { frames } => format!("{frames} frames without a lane"),
+            Detail::LaneChange {
+                direction,
+                offset_before_m,
+                offset_after_m,
+                lane_width_m,
+            } => format!(
+                "{}: offset {offset_before_m:+.2} -> {offset_after_m:+.2} m (lane {lane_width_m:.2} m)",
+                direction.as_str()
+            ),
+            Detail::LaneDeparture {
+                side,
+                max_excess_m,
+                lateral_speed_mps,
+                tlc_s,
+                ..
+            } => format!(
+                "{}: car edge up to {:.2} m over the line, lateral speed {}, TLC {}",
+                side.as_str(),
+                max_excess_m,
+                lateral_speed_mps
+                    .map(|v| format!("{v:.2} m/s"))
+                    .unwrap_or_else(|| "-".into()),
+                tlc_s
+                    .map(|v| format!("{v:.2} s"))
+                    .unwrap_or_else(|| "-".into())
+            ),
+            Detail::TightBend {
+                direction,
+                min_radius_m,
+            } => format!("{}: radius down to {min_radius_m:.0} m", direction.as_str()),
+        };
+        format!(
+            "{:8.2}-{:8.2} s  frames {}-{}  {:<14} {what}",
+            self.start_s,
+            self.end_s,
+            self.start_frame,
+            self.end_frame,
+            self.kind()
+        )
+    }
+}
+
+/// Frame rate of a record list from its times (median period over consecutive records);
+/// `fallback` when the times say nothing (fewer than two records, or equal times).
+pub fn fps_of(records: &[FrameRecord], fallback: f64) -> f64 {
+    let mut periods: Vec<f64> = records
+        .windows(2)
+        .filter_map(|w| {
+            let df = w[1].frame.checked_sub(w[0].frame)? as f64;
+            let dt = w[1].time_s - w[0].time_s;
+            (df > 0.0 && dt > 0.0 && dt.is_finite()).then_some(dt / df)
+        })
+        .collect();
+    if periods.is_empty() {
+        return fallback;
+    }
+    periods.sort_by(|a, b| a.total_cmp(b));
+    let p = periods[periods.len() / 2];
+    if p > 0.0 && (1.0 / p).is_finite() {
+        1.0 / p
+    } else {
+        fallback
+    }
+}
+
+/// Signed curvature of the drawn lane, 1/m: `1 / radius_m`, positive when the road bends left
+/// (the drawn fits' mean `a` is negative: x shrinks towards the top of the bird's-eye view).
+/// `None` without a radius; 0 on a straight road.
+pub fn signed_curvature_per_m(r: &FrameRecord) -> Option<f64> {
+    let radius = r.radius_m.filter(|v| v.is_finite() && *v > 0.0)?;
+    if radius >= RADIUS_CAP_M {
+        return Some(0.0);
+    }
+    let a: f64 = [r.left_fit, r.right_fit]
+        .iter()
+        .flatten()
+        .map(|p| p.a)
+        .sum();
+    let sign = if a > 0.0 { -1.0 } else { 1.0 };
+    Some(sign / radius)
+}
+
+/// The lane (offset, width) of a record, when one is drawn.
+fn lane(r: &FrameRecord) -> Option<(f64, f64)> {
+    if r.status == "none" {
+        return None;
+    }
+    let o = r.offset_m.filter(|v| v.is_finite())?;
+    let w = r.lane_width_m.filter(|v| v.is_finite() && *v > 0.0)?;
+    Some((o, w))
+}
+
+fn span(records: &[FrameRecord], i: usize, j: usize, fps: f64, detail: Detail) -> Event {
+    let (a, b) = (&records[i], &records[j]);
+    let n = (b.frame + 1).saturating_sub(a.frame);
+    Event {
+        detail,
+        start_frame: a.frame,
+        end_frame: b.frame,
+        start_s: a.time_s,
+        end_s: b.time_s + 1.0 / fps,
+        duration_s: n as f64 / fps,
+    }
+}
+
+/// Runs of consecutive records (by index) where `pred` holds; `[start, end]` inclusive.
+fn runs(records: &[FrameRecord], pred: impl Fn(&FrameRecord) -> bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, r) in records.iter().enumerate() {
+        match (pred(r), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i - 1));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, records.len() - 1));
+    }
+    out
+}
+
+fn long_enough(records: &[FrameRecord], (i, j): (usize, usize), fps: f64, min_s: f64) -> bool {
+    let n = (records[j].frame + 1).saturating_sub(records[i].frame);
+    n as f64 / fps >= min_s - 1e-9
+}
+
+/// A lane change between record indices `before` and `after`.
+struct Change {
+    before: usize,
+    after: usize,
+    direction: Side,
+}
+
+fn lane_changes(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Change> {
+    let with_lane: Vec<(usize, f64, f64)> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| lane(r).map(|(o, w)| (i, o, w)))
+        .collect();
+    let mut out = Vec::new();
+    for p in with_lane.windows(2) {
+        let ((i, oi, wi), (j, oj, wj)) = (p[0], p[1]);
+        let gap_s = (records[j].frame.saturating_sub(records[i].frame)) as f64 / fps;
+        if gap_s > cfg.lane_change_max_gap_s + 1.0 / fps + 1e-9 {
+            continue;
+        }
+        let w = (wi + wj) / 2.0;
+        let jump = oj - oi;
+        if oi * oj < 0.0
+            && jump.abs() >= cfg.lane_change_min_jump * w
+            && jump.abs() <= cfg.lane_change_max_jump * w
+        {
+            out.push(Change {
+                before: i,
+                after: j,
+                direction: if jump < 0.0 { Side::Right } else { Side::Left },
+            });
+        }
+    }
+    out
+}
+
+/// Least-squares slope of the offset over records `lo..=hi` that have one (m/s).
+fn offset_slope(records: &[FrameRecord], lo: usize, hi: usize) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = records[lo..=hi]
+        .iter()
+        .filter_map(|r| lane(r).map(|(o, _)| (r.time_s, o)))
+        .collect();
+    if pts.len() < 2 {
+        return None;
+    }
+    let n = pts.len() as f64;
+    let mt = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let mo = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mt) * (p.0 - mt)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mt) * (p.1 - mo)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+/// Every event in a drive's records (in frame order), sorted by start time then kind.
+pub fn detect(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Event> {
+    let mut out = Vec::new();
+    if records.is_empty() || !(fps.is_finite() && fps > 0.0) {
+        return out;
+    }
+    let changes = lane_changes(records, fps, cfg);
+    for c in &changes {
+        let (before, after) = (&records[c.before], &records[c.after]);
+        let (ob, wb) = lane(before).unwrap_or((0.0, 0.0));
+        let (oa, wa) = lane(after).unwrap_or((0.0, 0.0));
+        // The centre over the line: frames before the jump whose offset (measured or
+        // predicted by the tracker) is past the line towards the change.
+        let towards = if c.direction == Side::Right {
+            1.0
+        } else {
+            -1.0
+        };
+        let over = |r: &FrameRecord| lane(r).is_some_and(|(o, w)| towards * o > w / 2.0);
+        let mut k = c.before + 1;
+        while k > 0 && over(&records[k - 1]) {
+            k -= 1;
+        }
+        let (i, j) = if k <= c.before || c.after > c.before + 1 {
+            (k, c.after - 1)
+        } else {
+            (c.after, c.after)
+        };
+        out.push(span(
+            records,
+            i,
+            j,
+            fps,
+            Detail::LaneChange {
+                direction: c.direction,
+                offset_before_m: ob,
+                offset_after_m: oa,
+                lane_width_m: (wb + wa) / 2.0,
+            },
+        ));
+    }
+    // Lane lost.
+    for (i, j) in runs(records, |r| r.status == "none") {
+        let inside_change = changes.iter().any(|c| c.before < i && j < c.after);
+        if !inside_change && long_enough(records, (i, j), fps, cfg.lost_min_s) {
+            out.push(span(
+                records,
+                i,
+                j,
+                fps,
+                Detail::LaneLost { frames: j - i + 1 },
+            ));
+        }
+    }
+    // Lane departure, per side.
+    let grace_frames = cfg.lane_change_grace_s * fps + 1e-6;
+    for side in [Side::Left, Side::Right] {
+        let excess = |r: &FrameRecord| {
+            lane(r).map(|(o, w)| {
+                let towards = if side == Side::Right { o } else { -o };
+                towards + cfg.car_width_m / 2.0 - w / 2.0
+            })
+        };
+        let over = |r: &FrameRecord| excess(r).is_some_and(|e| e > cfg.departure_margin_m);
+        for (i, j) in runs(records, over) {
+            if !long_enough(records, (i, j), fps, cfg.departure_min_s) {
+                continue;
+            }
+            let part_of_change = changes.iter().any(|c| {
+                let into = c.direction == side
+                    && c.before >= j
+                    && (records[c.before].frame - records[j].frame) as f64 <= grace_frames;
+                let out_of = c.direction != side
+                    && i >= c.after
+                    && (records[i].frame - records[c.after].frame) as f64 <= grace_frames;
+                into || out_of
+            });
+            if part_of_change {
+                continue;
+            }
+            let max_excess = records[i..=j]
+                .iter()
+                .filter_map(excess)
+                .fold(f64::MIN, f64::max);
+            let (o, w) = lane(&records[i]).unwrap_or((0.0, 0.0));
+            let t0 = records[i].time_s - cfg.lateral_speed_window_s - 1e-9;
+            let lo = records[..=i]
+                .iter()
+                .rposition(|r| r.time_s < t0)
+                .map_or(0, |k| k + 1);
+            let towards = if side == Side::Right { 1.0 } else { -1.0 };
+            let speed = offset_slope(records, lo, i).map(|v| v * towards);
+            let tlc = speed
+                .filter(|v| *v > 1e-6)
+                .map(|v| (w / 2.0 - towards * o).max(0.0) / v);
+            out.push(span(
+                records,
+                i,
+                j,
+                fps,
+                Detail::LaneDeparture {
+                    side,
+                    max_excess_m: max_excess,
+                    offset_m: o,
+                    lane_width_m: w,
+                    lateral_speed_mps: speed,
+                    tlc_s: tlc,
+                },
+            ));
+        }
+    }
+    // Tight bends.
+    let tight = |r: &FrameRecord| {
+        r.status != "none"
+            && r.radius_m
+                .is_some_and(|v| v.is_finite() && v < cfg.tight_radius_m)
+    };
+    for (i, j) in runs(records, tight) {
+        if !long_enough(records, (i, j), fps, cfg.tight_min_s) {
+            continue;
+        }
+        let min_radius = records[i..=j]
+            .iter()
+            .filter_map(|r| r.radius_m)
+            .fold(f64::MAX, f64::min);
+        let k: f64 = records[i..=j]
+            .iter()
+            .filter_map(signed_curvature_per_m)
+            .sum();
+        out.push(span(
+            records,
+            i,
+            j,
+            fps,
+            Detail::TightBend {
+                direction: if k >= 0.0 { Side::Left } else { Side::Right },
+                min_radius_m: min_radius,
+            },
+        ));
+    }
+    out.sort_by(|a, b| a.start_s.total_cmp(&b.start_s).then(a.kind().cmp(b.kind())));
+    out
+}
+
+/// Events by kind, in `KINDS` order.
+pub fn count_by_kind(events: &[Event]) -> Vec<(&'static str, usize)> {
+    KINDS
+        .iter()
+        .map(|k| (*k, events.iter().filter(|e| e.kind() == *k).count()))
+        .collect()
+}
+
+/// Events as pretty JSON (an array), written atomically.
+pub fn write_json(path: &Path, events: &[Event]) -> Result<()> {
+    let text = serde_json::to_string_pretty(events).map_err(|e| Error::Invalid(e.to_string()))?;
+    crate::base::atomic::write_atomic(path, (text + "\n").as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lane::fit::Poly2;
+
+    const FPS: f64 = 25.0;
+
+    /// A record with a lane at `offset` (3.6 m wide), radius 1000 m, bending left.
+    fn rec(frame: usize, offset: Option<f64>) -> FrameRecord {
+        FrameRecord::sample(frame, offset, 1000.0)
+    }
+
+    fn drive(offsets: impl Fn(usize) -> Option<f64>, n: usize) -> Vec<FrameRecord> {
+        (0..n).map(|f| rec(f, offsets(f))).collect()
+    }
+
+    fn kinds(ev: &[Event]) -> Vec<&'static str> {
+        ev.iter().map(|e| e.kind()).collect()
+    }
+
+    #[test]
+    fn a_steady_drive_has_no_event() {
+        let rs = drive(|f| Some(0.2 * (f as f64 / 30.0).sin()), 500);
+        assert!(detect(&rs, FPS, &EventsConfig::default()).is_empty());
+        assert!((fps_of(&rs, 1.0) - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn lane_lost_needs_half_a_second_of_none_and_predicted_is_not_lost() {
+        // 12 frames (0.48 s) of none: no event; 13 frames (0.52 s): one, exact frames.
+        let mut rs = drive(
+            |f| {
+                if (100..112).contains(&f) || (200..213).contains(&f) {
+                    None
+                } else {
+                    Some(0.0)
+                }
+            },
+            300,
+        );
+        // 30 frames predicted: a lane is drawn, not lost.
+        for r in &mut rs[250..280] {
+            r.status = "predicted".into();
+        }
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["lane_lost"]);
+        let e = &ev[0];
+        assert_eq!((e.start_frame, e.end_frame), (200, 212));
+        assert!((e.start_s - 8.0).abs() < 1e-9);
+        assert!((e.duration_s - 0.52).abs() < 1e-9);
+        assert!((e.end_s - 8.52).abs() < 1e-9);
+        assert_eq!(e.detail, Detail::LaneLost { frames: 13 });
+    }
+
+    /// Offset of a car that moves right by one lane (3.6 m) between frames 100 and 175 at
+    /// constant speed, seen in the lane it is in.
+    fn change_right(f: usize) -> f64 {
+        let d = 3.6 * ((f as f64 - 100.0) / 75.0).clamp(0.0, 1.0);
+        let o = d;
+        if o > 1.8 {
+            o - 3.6
+        } else {
+            o
+        }
+    }
+
+    #[test]
+    fn a_lane_change_is_one_event_without_departure_warnings() {
+        let rs = drive(|f| Some(change_right(f)), 300);
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["lane_change"], "{ev:#?}");
+        let e = &ev[0];
+        // The centre crosses the line at d = 1.8 m: frame 137.5.
+        assert_eq!(e.start_frame, 138);
+        assert!(matches!(
+            e.detail,
+            Detail::LaneChange {
+                direction: Side::Right,
+                ..
+            }
+        ));
+        // The tracker predicts past the line (the centre crosses at frame 137.5) before it
+        // finds the new lane at frame 150: the change starts at the crossing.
+        let rs = drive(
+            |f| {
+                Some(if f < 150 {
+                    3.6 * ((f as f64 - 100.0) / 75.0).clamp(0.0, 1.0)
+                } else {
+                    change_right(f)
+                })
+            },
+            300,
+        );
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["lane_change"], "{ev:#?}");
+        assert_eq!((ev[0].start_frame, ev[0].end_frame), (138, 149));
+        // Back to the left: mirrored.
+        let rs = drive(|f| Some(-change_right(f)), 300);
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].side(), Some(Side::Left));
+    }
+
+    #[test]
+    fn a_lane_change_across_a_gap_swallows_the_gap() {
+        // Lines lost for 0.8 s around the crossing: one change, no lane_lost.
+        let rs = drive(|f| (!(128..148).contains(&f)).then(|| change_right(f)), 300);
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["lane_change"], "{ev:#?}");
+        assert_eq!((ev[0].start_frame, ev[0].end_frame), (128, 147));
+        // A gap longer than lane_change_max_gap_s (1.5 s) is a loss, not a change.
+        let rs = drive(|f| (!(110..160).contains(&f)).then(|| change_right(f)), 300);
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert!(kinds(&ev).contains(&"lane_lost"), "{ev:#?}");
+        assert!(!kinds(&ev).contains(&"lane_change"), "{ev:#?}");
+    }
+
+    #[test]
+    fn a_drift_over_the_line_is_a_departure_with_speed_and_tlc() {
+        // Ramp right at 0.5 m/s from frame 50 to 1.25 m, hold, then back.
+        let o = |f: usize| {
+            let t = f as f64 / FPS;
+            let up = (0.5 * (t - 2.0)).clamp(0.0, 1.25);
+            let down = (0.5 * (t - 8.0)).clamp(0.0, 1.25);
+            Some(up - down)
+        };
+        let rs = drive(o, 400);
+        let cfg = EventsConfig::default();
+        let ev = detect(&rs, FPS, &cfg);
+        assert_eq!(kinds(&ev), vec!["lane_departure"], "{ev:#?}");
+        let e = &ev[0];
+        // Edge past the line by 0.1 m: offset > 1.8 - 0.9 + 0.1 = 1.0 m, at t = 4.0 s (frame
+        // 100 has exactly 1.0; the first frame over it is 101); back under at t = 8.5 s.
+        assert_eq!(e.start_frame, 101);
+        assert_eq!(e.end_frame, 212);
+        let Detail::LaneDeparture {
+            side,
+            max_excess_m,
+            lateral_speed_mps,
+            tlc_s,
+            ..
+        } = e.detail
+        else {
+            panic!()
+        };
+        assert_eq!(side, Side::Right);
+        assert!((max_excess_m - 0.35).abs() < 1e-9);
+        assert!((lateral_speed_mps.unwrap() - 0.5).abs() < 1e-9);
+        // Centre at 1.02 m, line at 1.8 m: 0.78 m at 0.5 m/s.
+        assert!((tlc_s.unwrap() - 1.56).abs() < 1e-9);
+        // Too short: 7 frames over the margin (0.28 s) is not a warning.
+        let short = drive(|f| Some(if (10..17).contains(&f) { -1.2 } else { 0.0 }), 60);
+        assert!(detect(&short, FPS, &cfg).is_empty());
+        let long = drive(|f| Some(if (10..18).contains(&f) { -1.2 } else { 0.0 }), 60);
+        let ev = detect(&long, FPS, &cfg);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].side(), Some(Side::Left));
+        assert_eq!(ev[0].detail.clone(), ev[0].detail);
+    }
+
+    #[test]
+    fn tight_bends_have_a_direction_and_a_minimum() {
+        let mut rs = drive(|_| Some(0.0), 200);
+        for (k, r) in rs[50..80].iter_mut().enumerate() {
+            r.radius_m = Some(240.0 - k as f64);
+            r.left_fit = Some(Poly2::from([3e-4, 0.0, 450.0]));
+            r.right_fit = Some(Poly2::from([3e-4, 0.0, 830.0]));
+        }
+        for r in &mut rs[120..130] {
+            r.radius_m = Some(200.0);
+        }
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["tight_bend"]);
+        assert_eq!((ev[0].start_frame, ev[0].end_frame), (50, 79));
+        assert_eq!(
+            ev[0].detail,
+            Detail::TightBend {
+                direction: Side::Right,
+                min_radius_m: 211.0
+            }
+        );
+        assert!(signed_curvature_per_m(&rs[60]).unwrap() < 0.0);
+        assert!((signed_curvature_per_m(&rs[0]).unwrap() - 1e-3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn events_serialize_with_a_snake_case_kind_and_round_trip() {
+        let rs = drive(|f| Some(change_right(f)), 300);
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        let text = serde_json::to_string(&ev).unwrap();
+        assert!(text.contains("\"kind\":\"lane_change\""), "{text}");
+        assert!(text.contains("\"direction\":\"right\""), "{text}");
+        let back: Vec<Event> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, ev);
+        assert_eq!(count_by_kind(&ev)[1], ("lane_change", 1));
+    }
+
+    #[test]
+    fn missing_records_count_as_gaps_and_odd_input_does_not_panic() {
+        assert!(detect(&[], FPS, &EventsConfig::default()).is_empty());
+        let rs = drive(|_| None, 3);
+        assert!(detect(&rs, 0.0, &EventsConfig::default()).is_empty());
+        assert_eq!(fps_of(&rs[..1], 30.0), 30.0);
+        // Frames 0..10 and 30..40 with lanes, none in between recorded: no lost span is
+        // invented from absent records, and the duration of a none run uses frame numbers.
+        let mut rs: Vec<FrameRecord> = (0..10).chain(30..40).map(|f| rec(f, Some(0.0))).collect();
+        rs.insert(10, rec(12, None));
+        rs.insert(11, rec(25, None));
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["lane_lost"]);
+        assert!((ev[0].duration_s - 14.0 / FPS).abs() < 1e-9);
+    }
+}

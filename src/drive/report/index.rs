@@ -1,0 +1,278 @@
+//! The index page over a `lanes batch` output folder: every `telemetry.jsonl` under it gets its
+//! drive report (`report.html` beside it), and the index lists the drives in a table sortable
+//! by each column (a few lines of inline JavaScript), each row linking to its report. When the
+//! folder's `summary.json` names an input video that exists, the report has thumbnails.
+
+use super::{esc, read_warning, write_drive_report, ReportOptions, STYLE};
+use crate::base::atomic::write_atomic;
+use crate::base::config::EventsConfig;
+use crate::base::error::{Error, Result};
+use crate::base::telemetry;
+use crate::drive::events;
+use crate::drive::summary::DriveStats;
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+/// The file name `lanes batch` writes per video, looked for under the folder.
+pub const TELEMETRY_NAME: &str = "telemetry.jsonl";
+/// The per-video summary `lanes batch` writes; its `input.path` names the video.
+pub const SUMMARY_NAME: &str = "summary.json";
+/// The drive report written beside each telemetry file.
+pub const REPORT_NAME: &str = "report.html";
+
+/// One drive of the batch: its folder (relative to the batch folder) and what came of it.
+#[derive(Debug)]
+pub struct DriveOutcome {
+    pub rel: String,
+    pub report: Option<PathBuf>,
+    pub stats: Option<DriveStats>,
+    pub counts: Vec<usize>,
+    /// The error that stopped this drive's report (counted, the others go on).
+    pub error: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// What `write_batch` did.
+#[derive(Debug)]
+pub struct BatchOutcome {
+    pub drives: Vec<DriveOutcome>,
+    /// Totals over the drives that have a report (`DriveStats::merge`).
+    pub total: DriveStats,
+}
+
+impl BatchOutcome {
+    pub fn failed(&self) -> usize {
+        self.drives.iter().filter(|d| d.error.is_some()).count()
+    }
+}
+
+/// Every `telemetry.jsonl` under `dir` (recursively), sorted by path.
+pub fn find_telemetry(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let rd = std::fs::read_dir(&d).map_err(|e| Error::Io {
+            path: d.clone(),
+            message: e.to_string(),
+        })?;
+        for entry in rd.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == TELEMETRY_NAME) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The input video named in a drive folder's `summary.json` (`input.path`, as `lanes batch`
+/// writes it), when that file exists.
+pub fn source_video(folder: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(folder.join(SUMMARY_NAME)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let p = PathBuf::from(v.get("input")?.get("path")?.as_str()?);
+    p.is_file().then_some(p)
+}
+
+/// `to` relative to the directory `from`, with `/` separators, for an `href`.
+pub fn relative_href(from: &Path, to: &Path) -> String {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (from, to) = (abs(from), abs(to));
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); f.len() - common];
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().to_string()),
+    );
+    parts
+        .join("/")
+        .replace('%', "%25")
+        .replace(' ', "%20")
+        .replace('#', "%23")
+        .replace('?', "%3F")
+}
+
+/// Write a report beside every telemetry file under `dir` and the index page to `out`. A
+/// drive whose telemetry cannot be read is counted (its row says why); an empty folder is an
+/// error.
+pub fn write_batch(
+    dir: &Path,
+    out: &Path,
+    cfg: &EventsConfig,
+    thumbnails: usize,
+) -> Result<BatchOutcome> {
+    let files = find_telemetry(dir)?;
+    if files.is_empty() {
+        return Err(Error::Io {
+            path: dir.to_path_buf(),
+            message: format!("no {TELEMETRY_NAME} under this folder (expected a `lanes batch` output folder or a telemetry file)"),
+        });
+    }
+    let mut drives = Vec::new();
+    let mut total = DriveStats::default();
+    for f in files {
+        let folder = f.parent().unwrap_or(dir).to_path_buf();
+        let rel = folder
+            .strip_prefix(dir)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let rel = if rel.is_empty() { ".".to_string() } else { rel };
+        let mut d = DriveOutcome {
+            rel: rel.clone(),
+            report: None,
+            stats: None,
+            counts: Vec::new(),
+            error: None,
+            warnings: Vec::new(),
+        };
+        let result = telemetry::read_jsonl(&f).and_then(|(records, w)| {
+            let mut warnings: Vec<String> =
+                read_warning(&f, &w, records.len()).into_iter().collect();
+            let mut opts = ReportOptions {
+                title: rel.clone(),
+                video: source_video(&folder).filter(|_| thumbnails > 0),
+                thumbnails,
+                warnings: warnings.clone(),
+                check_frame_count: false,
+                player: None,
+            };
+            let path = folder.join(REPORT_NAME);
+            // The drive's overlay (or diagnostic) video, when the batch wrote one, linked beside.
+            opts.player = ["overlay.mp4", "diagnostic.mp4"]
+                .iter()
+                .map(|n| folder.join(n))
+                .find(|p| p.is_file())
+                .and_then(|v| super::Player::new(&v, &path, false, 0.0).ok());
+            let r = match write_drive_report(&records, cfg, &opts, &path) {
+                Ok(r) => r,
+                Err(e) if opts.video.is_some() => {
+                    // The video named in summary.json is unreadable: a report without thumbnails.
+                    warnings.push(format!("no thumbnails: {e}"));
+                    opts.video = None;
+                    opts.warnings = warnings.clone();
+                    write_drive_report(&records, cfg, &opts, &path)?
+                }
+                Err(e) => return Err(e),
+            };
+            warnings.extend(r.warnings.iter().skip(opts.warnings.len()).cloned());
+            Ok((r, path, warnings))
+        });
+        match result {
+            Ok((r, path, warnings)) => {
+                total.merge(&r.stats);
+                d.counts = events::count_by_kind(&r.events)
+                    .iter()
+                    .map(|c| c.1)
+                    .collect();
+                d.stats = Some(r.stats);
+                d.report = Some(path);
+                d.warnings = warnings;
+            }
+            Err(e) => d.error = Some(e.to_string()),
+        }
+        drives.push(d);
+    }
+    let outcome = BatchOutcome { drives, total };
+    let html = index_html(dir, out, &outcome);
+    write_atomic(out, html.as_bytes())?;
+    Ok(outcome)
+}
+
+const SORT_JS: &str = "document.querySelectorAll('table.index th').forEach(function(th,i){th.style.cursor='pointer';th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];var rows=Array.prototype.slice.call(tb.rows);var asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';rows.sort(function(a,b){var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v;var nx=parseFloat(x),ny=parseFloat(y);var c=(isNaN(nx)||isNaN(ny))?x.localeCompare(y):nx-ny;return asc?c:-c;});rows.forEach(function(r){tb.appendChild(r);});});});";
+
+fn index_html(dir: &Path, out: &Path, o: &BatchOutcome) -> String {
+    let out_dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut h = String::new();
+    let title = esc(&dir.display().to_string());
+    let t = &o.total;
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lanes report: {title}</title><style>{STYLE}</style></head><body>\n<h1>lanes report: {title}</h1>\n<p>{} drives ({} failed), {} frames, {:.1} s; frames with a lane {:.1}%, search failed {:.1}%. Click a column to sort.</p>\n",
+        o.drives.len(),
+        o.failed(),
+        t.frames,
+        t.duration_s,
+        100.0 * t.lane_share(),
+        100.0 * t.search_failed_share()
+    );
+    h.push_str("<table class=\"index\"><thead><tr><th>drive</th><th>frames</th><th>duration (s)</th><th>lane %</th><th>search failed %</th><th>|offset| mean (m)</th><th>|offset| max (m)</th><th>confidence</th>");
+    for k in events::KINDS {
+        let _ = write!(h, "<th>{k}</th>");
+    }
+    h.push_str("<th>notes</th></tr></thead><tbody>\n");
+    for d in &o.drives {
+        let name = esc(&d.rel);
+        let link = match &d.report {
+            Some(p) => format!(
+                "<a href=\"{}\">{name}</a>",
+                esc(&relative_href(&out_dir, p))
+            ),
+            None => name.clone(),
+        };
+        let _ = write!(h, "<tr><td data-v=\"{name}\">{link}</td>");
+        let cell = |h: &mut String, v: Option<f64>, digits: usize| {
+            let _ = match v {
+                Some(v) => write!(h, "<td data-v=\"{v}\">{v:.digits$}</td>"),
+                None => write!(h, "<td data-v=\"-1e300\">-</td>"),
+            };
+        };
+        let s = d.stats.as_ref();
+        cell(&mut h, s.map(|s| s.frames as f64), 0);
+        cell(&mut h, s.map(|s| s.duration_s), 1);
+        cell(&mut h, s.map(|s| 100.0 * s.lane_share()), 1);
+        cell(&mut h, s.map(|s| 100.0 * s.search_failed_share()), 1);
+        cell(&mut h, s.and_then(|s| s.offset_abs_mean_m()), 2);
+        cell(&mut h, s.map(|s| s.offset_abs_max_m), 2);
+        cell(&mut h, s.map(|s| s.mean_confidence()), 2);
+        for k in 0..events::KINDS.len() {
+            cell(&mut h, d.counts.get(k).map(|n| *n as f64), 0);
+        }
+        let notes = match &d.error {
+            Some(e) => format!("<span class=\"warn\">{}</span>", esc(e)),
+            None => d
+                .warnings
+                .iter()
+                .map(|w| esc(w))
+                .collect::<Vec<_>>()
+                .join("<br>"),
+        };
+        let _ = writeln!(
+            h,
+            "<td data-v=\"{}\">{notes}</td></tr>",
+            d.warnings.len() + d.error.iter().count()
+        );
+    }
+    let _ = write!(
+        h,
+        "</tbody></table>\n<script>{SORT_JS}</script>\n</body></html>\n"
+    );
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hrefs_are_relative_and_escaped() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("out");
+        let b = d.path().join("batch").join("my drive#1");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        assert_eq!(
+            relative_href(&a, &b.join("report.html")),
+            "../batch/my%20drive%231/report.html"
+        );
+        assert_eq!(relative_href(d.path(), &a), "out");
+    }
+}

@@ -1,0 +1,176 @@
+//! What `lanes perspective` writes besides the estimate: the config file's text, the pictures
+//! of every frame and their unique names.
+
+use super::ground::GroundScale;
+use super::{Estimate, LaneLines, Options};
+use crate::base::config::{Config, PerspectiveConfig};
+use crate::base::error::Result;
+use crate::base::frame::BgrFrame;
+use crate::lane::warp::Perspective;
+use std::collections::HashSet;
+use std::path::Path;
+
+/// "2.10 deg down" / "1.56 deg up".
+pub fn pitch_text(deg: f64) -> String {
+    if deg >= 0.0 {
+        format!("{deg:.2} deg down")
+    } else {
+        format!("{:.2} deg up", -deg)
+    }
+}
+
+/// "geometry: camera height 1.25 m, pitch 1.39 deg up, yaw -1.28 deg, quad 26.7 m long from
+/// 5.5 m ahead -> ym_per_px 0.03705" (printed, and as a comment in the written config).
+pub fn geometry_text(assumed_k: bool, g: &GroundScale) -> String {
+    format!(
+        "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
+        if assumed_k { " (assumed 58-deg field of view)" } else { "" },
+        g.camera_height_m,
+        pitch_text(g.pitch_deg),
+        g.yaw_deg,
+        g.quad_length_m,
+        g.near_m,
+        g.ym_per_px
+    )
+}
+
+/// Round a quad to 0.01 px for a readable config file.
+fn round_quad(q: [[f64; 2]; 4]) -> [[f64; 2]; 4] {
+    q.map(|p| p.map(|v| (v * 100.0).round() / 100.0))
+}
+
+/// One input frame after detection.
+pub struct FrameResult {
+    pub name: String,
+    pub undistorted: BgrFrame,
+    pub lines: Option<LaneLines>,
+    /// Why the frame is not used (None when usable).
+    pub problem: Option<String>,
+    pub rejection: Option<super::Rejection>,
+}
+
+/// A picture-name stem unique among the frames: the file stem, with its folder name when two
+/// frames share a stem.
+pub fn unique_name(path: &Path, used: &mut HashSet<String>) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "frame".into());
+    let mut name = stem.clone();
+    if used.contains(&name) {
+        let parent = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        name = format!("{parent}_{stem}");
+        let mut i = 2;
+        while used.contains(&name) {
+            name = format!("{parent}_{stem}_{i}");
+            i += 1;
+        }
+    }
+    used.insert(name.clone());
+    name
+}
+
+/// Pictures of every frame, even unusable ones (they show what was found):
+/// `<out_stem>_<name>_quad.jpg`, and `<out_stem>_<name>_birdseye.jpg` for used frames once the
+/// quad is known.
+pub fn write_frame_pictures(
+    results: &[FrameResult],
+    quad: Option<&PerspectiveConfig>,
+    persp: Option<&Perspective>,
+    out_dir: &Path,
+    out_stem: &str,
+) -> Result<()> {
+    for r in results {
+        let caption = match &r.problem {
+            None => format!("{}: used", r.name),
+            Some(p) => format!("{}: NOT USED: {p}", r.name),
+        };
+        let pic = match (&r.lines, &r.rejection) {
+            (Some(l), _) => super::frame_picture(
+                &r.undistorted,
+                Some(&l.mask),
+                Some(&l.left.line),
+                Some(&l.right.line),
+                Some(l.vp),
+                quad,
+                &caption,
+            )?,
+            (None, Some(rej)) => super::frame_picture(
+                &r.undistorted,
+                None,
+                rej.left.as_ref(),
+                rej.right.as_ref(),
+                rej.vp,
+                None,
+                &caption,
+            )?,
+            (None, None) => {
+                super::frame_picture(&r.undistorted, None, None, None, None, None, &caption)?
+            }
+        };
+        pic.write(&out_dir.join(format!("{out_stem}_{}_quad.jpg", r.name)))?;
+        if let (Some(q), Some(p), None) = (quad, persp, &r.problem) {
+            super::birdseye_picture(&r.undistorted, p, q)?
+                .write(&out_dir.join(format!("{out_stem}_{}_birdseye.jpg", r.name)))?;
+        }
+    }
+    Ok(())
+}
+
+/// The configuration `lanes perspective` writes: the estimate's perspective and units, the
+/// tracker's lane-width check following the destination rectangle.
+pub fn config_from_estimate(est: &Estimate) -> Result<Config> {
+    let mut cfg = Config {
+        perspective: est.perspective,
+        units: est.units,
+        ..Config::default()
+    };
+    cfg.perspective.src = round_quad(cfg.perspective.src);
+    // The tracker's lane-width check is in bird's-eye pixels: follow the destination rectangle,
+    // keeping the default tolerance's proportion (100 of 350 px).
+    let defaults = Config::default().tracking;
+    cfg.tracking.lane_width_px = est.lane_width_px;
+    cfg.tracking.lane_width_tolerance_px =
+        (est.lane_width_px * defaults.lane_width_tolerance_px / defaults.lane_width_px).round();
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// The config file's text: a comment header (frames used, horizon, scale sources) and the TOML.
+pub fn config_file_text(
+    est: &Estimate,
+    opts: &Options,
+    cfg: &Config,
+    used: usize,
+    total: usize,
+    (w, h): (i32, i32),
+) -> String {
+    let mut header = vec![
+        format!(
+            "# lanes configuration written by `lanes perspective` from {} of {} frames ({w}x{h}).",
+            used, total
+        ),
+        format!(
+            "# Horizon at row {:.1}; vanishing point x {:.1}. Lane width {} m, dash length {} m.",
+            est.lines.vp.1, est.lines.vp.0, opts.lane_width_m, opts.dash_length_m
+        ),
+        format!("# ym_per_px from {}.", est.ym_from),
+    ];
+    if let Some(g) = &est.ground {
+        header.push(format!("# {}.", geometry_text(est.assumed_k, g)));
+    }
+    if let Some(ds) = &est.dashes {
+        header.push(format!(
+            "# Dashes: {} measured, {} in the densest cluster, its median {:.1} px; ym_per_px {:.5}.",
+            ds.lengths_px.len(),
+            ds.cluster_count,
+            ds.median_px,
+            ds.ym_per_px
+        ));
+    }
+    format!("{}\n{}", header.join("\n"), cfg.to_toml())
+}

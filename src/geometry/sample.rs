@@ -1,0 +1,112 @@
+//! Frames sampled from a video, for the tools that work on stills (`lanes tune`; meant for
+//! `lanes perspective` too): `count` frames spread evenly over the clip, read only through
+//! `video::VideoSource`'s public API (`open`, `seek`, `read`, `skip`).
+
+use crate::base::error::{Error, Result};
+use crate::base::frame::BgrFrame;
+use crate::video::VideoSource;
+use std::path::Path;
+
+/// One sampled frame and its 0-based index in the video.
+#[derive(Debug, Clone)]
+pub struct SampledFrame {
+    pub index: usize,
+    pub frame: BgrFrame,
+}
+
+/// Default number of frames `lanes tune` samples from each video.
+pub const DEFAULT_FRAMES: usize = 12;
+
+/// File extensions taken as videos (the same list `lanes batch` searches for).
+pub fn is_video_path(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(|e| {
+            matches!(
+                e.to_ascii_lowercase().as_str(),
+                "mp4"
+                    | "m4v"
+                    | "mov"
+                    | "avi"
+                    | "mkv"
+                    | "webm"
+                    | "mpg"
+                    | "mpeg"
+                    | "ts"
+                    | "wmv"
+                    | "flv"
+            )
+        })
+        .unwrap_or(false)
+}
+
+/// Indices of `count` frames spread evenly over `total` (the middle of each of `count` equal
+/// parts), distinct and increasing.
+pub fn evenly_spaced(total: usize, count: usize) -> Vec<usize> {
+    let count = count.min(total);
+    let mut v: Vec<usize> = (0..count)
+        .map(|i| ((2 * i + 1) * total) / (2 * count))
+        .collect();
+    v.dedup();
+    v
+}
+
+/// `count` frames spread evenly over the video at `path`. Each is found by seeking when the
+/// backend confirms the position, else by reading on from the start (exact on any file). A
+/// clip that announces no frame count is read through once to count them. Fewer frames come
+/// back when the clip is shorter; none is an error naming the file.
+pub fn sample_video_frames(path: &Path, count: usize) -> Result<Vec<SampledFrame>> {
+    let mut src = VideoSource::open(path)?;
+    let total = if src.announced_frames > 0 {
+        src.announced_frames as usize
+    } else {
+        let mut n = 0;
+        while src.skip()? {
+            n += 1;
+        }
+        src = VideoSource::open(path)?;
+        n
+    };
+    let wanted = evenly_spaced(total, count.max(1));
+    let mut out = Vec::with_capacity(wanted.len());
+    let mut pos = 0usize;
+    for &i in &wanted {
+        if i > pos + 50 && src.seek(i)? {
+            pos = i;
+        } else {
+            while pos < i {
+                if !src.skip()? {
+                    break;
+                }
+                pos += 1;
+            }
+        }
+        match src.read()? {
+            Some(frame) => {
+                out.push(SampledFrame { index: i, frame });
+                pos += 1;
+            }
+            None => break,
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::Video {
+            path: path.to_path_buf(),
+            message: "no frame could be read to sample".into(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evenly_spaced_indices_cover_the_clip() {
+        assert_eq!(evenly_spaced(100, 4), vec![12, 37, 62, 87]);
+        assert_eq!(evenly_spaced(3, 12), vec![0, 1, 2]);
+        assert_eq!(evenly_spaced(0, 12), Vec::<usize>::new());
+        assert!(is_video_path(Path::new("a/B.MP4")) && !is_video_path(Path::new("a.jpg")));
+    }
+}

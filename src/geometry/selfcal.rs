@@ -1,0 +1,473 @@
+//! Road geometry found in a video itself: frames sampled over its opening seconds, each frame's
+//! ego-lane lines and vanishing point (`autoperspective`), combined into the perspective quad,
+//! the hood's edge and metres per pixel, with how sure the estimate is.
+//!
+//! Why it works on any dashcam: the vanishing point of the lane's two lines gives the horizon
+//! and the camera's yaw; the lines' positions at the bottom row give the lane's width in pixels,
+//! and with the lane-width prior the camera height; the along-road scale then follows from the
+//! focal length (the camera file's, or an assumed field of view), cross-checked with dashes.
+//! Frames are combined by medians, so a few frames with a wrong line (a car ahead, a bend, a
+//! lane change) do not move the result.
+
+use crate::base::camera::Camera;
+use crate::base::config::Config;
+use crate::base::error::{Error, Result};
+use crate::base::frame::BgrFrame;
+use crate::geometry::autoperspective::{self as ap, Estimate, FrameOutcome, LaneLines, Options};
+use crate::lane::undistort::Undistorter;
+use crate::video::VideoSource;
+use std::path::Path;
+
+/// Options of the search. `Default` gives the values documented on each field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SelfCalOptions {
+    /// The estimate's options (lane width, field of view, quad rows, straightness limit).
+    /// Default: [`Options::default`], with `max_angle_deg` 3 and `fit_from` 0.45: lines are
+    /// fitted on the near range, where a bend is still nearly straight (so frames on a long bend
+    /// count), and the median over frames absorbs the slight bends that 3 degrees lets in.
+    pub estimate: Options,
+    /// Frames sampled. Default 24: a median over many frames withstands a third of them wrong,
+    /// at tens of milliseconds each.
+    pub samples: usize,
+    /// The opening seconds the frames are sampled from. Default 30 s: long enough to see past
+    /// a winding stretch or a truck ahead, short enough that the camera has not moved and that
+    /// decoding it in order stays cheap.
+    pub window_s: f64,
+    /// Fewest usable frames for a geometry. Default 3: one frame can be wrong in a way the
+    /// checks do not see; with three the median needs two wrong ones.
+    pub min_frames: usize,
+    /// Largest angle between the camera's axis and the road's direction, degrees. Default 10:
+    /// a dashcam is mounted facing along the road (within a few degrees), and on a bend the
+    /// near-range tangents the frames give turn by less than 5 degrees at radii above 200 m;
+    /// lines whose vanishing point lies further to the side are not the road ahead.
+    pub max_yaw_deg: f64,
+}
+
+impl Default for SelfCalOptions {
+    fn default() -> Self {
+        Self {
+            estimate: Options {
+                max_angle_deg: 3.0,
+                fit_from: 0.45,
+                ..Options::default()
+            },
+            samples: 24,
+            window_s: 30.0,
+            min_frames: 3,
+            max_yaw_deg: 10.0,
+        }
+    }
+}
+
+/// The geometry found, and how it was found.
+#[derive(Debug, Clone)]
+pub struct FoundGeometry {
+    pub estimate: Estimate,
+    pub frames_sampled: usize,
+    pub frames_used: usize,
+    /// Median absolute deviation of the frames' horizon rows, pixels.
+    pub horizon_spread_px: f64,
+    /// The quad's bottom row, pixels (above the hood when one was seen).
+    pub bottom_row: f64,
+    /// Whether the markings end above the frame's bottom (a hood, a dashboard).
+    pub hood: bool,
+    /// Warnings about the scale (sources that disagree).
+    pub warnings: Vec<String>,
+    /// Frame size the geometry is for.
+    pub size: (i32, i32),
+    /// Time spent, seconds.
+    pub seconds: f64,
+}
+
+impl FoundGeometry {
+    /// `base` with this geometry's perspective quad and units (the base's bird's-eye scales kept).
+    pub fn apply(&self, base: &Config) -> Config {
+        let mut c = base.clone();
+        c.perspective = crate::base::config::PerspectiveConfig {
+            birdseye_scale_x: base.perspective.birdseye_scale_x,
+            birdseye_scale_y: base.perspective.birdseye_scale_y,
+            ..self.estimate.perspective
+        };
+        c.units = self.estimate.units;
+        c
+    }
+
+    /// How sure: "high" with at least 8 frames agreeing on the horizon within 1% of the
+    /// height, "medium" with 5 within 2%, else "low".
+    pub fn confidence(&self) -> &'static str {
+        let h = self.size.1 as f64;
+        if self.frames_used >= 8 && self.horizon_spread_px <= 0.01 * h {
+            "high"
+        } else if self.frames_used >= 5 && self.horizon_spread_px <= 0.02 * h {
+            "medium"
+        } else {
+            "low"
+        }
+    }
+
+    /// One line for the user: what was found and how sure.
+    pub fn describe(&self) -> String {
+        let e = &self.estimate;
+        let (w, h) = self.size;
+        let g = e
+            .ground
+            .map(|g| {
+                format!(
+                    ", camera {:.2} m high, pitch {:.1} deg, yaw {:.1} deg",
+                    g.camera_height_m, g.pitch_deg, g.yaw_deg
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "geometry found in {} of {} sampled frames ({w}x{h}, {} confidence, {:.2} s): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{})",
+            self.frames_used,
+            self.frames_sampled,
+            self.confidence(),
+            self.seconds,
+            e.lines.vp.1,
+            self.horizon_spread_px,
+            e.lines.vp.0,
+            self.bottom_row,
+            if self.hood { " (hood below)" } else { "" },
+            e.units.xm_per_px,
+            e.units.ym_per_px,
+            e.ym_from,
+            if e.assumed_k { ", assumed field of view" } else { "" }
+        )
+    }
+}
+
+/// Frame indices sampled from the opening `window_s` seconds: evenly spaced, centred in their
+/// slots, none past the announced end.
+pub fn sample_indices(announced: i64, fps: f64, opts: &SelfCalOptions) -> Vec<usize> {
+    let window = (opts.window_s * fps).round().max(1.0) as i64;
+    let n_frames = if announced > 0 {
+        announced.min(window)
+    } else {
+        window
+    };
+    let n = (opts.samples as i64).min(n_frames).max(1);
+    (0..n)
+        .map(|k| {
+            (((k as f64 + 0.5) * n_frames as f64 / n as f64) as i64).clamp(0, n_frames - 1) as usize
+        })
+        .collect()
+}
+
+/// The row below which no frame's markings were seen: the median over frames of the lowest
+/// marking pixel of either line. A solid line runs to the frame's bottom unless something hides
+/// the road (a hood, a dashboard).
+pub fn marking_bottom(frames: &[&LaneLines]) -> Option<f64> {
+    let lows: Vec<f64> = frames
+        .iter()
+        .map(|f| {
+            f.left
+                .pixels
+                .iter()
+                .chain(f.right.pixels.iter())
+                .map(|p| p.1)
+                .fold(f64::MIN, f64::max)
+        })
+        .filter(|v| v.is_finite() && *v > f64::MIN)
+        .collect();
+    crate::base::stats::median(&lows)
+}
+
+/// Each frame's lines and checks, frames in parallel (each is independent).
+pub fn analyse_frames(frames: &[BgrFrame], opts: &SelfCalOptions) -> Result<Vec<FrameOutcome>> {
+    use rayon::prelude::*;
+    frames
+        .par_iter()
+        .map(|f| ap::analyze_frame(f, &opts.estimate))
+        .collect()
+}
+
+/// Find the geometry from frames already read (undistorted). `Ok(Err(reason))` when too few
+/// frames show a usable lane.
+pub fn find_in_frames(
+    frames: &[BgrFrame],
+    k: Option<&[[f64; 3]; 3]>,
+    opts: &SelfCalOptions,
+) -> Result<std::result::Result<FoundGeometry, String>> {
+    let t0 = std::time::Instant::now();
+    let Some(first) = frames.first() else {
+        return Ok(Err("no frames".into()));
+    };
+    let (w, h) = (first.width(), first.height());
+    if let Some(f) = frames.iter().find(|f| (f.width(), f.height()) != (w, h)) {
+        return Err(Error::Invalid(format!(
+            "frames of {}x{} and {w}x{h} mixed",
+            f.width(),
+            f.height()
+        )));
+    }
+    let outcomes = analyse_frames(frames, opts)?;
+    let mut r = geometry_from(&outcomes, k, (w, h), opts)?;
+    if let Ok(g) = &mut r {
+        g.seconds = t0.elapsed().as_secs_f64();
+    }
+    Ok(r)
+}
+
+/// Combine the frames' outcomes into the geometry of a `size` frame.
+pub fn geometry_from(
+    outcomes: &[FrameOutcome],
+    k: Option<&[[f64; 3]; 3]>,
+    (w, h): (i32, i32),
+    opts: &SelfCalOptions,
+) -> Result<std::result::Result<FoundGeometry, String>> {
+    let usable: Vec<&LaneLines> = outcomes
+        .iter()
+        .filter(|o| o.usable())
+        .filter_map(|o| o.lines.as_ref())
+        .collect();
+    if usable.len() < opts.min_frames {
+        let mut reasons: Vec<String> = outcomes
+            .iter()
+            .filter_map(|o| o.problem.clone())
+            .map(|p| p.split(':').next().unwrap_or("").to_string())
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        return Ok(Err(format!(
+            "no road geometry found: {} of {} sampled frames show the ego lane's two lines ahead (need {}; {})",
+            usable.len(),
+            outcomes.len(),
+            opts.min_frames,
+            reasons.join("; ")
+        )));
+    }
+    // The hood: markings that end above the bottom of the frame.
+    let mut eopts = opts.estimate;
+    let low = marking_bottom(&usable).unwrap_or(h as f64);
+    let hood = low < 0.93 * h as f64;
+    if hood {
+        eopts.bottom = ((low - 0.01 * h as f64) / h as f64).clamp(0.35, 1.0);
+    }
+    let est = ap::estimate(&usable, k, w, h, &eopts)?;
+    if let Some(g) = est
+        .ground
+        .as_ref()
+        .filter(|g| g.yaw_deg.abs() > opts.max_yaw_deg)
+    {
+        return Ok(Err(format!(
+            "no road geometry found: the lines of {} sampled frames meet {:.1} deg to the side of the camera's axis (a dashcam faces along the road: at most {} deg)",
+            usable.len(),
+            g.yaw_deg,
+            opts.max_yaw_deg
+        )));
+    }
+    let rows: Vec<f64> = usable.iter().map(|f| f.vp.1).collect();
+    let med = crate::base::stats::median(&rows).unwrap_or(f64::NAN);
+    let dev: Vec<f64> = rows.iter().map(|r| (r - med).abs()).collect();
+    let spread = crate::base::stats::median(&dev).unwrap_or(f64::NAN);
+    let warnings = scale_warnings(&est);
+    Ok(Ok(FoundGeometry {
+        bottom_row: est.perspective.src[2][1],
+        estimate: est,
+        frames_sampled: outcomes.len(),
+        frames_used: usable.len(),
+        horizon_spread_px: spread,
+        hood,
+        warnings,
+        size: (w, h),
+        seconds: 0.0,
+    }))
+}
+
+/// Dash lengths on real roads, metres: 3 m (US 10 ft, much of Europe) to 6 m (German
+/// motorways); by a factor of [`SCALE_DISAGREEMENT`] outside this range the dashes and the
+/// geometry disagree.
+pub const DASH_RANGE_M: (f64, f64) = (3.0, 6.0);
+
+/// The factor by which the along-road sources may disagree before a warning: 1.5, wider than
+/// an assumed field of view's usual error (dashcams: 50 to 75 degrees around the assumed 58).
+pub const SCALE_DISAGREEMENT: f64 = 1.5;
+
+/// Warnings when the along-road scale's sources disagree: the dashes measured with the chosen
+/// scale should be between 3 and 6 m long.
+pub fn scale_warnings(est: &Estimate) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(d) = &est.dashes {
+        if d.cluster_count >= 2 {
+            let m = d.median_px * est.units.ym_per_px;
+            let (lo, hi) = DASH_RANGE_M;
+            if m < lo / SCALE_DISAGREEMENT || m > hi * SCALE_DISAGREEMENT {
+                out.push(format!(
+                    "along-road scale uncertain: with {:.4} m/px (from {}) the dashes measure {m:.1} m, outside {lo}-{hi} m by more than {SCALE_DISAGREEMENT}x (give --camera for a calibrated focal length, or check --lane-width)",
+                    est.units.ym_per_px, est.ym_from
+                ));
+            }
+        }
+    }
+    if let Some(g) = &est.ground {
+        if !(0.5..=4.0).contains(&g.camera_height_m) {
+            out.push(format!(
+                "the lane width implies a camera {:.2} m above the road (expected 0.5-4 m): check --lane-width",
+                g.camera_height_m
+            ));
+        }
+    }
+    out
+}
+
+/// Frames sampled from a video at `indices` (ascending), with their indices, decoded in order
+/// from the source's position `from` (no seeking: a frame decoded after a seek into an open GOP
+/// can differ with the decoder's thread count, and the geometry must not). Stops early at the
+/// end of the video.
+pub fn sample_frames(
+    src: &mut VideoSource,
+    from: usize,
+    indices: &[usize],
+) -> Result<Vec<(usize, BgrFrame)>> {
+    let mut frames = Vec::with_capacity(indices.len());
+    let mut pos = from;
+    for &i in indices {
+        if i < pos {
+            continue;
+        }
+        while pos < i {
+            if !src.skip()? {
+                return Ok(frames);
+            }
+            pos += 1;
+        }
+        let Some(f) = src.read()? else {
+            return Ok(frames);
+        };
+        pos += 1;
+        frames.push((i, f));
+    }
+    Ok(frames)
+}
+
+/// Sample a video's opening seconds and find its geometry. Frames are undistorted with the
+/// camera when one is given (its size must match the video's).
+pub fn find(
+    path: &Path,
+    camera: Option<&Camera>,
+    opts: &SelfCalOptions,
+) -> Result<std::result::Result<FoundGeometry, String>> {
+    let t0 = std::time::Instant::now();
+    let mut src = VideoSource::open_with_threads(path, 1)?;
+    let (w, h) = (src.width, src.height);
+    let undistorter = match camera {
+        Some(c) => {
+            crate::base::frame::check_size(path, (c.width, c.height), (w, h))?;
+            Some(Undistorter::new(c)?)
+        }
+        None => None,
+    };
+    let wanted = sample_indices(src.announced_frames, src.fps, opts);
+    // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
+    // search early (a clean clip is calibrated from its first seconds).
+    let mut outcomes = Vec::with_capacity(wanted.len());
+    let mut pos = 0usize;
+    for chunk in wanted.chunks(SAMPLE_CHUNK) {
+        let got = sample_frames(&mut src, pos, chunk)?;
+        let Some(&(last, _)) = got.last() else { break };
+        pos = last + 1;
+        let frames = got
+            .into_iter()
+            .map(|(_, f)| match &undistorter {
+                Some(u) => u.undistort(&f),
+                None => Ok(f),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let n = frames.len();
+        outcomes.extend(analyse_frames(&frames, opts)?);
+        if outcomes.iter().filter(|o| o.usable()).count() >= ENOUGH_FRAMES || n < chunk.len() {
+            break;
+        }
+    }
+    let k = camera.map(|c| c.k);
+    let mut r = geometry_from(&outcomes, k.as_ref(), (w, h), opts)?;
+    if let Ok(g) = &mut r {
+        g.seconds = t0.elapsed().as_secs_f64();
+    }
+    Ok(r)
+}
+
+/// Samples analysed at a time (in parallel), between checks for enough agreeing frames.
+const SAMPLE_CHUNK: usize = 8;
+
+/// Usable frames after which no further round is sampled: eight frames that agree make a
+/// "high" confidence estimate.
+const ENOUGH_FRAMES: usize = 8;
+
+/// Where a run's road geometry comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GeometryChoice {
+    /// The configuration's perspective and units, as given (a `--config` that names them).
+    Fixed,
+    /// Found in the video itself.
+    Find,
+}
+
+/// The configuration a video runs with: `cfg` as it is when its geometry is fixed (refused
+/// before any frame is processed when its quad does not fit the video's frames), or with the
+/// geometry found in the video. A video whose geometry cannot be found is an error naming the
+/// file and why, rather than lanes drawn from a guess.
+pub fn resolve(
+    path: &Path,
+    cfg: &Config,
+    choice: GeometryChoice,
+    camera: Option<&Camera>,
+    opts: &SelfCalOptions,
+) -> Result<(Config, Option<FoundGeometry>)> {
+    match choice {
+        GeometryChoice::Fixed => {
+            let src = VideoSource::open(path)?;
+            if let Some(c) = quad_outside(cfg, src.width, src.height) {
+                return Err(Error::Video {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "the config's perspective.src corner [{}, {}] lies outside the video's {}x{} frames: the quad was made for another camera or frame size (leave [perspective] out of the config to have it found in the video, or make one with `lanes perspective {}`)",
+                        c[0],
+                        c[1],
+                        src.width,
+                        src.height,
+                        path.display()
+                    ),
+                });
+            }
+            Ok((cfg.clone(), None))
+        }
+        GeometryChoice::Find => match find(path, camera, opts)? {
+            Ok(g) => Ok((g.apply(cfg), Some(g))),
+            Err(reason) => Err(Error::Video {
+                path: path.to_path_buf(),
+                message: format!(
+                    "{reason}; no lanes drawn from a guess (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)"
+                ),
+            }),
+        },
+    }
+}
+
+/// The first corner of the config's source quad outside a `width` x `height` frame.
+pub fn quad_outside(cfg: &Config, width: i32, height: i32) -> Option<[f64; 2]> {
+    let (w, h) = (width as f64, height as f64);
+    cfg.perspective
+        .src
+        .iter()
+        .copied()
+        .find(|[x, y]| !(*x >= 0.0 && *x <= w - 1.0 && *y >= 0.0 && *y <= h - 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_spread_over_the_window_and_inside_the_video() {
+        let o = SelfCalOptions::default();
+        let s = sample_indices(200, 25.0, &o);
+        assert_eq!(s.len(), 24);
+        assert!(s[0] < 13 && *s.last().unwrap() >= 180 && *s.last().unwrap() < 200);
+        assert!(s.windows(2).all(|p| p[1] > p[0]));
+        let long = sample_indices(100_000, 30.0, &o);
+        assert!(*long.last().unwrap() < 900);
+        assert_eq!(sample_indices(5, 25.0, &o), vec![0, 1, 2, 3, 4]);
+    }
+}

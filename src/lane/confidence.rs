@@ -1,0 +1,685 @@
+//! Confidence: how much the evidence of one frame supports each fitted line and the lane they
+//! make, and which lines a frame reports (`Detection`, with its `LaneStatus`).
+//!
+//! A line's confidence (0..1) is the product of three scores from its pixels in the analysed
+//! bird's-eye view: **support**, the share of rows with a marking pixel within
+//! `row_tolerance_px` of the fit (full marks at `full_support`: a dashed line supports about a
+//! quarter of the rows); **coverage**, support in both the near and the far half of the view
+//! (a dash and a gap are shorter than either half, so a real line has pixels in both, while a
+//! blob or a short edge does not, and a fit over a short stretch has no reliable curvature;
+//! full marks at a twentieth of each half's rows); **concentration**, the share of the search's pixels that lie within the
+//! tolerance (a marking is a stripe; texture or noise spreads evenly over the search band; 0
+//! at 0.3, full marks at 0.7). A line tighter than `min_radius_m`, on the wrong side of the
+//! camera or nearer to it than `min_line_distance_m` (under the car) scores 0. The lane then needs a plausible width (`lane_width_m`) and two roughly
+//! parallel lines (`max_width_change_m` between bottom and top); when the pair fails, only the
+//! stronger line is kept. Two rules let lines seen in the near half only count, where a
+//! confirmation stands in for the far half: the partner of a line that can stand alone is
+//! refitted as its parallel (the curvature given) and needs near-half support only; and when
+//! neither line stands, two lines strong in the near half, sharing one curvature a lane width
+//! apart, make a lane (a bend leaving the view sideways, a far half in shade or foliage);
+//! such lines may bend down to the radius that still stays in the view over the near half.
+
+use crate::base::config::{ConfidenceConfig, UnitsConfig};
+use crate::lane::fit::{LaneFit, LinePixels, Poly2, Scale};
+use crate::lane::measure;
+use serde::Serialize;
+
+/// What a frame (or the tracker) reports about the ego lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaneStatus {
+    /// Both lines seen and the pair is plausible.
+    Both,
+    /// Only the left line seen; the right one is placed one lane width from it.
+    LeftOnly,
+    /// Only the right line seen; the left one is placed one lane width from it.
+    RightOnly,
+    /// No line seen.
+    None,
+    /// No line seen on this frame; the tracker's prediction is drawn (short gaps only).
+    Predicted,
+}
+
+impl LaneStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            LaneStatus::Both => "both",
+            LaneStatus::LeftOnly => "left_only",
+            LaneStatus::RightOnly => "right_only",
+            LaneStatus::None => "none",
+            LaneStatus::Predicted => "predicted",
+        }
+    }
+    /// The status of a frame with these lines seen.
+    pub fn of(left: bool, right: bool) -> Self {
+        match (left, right) {
+            (true, true) => LaneStatus::Both,
+            (true, false) => LaneStatus::LeftOnly,
+            (false, true) => LaneStatus::RightOnly,
+            (false, false) => LaneStatus::None,
+        }
+    }
+}
+
+/// The evidence for one fitted line.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct LineEvidence {
+    /// Share of the view's rows with a pixel near the fit.
+    pub support: f64,
+    /// Share of the view's height between the first and last supported rows.
+    pub spread: f64,
+    /// Share of supported rows in the near (bottom) and far (top) half of the view.
+    pub near: f64,
+    pub far: f64,
+    /// Share of the line's search pixels near the fit.
+    pub concentration: f64,
+    /// The line's confidence, 0..1.
+    pub confidence: f64,
+    /// Covariance of the fit's coefficients referred to the bottom row (curvature, heading,
+    /// position; see `fit_covariance`), in the analysed view's pixels until `assess` maps it
+    /// to nominal pixels. The tracker weighs the line by it.
+    #[serde(skip)]
+    pub cov: [[f64; 3]; 3],
+}
+
+/// Rows next to each other do not err independently (the marking and its blur span several):
+/// the least-squares covariance over rows is inflated by this many rows.
+const ROW_CORRELATION: f64 = 5.0;
+
+/// The least-squares covariance of `x = a t^2 + b t + c` (t = row - bottom row) over the
+/// supported rows, from each row's mean residual: `sigma^2 (sum phi phi^T)^-1`, with sigma
+/// at least 1 px and inflated by `ROW_CORRELATION`. Few rows, or rows close together, give a
+/// large covariance: a dash or two fix a line's position but hardly its heading or curvature.
+fn fit_covariance(row_res: &[(f64, u32)]) -> [[f64; 3]; 3] {
+    let bottom = row_res.len().saturating_sub(1) as f64;
+    let mut n = nalgebra::Matrix3::<f64>::zeros();
+    let (mut ss, mut k) = (0.0, 0.0);
+    for (r, (sum, cnt)) in row_res.iter().enumerate() {
+        if *cnt == 0 {
+            continue;
+        }
+        let t = r as f64 - bottom;
+        let phi = nalgebra::Vector3::new(t * t, t, 1.0);
+        n += phi * phi.transpose();
+        let e = sum / *cnt as f64;
+        ss += e * e;
+        k += 1.0;
+    }
+    let sigma2 = if k > 0.0 { (ss / k).max(1.0) } else { 1.0 } * ROW_CORRELATION;
+    let huge = [[1.0, 0.0, 0.0], [0.0, 1e6, 0.0], [0.0, 0.0, 1e8]];
+    match n.try_inverse() {
+        Some(inv) if k >= 3.0 => {
+            let c = inv * sigma2;
+            [
+                [c[(0, 0)], c[(0, 1)], c[(0, 2)]],
+                [c[(1, 0)], c[(1, 1)], c[(1, 2)]],
+                [c[(2, 0)], c[(2, 1)], c[(2, 2)]],
+            ]
+        }
+        _ => huge,
+    }
+}
+
+/// `cov` of coefficients in a view scaled by `s`, in nominal pixels
+/// (`a = a_s s.y^2 / s.x`, `b = b_s s.y / s.x`, `c = c_s / s.x`).
+fn cov_to_nominal(cov: &[[f64; 3]; 3], s: Scale) -> [[f64; 3]; 3] {
+    let d = [s.y * s.y / s.x, s.y / s.x, 1.0 / s.x];
+    let mut out = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            out[i][j] = cov[i][j] * d[i] * d[j];
+        }
+    }
+    out
+}
+
+/// The lines one frame reports, with their confidences.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Detection {
+    /// The reported lines (nominal bird's-eye px): a line below `min_line`, or the weaker of
+    /// an implausible pair, is `None`.
+    pub left: Option<Poly2>,
+    pub right: Option<Poly2>,
+    pub left_confidence: f64,
+    pub right_confidence: f64,
+    /// The lane's confidence: the mean of the reported lines' confidences (a missing line
+    /// counts 0).
+    pub confidence: f64,
+    pub status: LaneStatus,
+    pub left_evidence: LineEvidence,
+    pub right_evidence: LineEvidence,
+}
+
+impl Detection {
+    /// The lane to draw for a still: both lines, or the seen one and the other placed
+    /// `width_px` (nominal) away, parallel.
+    pub fn lane(&self, width_px: f64) -> Option<(Poly2, Poly2)> {
+        match (self.left, self.right) {
+            (Some(l), Some(r)) => Some((l, r)),
+            (Some(l), None) => Some((l, shifted(&l, width_px))),
+            (None, Some(r)) => Some((shifted(&r, -width_px), r)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// `p` moved `dx` px across the view.
+pub fn shifted(p: &Poly2, dx: f64) -> Poly2 {
+    Poly2::new(p.a, p.b, p.c + dx)
+}
+
+/// The evidence for `fit` (analysed view) from the pixels the search gave it, in a view of
+/// `rows` rows. `tol` is the row tolerance in analysed-view px.
+pub fn line_evidence(
+    fit: &Poly2,
+    px: &LinePixels,
+    rows: usize,
+    tol: f64,
+    full: f64,
+) -> LineEvidence {
+    if rows == 0 || px.is_empty() {
+        return LineEvidence::default();
+    }
+    let mut near_row = vec![false; rows];
+    let mut near = 0usize;
+    // Sum and count of the residuals of the near pixels, per row.
+    let mut row_res = vec![(0.0f64, 0u32); rows];
+    for (x, y) in px.xs.iter().zip(&px.ys) {
+        let e = *x as f64 - fit.eval(*y as f64);
+        if e.abs() <= tol {
+            near += 1;
+            if let Some(r) = near_row.get_mut(*y as usize) {
+                *r = true;
+                let rr = &mut row_res[*y as usize];
+                rr.0 += e;
+                rr.1 += 1;
+            }
+        }
+    }
+    let cov = fit_covariance(&row_res);
+    let count = |r: &[bool]| r.iter().filter(|v| **v).count() as f64 / r.len().max(1) as f64;
+    let support = count(&near_row);
+    let (far, near_half) = near_row.split_at(rows / 2);
+    let (far, near_half) = (count(far), count(near_half));
+    let first = near_row.iter().position(|v| *v);
+    let last = near_row.iter().rposition(|v| *v);
+    let spread = match (first, last) {
+        (Some(a), Some(b)) => (b - a + 1) as f64 / rows as f64,
+        _ => 0.0,
+    };
+    let concentration = near as f64 / px.len() as f64;
+    let mut ev = LineEvidence {
+        support,
+        spread,
+        near: near_half,
+        far,
+        concentration,
+        confidence: 0.0,
+        cov,
+    };
+    ev.confidence = ev.score(full, Coverage::BothHalves);
+    ev
+}
+
+/// Which halves of the view a line must be seen in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// The near and the far half: a dash (3 m) and a gap (9 m) are shorter than either half
+    /// (11 m at the default scale), so a real line has pixels in both; a blob or a short edge
+    /// has them in one, and a fit over one half has no reliable curvature.
+    BothHalves,
+    /// The near half: for a line fitted as the parallel of a confident partner, whose
+    /// curvature it takes, so its own pixels need to fix only its position and heading (a
+    /// line running into deep shade or round a bend past the view's side).
+    NearHalf,
+}
+
+impl LineEvidence {
+    /// Confidence from the evidence: support (full marks at `full`) x coverage of the halves
+    /// `cov` names (full marks at a twentieth of a half's rows) x, for a line judged over both
+    /// halves, its extent (the spread between its first and last supported rows: 0 at 0.35
+    /// of the view, full marks at half of it) x concentration (0 at 0.3, full marks at 0.7).
+    /// Two dashes of a dashed line (3 m dash, 9 m gap) span 12 of the default view's 22 m and a
+    /// solid line all of it; a streak of glare or a patch lying across the middle row has
+    /// pixels in both halves over a shorter stretch.
+    pub fn score(&self, full: f64, cov: Coverage) -> f64 {
+        let score = |v: f64, zero: f64, one: f64| ((v - zero) / (one - zero)).clamp(0.0, 1.0);
+        let (seen, extent) = match cov {
+            Coverage::BothHalves => (self.far.min(self.near), score(self.spread, 0.35, 0.5)),
+            Coverage::NearHalf => (self.near, 1.0),
+        };
+        score(self.support, 0.0, full)
+            * score(seen, 0.0, 0.05)
+            * extent
+            * score(self.concentration, 0.3, 0.7)
+    }
+}
+
+/// Everything `assess` needs about the view.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewGeometry {
+    /// Nominal bird's-eye size.
+    pub width: i32,
+    pub height: i32,
+    /// Scale of the analysed view.
+    pub scale: Scale,
+}
+
+/// Judge one frame's fits: per-line evidence, then the plausibility of each line and of the
+/// pair; returns what the frame reports. `fit` is in nominal px, the pixels in the analysed
+/// view.
+pub fn assess(
+    fit: &LaneFit,
+    left_px: &LinePixels,
+    right_px: &LinePixels,
+    view: ViewGeometry,
+    cfg: &ConfidenceConfig,
+    units: &UnitsConfig,
+) -> Detection {
+    let rows = (view.height as f64 * view.scale.y).round().max(1.0) as usize;
+    let tol = cfg.row_tolerance_px * view.scale.x;
+    let y_bottom = (view.height - 1) as f64;
+    let centre = view.width as f64 / 2.0;
+    let max_w_px = cfg.lane_width_m[1] / units.xm_per_px;
+    // A line seen in the near half only needs to stay in the view over that half: from a
+    // lane's edge (half the default lane width from the camera) to the view's side, over the
+    // half's length. Tighter bends than `min_radius_m` fit there (13.6 m at the defaults).
+    let near_len_m = view.height as f64 / 2.0 * units.ym_per_px;
+    let room_m = (centre * units.xm_per_px - cfg.default_lane_width_m / 2.0).max(0.1);
+    let near_min_radius = (near_len_m * near_len_m / (2.0 * room_m)).min(cfg.min_radius_m);
+    let line = |f: Option<Poly2>,
+                px: &LinePixels,
+                left: bool,
+                coverage: Coverage|
+     -> (LineEvidence, Option<Poly2>) {
+        let Some(f) = f else {
+            return (LineEvidence::default(), None);
+        };
+        let mut ev = line_evidence(&f.to_scaled(view.scale), px, rows, tol, cfg.full_support);
+        ev.confidence = ev.score(cfg.full_support, coverage);
+        ev.cov = cov_to_nominal(&ev.cov, view.scale);
+        let x = f.eval(y_bottom);
+        // The ego lane's lines lie on either side of the camera, at most a lane width away.
+        let near_px = cfg.min_line_distance_m / units.xm_per_px;
+        let side_ok = if left {
+            x < centre - near_px && x > centre - max_w_px
+        } else {
+            x > centre + near_px && x < centre + max_w_px
+        };
+        let min_radius = match coverage {
+            Coverage::BothHalves => cfg.min_radius_m,
+            Coverage::NearHalf => near_min_radius,
+        };
+        let radius_ok = measure::radius_m(&f, y_bottom, units) >= min_radius;
+        if !(side_ok && radius_ok && x.is_finite()) {
+            ev.confidence = 0.0;
+        }
+        (ev, Some(f))
+    };
+    let (mut lev, lf) = line(fit.left, left_px, true, Coverage::BothHalves);
+    let (mut rev, rf) = line(fit.right, right_px, false, Coverage::BothHalves);
+    let min = cfg.min_line;
+    // With `min_line` 0 every fit is reported (the reference's behaviour).
+    let pass = |ev: &LineEvidence| min <= 0.0 || ev.confidence >= min;
+    let mut left = lf.filter(|_| pass(&lev));
+    let mut right = rf.filter(|_| pass(&rev));
+    if min > 0.0 {
+        // The width change is checked up to the top of the view only when both lines are seen
+        // in its far half: a quadratic extrapolated past its last pixels says nothing there.
+        let plausible = |l: &Option<Poly2>,
+                         r: &Option<Poly2>,
+                         le: &LineEvidence,
+                         re: &LineEvidence| match (l, r) {
+            (Some(l), Some(r)) => {
+                let far_seen = le.far.min(re.far) >= MIN_HALF_COVERAGE;
+                pair_plausible(l, r, view.height, far_seen, cfg, units)
+            }
+            _ => false,
+        };
+        // A lone line needs stronger evidence, seen in both the near and the far half.
+        let lone_ok = |ev: &LineEvidence| {
+            ev.confidence >= cfg.min_single && ev.near.min(ev.far) >= MIN_HALF_COVERAGE
+        };
+        // A weak or implausible partner of a confident line: fit it again as a parallel of
+        // the confident one (its curvature given). Sparse dashes leave a free quadratic's
+        // curvature to a handful of pixels; the lane's two lines share it.
+        if !plausible(&left, &right, &lev, &rev) {
+            let s = view.scale;
+            let strong_left = lev.confidence >= rev.confidence;
+            let (strong, weak_px, weak_is_left) = if strong_left {
+                (left, right_px, false)
+            } else {
+                (right, left_px, true)
+            };
+            // A partner that could stand alone gives the curvature: the near half must fix
+            // the rest.
+            let coverage = if lone_ok(if strong_left { &lev } else { &rev }) {
+                Coverage::NearHalf
+            } else {
+                Coverage::BothHalves
+            };
+            if let Some(st) = strong {
+                let a = st.to_scaled(s).a;
+                let refit = crate::lane::fit::robust_fit_with_curvature(weak_px, a, 6.0 * s.x, 3)
+                    .map(|p| p.from_scaled(s));
+                let (ev, f) = line(refit, weak_px, weak_is_left, coverage);
+                let (l2, r2) = if weak_is_left {
+                    (f.filter(|_| pass(&ev)), right)
+                } else {
+                    (left, f.filter(|_| pass(&ev)))
+                };
+                let (le2, re2) = if weak_is_left {
+                    (&ev, &rev)
+                } else {
+                    (&lev, &ev)
+                };
+                if plausible(&l2, &r2, le2, re2) {
+                    (left, right) = (l2, r2);
+                    if weak_is_left {
+                        lev = ev;
+                    } else {
+                        rev = ev;
+                    }
+                }
+            }
+        }
+        // Two lines that do not make a lane: keep the one that could stand alone (of two
+        // that could, the more confident one).
+        if let (Some(_), Some(_)) = (left, right) {
+            if !plausible(&left, &right, &lev, &rev) {
+                let keep_left = match (lone_ok(&lev), lone_ok(&rev)) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    _ => lev.confidence >= rev.confidence,
+                };
+                if keep_left {
+                    right = None;
+                } else {
+                    left = None;
+                }
+            }
+        }
+        match (left, right) {
+            (Some(_), None) if !lone_ok(&lev) => left = None,
+            (None, Some(_)) if !lone_ok(&rev) => right = None,
+            _ => {}
+        }
+        // Neither line stands, but both may be seen well in the near half: a bend that leaves
+        // the view sideways, or a far half in deep shade or foliage. Two lines strong there,
+        // sharing one curvature and a lane width apart, confirm each other as the far half
+        // confirms one line.
+        if left.is_none() && right.is_none() {
+            let near = |px: &LinePixels| near_half(px, rows);
+            let (lnear, rnear) = (near(left_px), near(right_px));
+            let s = view.scale;
+            let floor = 6.0 * s.x;
+            if let (Some(lf), Some(rf)) = (
+                crate::lane::fit::robust_fit(&lnear, floor, 3),
+                crate::lane::fit::robust_fit(&rnear, floor, 3),
+            ) {
+                let a = (lf.a + rf.a) / 2.0;
+                let refit = |px: &LinePixels| {
+                    crate::lane::fit::robust_fit_with_curvature(px, a, floor, 3)
+                        .map(|p| p.from_scaled(s))
+                };
+                let (le, l) = line(refit(&lnear), &lnear, true, Coverage::NearHalf);
+                let (re, r) = line(refit(&rnear), &rnear, false, Coverage::NearHalf);
+                let strong = |ev: &LineEvidence| ev.confidence >= cfg.min_single;
+                if let (Some(l), Some(r), true) = (l, r, strong(&le) && strong(&re)) {
+                    if pair_plausible(&l, &r, view.height, false, cfg, units) {
+                        (left, right, lev, rev) = (Some(l), Some(r), le, re);
+                    }
+                }
+            }
+        }
+    }
+    let lc = if left.is_some() { lev.confidence } else { 0.0 };
+    let rc = if right.is_some() { rev.confidence } else { 0.0 };
+    Detection {
+        left,
+        right,
+        left_confidence: lev.confidence,
+        right_confidence: rev.confidence,
+        confidence: (lc + rc) / 2.0,
+        status: LaneStatus::of(left.is_some(), right.is_some()),
+        left_evidence: lev,
+        right_evidence: rev,
+    }
+}
+
+/// The pixels in the near (bottom) half of a view of `rows` rows.
+fn near_half(px: &LinePixels, rows: usize) -> LinePixels {
+    let from = (rows / 2) as u32;
+    let mut out = LinePixels::default();
+    for (x, y) in px.xs.iter().zip(&px.ys) {
+        if *y >= from {
+            out.xs.push(*x);
+            out.ys.push(*y);
+        }
+    }
+    out
+}
+
+/// Share of a half of the view's rows a line must cover to count as seen there.
+const MIN_HALF_COVERAGE: f64 = 0.1;
+
+/// Two lines make a lane: a plausible width at the bottom, roughly parallel up the view, and
+/// not crossing. `far_seen`: both lines are seen in the far half, so the width at the top of
+/// the view is measured, not extrapolated, and is checked too.
+pub fn pair_plausible(
+    l: &Poly2,
+    r: &Poly2,
+    height: i32,
+    far_seen: bool,
+    cfg: &ConfidenceConfig,
+    units: &UnitsConfig,
+) -> bool {
+    let h = (height - 1) as f64;
+    let wb = (r.eval(h) - l.eval(h)) * units.xm_per_px;
+    let wt = (r.eval(0.0) - l.eval(0.0)) * units.xm_per_px;
+    let wm = (r.eval(h / 2.0) - l.eval(h / 2.0)) * units.xm_per_px;
+    wb >= cfg.lane_width_m[0]
+        && wb <= cfg.lane_width_m[1]
+        && wt > 0.0
+        && wm > 0.0
+        && (!far_seen || (wt - wb).abs() <= cfg.max_width_change_m)
+        && (wm - wb).abs() <= cfg.max_width_change_m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pixels_along(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels {
+        let mut out = LinePixels::default();
+        for y in rows.step_by(every as usize) {
+            let x = p.eval(y as f64).round() as u32;
+            for dx in 0..6 {
+                out.xs.push(x + dx - 3);
+                out.ys.push(y);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn solid_line_scores_full_and_noise_scores_zero() {
+        let p = Poly2::new(0.0, 0.0, 400.0);
+        let solid = pixels_along(&p, 0..360, 1);
+        let ev = line_evidence(&p, &solid, 360, 12.0, 0.2);
+        assert!(
+            (ev.support - 1.0).abs() < 1e-9 && ev.confidence > 0.99,
+            "{ev:?}"
+        );
+        // Pixels spread evenly over an 80 px band on every row: 25 of 161 columns near.
+        let mut noise = LinePixels::default();
+        for y in 0..360u32 {
+            for x in (320..=480u32).step_by(1) {
+                if (x * 7 + y * 13) % 5 == 0 {
+                    noise.xs.push(x);
+                    noise.ys.push(y);
+                }
+            }
+        }
+        let ev = line_evidence(&p, &noise, 360, 12.0, 0.2);
+        assert!(ev.concentration < 0.2 && ev.confidence == 0.0, "{ev:?}");
+    }
+
+    #[test]
+    fn dashed_line_with_a_quarter_of_the_rows_is_confident() {
+        let p = Poly2::new(1e-4, -0.05, 850.0);
+        let mut px = LinePixels::default();
+        // Dashes of 25 rows every 100 rows, over 360 rows.
+        for start in [10u32, 110, 210, 310] {
+            let d = pixels_along(&p, start..start + 25, 1);
+            px.xs.extend(d.xs);
+            px.ys.extend(d.ys);
+        }
+        let ev = line_evidence(&p, &px, 360, 12.0, 0.2);
+        assert!(ev.support > 0.25 && ev.confidence > 0.99, "{ev:?}");
+        // A single short dash spreads over a tenth of the view: too little for curvature.
+        let one = pixels_along(&p, 300..336, 1);
+        let ev = line_evidence(&p, &one, 360, 12.0, 0.2);
+        assert!(ev.confidence < 0.5, "{ev:?}");
+        // A solid streak (glare) across the middle row, over 28% of the view: pixels in both
+        // halves, but shorter than two dashes span.
+        let streak = pixels_along(&p, 130..230, 1);
+        let ev = line_evidence(&p, &streak, 360, 12.0, 0.2);
+        assert!(ev.near > 0.1 && ev.far > 0.1 && ev.support > 0.2, "{ev:?}");
+        assert_eq!(ev.confidence, 0.0, "{ev:?}");
+        // Two dashes 12 m apart (dash 3 m), in a view of 22 m: confident.
+        let mut two = pixels_along(&p, 40..90, 1);
+        let d2 = pixels_along(&p, 237..287, 1);
+        two.xs.extend(d2.xs);
+        two.ys.extend(d2.ys);
+        let ev = line_evidence(&p, &two, 360, 12.0, 0.2);
+        assert!(ev.confidence > 0.99, "{ev:?}");
+    }
+
+    #[test]
+    fn implausible_pair_keeps_only_the_stronger_line() {
+        let cfg = ConfidenceConfig::default();
+        let units = UnitsConfig::default();
+        let view = ViewGeometry {
+            width: 1280,
+            height: 720,
+            scale: Scale { x: 1.0, y: 0.5 },
+        };
+        let l = Poly2::new(0.0, 0.0, 450.0);
+        // 378 px = 3.7 m apart: a lane.
+        let r = Poly2::new(0.0, 0.0, 828.0);
+        let px = |p: &Poly2, every| pixels_along(&p.to_scaled(view.scale), 0..360, every);
+        let fit = LaneFit {
+            left: Some(l),
+            right: Some(r),
+            left_pixels: 0,
+            right_pixels: 0,
+        };
+        let d = assess(&fit, &px(&l, 1), &px(&r, 4), view, &cfg, &units);
+        assert_eq!(d.status, LaneStatus::Both);
+        assert!(d.confidence > 0.99);
+        // Right line converging to the left one at the top: not a lane; the left is stronger.
+        let bad = Poly2::new(0.0, 0.5, 828.0 - 360.0);
+        let fit = LaneFit {
+            right: Some(bad),
+            ..fit
+        };
+        let d = assess(&fit, &px(&l, 1), &px(&bad, 4), view, &cfg, &units);
+        assert_eq!(d.status, LaneStatus::LeftOnly);
+        assert!(d.right.is_none() && d.left.is_some());
+        let (pl, pr) = d.lane(378.0).unwrap();
+        assert_eq!((pl.c, pr.c), (450.0, 828.0));
+    }
+
+    fn view() -> ViewGeometry {
+        ViewGeometry {
+            width: 1280,
+            height: 720,
+            scale: Scale { x: 1.0, y: 0.5 },
+        }
+    }
+
+    /// Pixels of `p` (nominal) on the analysed rows `rows`, every `every` rows.
+    fn seen(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels {
+        pixels_along(&p.to_scaled(view().scale), rows, every)
+    }
+
+    fn both(l: Poly2, r: Poly2) -> LaneFit {
+        LaneFit {
+            left: Some(l),
+            right: Some(r),
+            left_pixels: 0,
+            right_pixels: 0,
+        }
+    }
+
+    #[test]
+    fn partner_of_a_confident_line_seen_only_in_the_near_half_is_kept_parallel() {
+        let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+        let l = Poly2::new(1e-4, -0.1, 480.0);
+        let r = Poly2::new(1e-4, -0.1, 858.0);
+        // The right line runs into deep shade: dashes in the near half (analysed rows
+        // 180..360) only. Fitted freely its far half is a guess.
+        let rpx = seen(&r, 200..360, 1);
+        let wild = Poly2::new(-8e-4, 0.5, 858.0 - 0.5 * 719.0 + 8e-4 * 719.0 * 719.0);
+        let d = assess(
+            &both(l, wild),
+            &seen(&l, 0..360, 1),
+            &rpx,
+            view(),
+            &cfg,
+            &units,
+        );
+        assert_eq!(d.status, LaneStatus::Both, "{d:?}");
+        let got = d.right.unwrap();
+        for y in [0.0, 360.0, 719.0] {
+            assert!((got.eval(y) - r.eval(y)).abs() < 3.0, "row {y}: {got:?}");
+        }
+        // Alone, a line seen in one half only is not reported.
+        let fit = LaneFit {
+            left: None,
+            ..both(l, r)
+        };
+        let d = assess(&fit, &LinePixels::default(), &rpx, view(), &cfg, &units);
+        assert_eq!(d.status, LaneStatus::None, "{d:?}");
+    }
+
+    #[test]
+    fn a_pair_seen_only_in_the_near_half_is_a_lane_and_may_bend_tighter() {
+        let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+        // A 20 m bend (tighter than `min_radius_m`): x = a y^2 with a = xm/ym^2 / (2 R) in
+        // nominal px, centred on the bottom row; seen in the near half, the far half foliage.
+        let a = units.ym_per_px.powi(2) / units.xm_per_px / (2.0 * 20.0);
+        let at_bottom = |c: f64| Poly2::new(a, -2.0 * a * 719.0, c + a * 719.0 * 719.0);
+        let (l, r) = (at_bottom(450.0), at_bottom(828.0));
+        assert!(measure::radius_m(&l, 719.0, &units) < cfg.min_radius_m);
+        let d = assess(
+            &both(l, r),
+            &seen(&l, 180..360, 1),
+            &seen(&r, 180..360, 2),
+            view(),
+            &cfg,
+            &units,
+        );
+        assert_eq!(d.status, LaneStatus::Both, "{d:?}");
+        let (gl, gr) = (d.left.unwrap(), d.right.unwrap());
+        for y in [360.0, 540.0, 719.0] {
+            assert!((gl.eval(y) - l.eval(y)).abs() < 3.0, "left row {y}: {gl:?}");
+            assert!(
+                (gr.eval(y) - r.eval(y)).abs() < 3.0,
+                "right row {y}: {gr:?}"
+            );
+        }
+        // Not two lines a lane apart: 1.5 m.
+        let near = at_bottom(450.0 + 153.0);
+        let d = assess(
+            &both(l, near),
+            &seen(&l, 180..360, 1),
+            &seen(&near, 180..360, 2),
+            view(),
+            &cfg,
+            &units,
+        );
+        assert_eq!(d.status, LaneStatus::None, "{d:?}");
+    }
+}

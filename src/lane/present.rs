@@ -1,0 +1,72 @@
+//! Pictures of a pipeline's results: the overlay in the configured output geometry and the
+//! search picture. Composes `pipeline` (geometry, undistortion) and `render` (drawing values),
+//! so that neither of those two depends on the other.
+
+use crate::base::config::Geometry;
+use crate::base::error::Result;
+use crate::base::frame::BgrFrame;
+use crate::lane::confidence::LaneStatus;
+use crate::lane::fit::Poly2;
+use crate::lane::measure::LaneMeasure;
+use crate::lane::pipeline::{Analysis, Pipeline};
+use crate::lane::render;
+
+/// Draw the overlay on an undistorted frame (consumed; drawn in place).
+pub fn overlay_undistorted(
+    pipe: &Pipeline,
+    undistorted: BgrFrame,
+    lane: Option<(&Poly2, &Poly2)>,
+    m: Option<&LaneMeasure>,
+    status: LaneStatus,
+) -> Result<BgrFrame> {
+    let cfg = &pipe.cfg.render;
+    render::overlay(
+        undistorted,
+        lane,
+        &pipe.persp,
+        &|x, y| (x, y),
+        m,
+        status,
+        cfg,
+    )
+}
+
+/// Draw the overlay on the raw frame, distorting the lane polygon to the raw geometry.
+pub fn overlay_raw(
+    pipe: &Pipeline,
+    raw: BgrFrame,
+    lane: Option<(&Poly2, &Poly2)>,
+    m: Option<&LaneMeasure>,
+    status: LaneStatus,
+) -> Result<BgrFrame> {
+    let Some(cam) = pipe.camera() else {
+        return overlay_undistorted(pipe, raw, lane, m, status);
+    };
+    let distort = |x, y| cam.distort_pixel(x, y);
+    let cfg = &pipe.cfg.render;
+    render::overlay(raw, lane, &pipe.persp, &distort, m, status, cfg)
+}
+
+/// The overlay in the configured output geometry (`render.geometry`), from the raw frame.
+pub fn overlay(
+    pipe: &Pipeline,
+    raw: BgrFrame,
+    lane: Option<(&Poly2, &Poly2)>,
+    m: Option<&LaneMeasure>,
+    status: LaneStatus,
+) -> Result<BgrFrame> {
+    match pipe.cfg.render.geometry {
+        Geometry::Original => overlay_raw(pipe, raw, lane, m, status),
+        Geometry::Undistorted => {
+            let u = pipe.undistort(&raw)?;
+            overlay_undistorted(pipe, u, lane, m, status)
+        }
+    }
+}
+
+/// The search picture (windows, line pixels, this frame's fits, histogram) in the analysed view.
+pub fn search_picture(a: &Analysis) -> Result<BgrFrame> {
+    let l = a.fit.left.map(|p| p.to_scaled(a.scale));
+    let r = a.fit.right.map(|p| p.to_scaled(a.scale));
+    render::search_picture(&a.thresholded.mask()?, &a.search, l.as_ref(), r.as_ref())
+}
