@@ -4,7 +4,7 @@
 //! (`+faststart`), written under a hidden partial name and renamed when complete.
 
 use super::decode::{codec_short_name, init};
-use super::Codec;
+use super::job::Codec;
 use crate::base::cancel::AbortCleanup;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;

@@ -10,10 +10,9 @@
 //! are identical. `open_outputs` and `finalise` put the outputs in place: written under hidden
 //! names, renamed when complete, removed on every error path.
 
-use super::{
-    Codec, RenderMode, RenderTimes, SinkSpec, StageSeries, VideoFrame, VideoJob, VideoSink,
-    VideoSource, VideoSummary,
-};
+use super::decode::{VideoFrame, VideoSource};
+use super::encode::{SinkSpec, VideoSink};
+use super::job::{Codec, RenderMode, RenderTimes, StageSeries, VideoJob, VideoSummary};
 use crate::base::camera::Camera;
 use crate::base::cancel::{AbortCleanup, Cancel};
 use crate::base::config::Config;
@@ -197,7 +196,7 @@ pub fn run_with(
     };
     // Nothing is shown: the decoder may skip its deblocking filter (opt-in, see
     // `skip_loop_filter_allowed`).
-    src.set_skip_loop_filter(mode == RenderMode::None && super::skip_loop_filter_allowed());
+    src.set_skip_loop_filter(mode == RenderMode::None && super::job::skip_loop_filter_allowed());
     let mut an = Analyser {
         tracker: LaneTracker::new(
             pipe.cfg.tracking,

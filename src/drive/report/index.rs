@@ -3,7 +3,7 @@
 //! by each column (a few lines of inline JavaScript), each row linking to its report. When the
 //! folder's `summary.json` names an input video that exists, the report has thumbnails.
 
-use super::{esc, read_warning, write_drive_report, ReportOptions, STYLE};
+use super::{esc, read_warning, relative_href, write_drive_report, ReportOptions, STYLE};
 use crate::base::atomic::write_atomic;
 use crate::base::config::EventsConfig;
 use crate::base::error::{Error, Result};
@@ -11,7 +11,7 @@ use crate::base::telemetry;
 use crate::drive::events;
 use crate::drive::summary::DriveStats;
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The file name `lanes batch` writes per video, looked for under the folder.
 pub const TELEMETRY_NAME: &str = "telemetry.jsonl";
@@ -75,27 +75,6 @@ pub fn source_video(folder: &Path) -> Option<PathBuf> {
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let p = PathBuf::from(v.get("input")?.get("path")?.as_str()?);
     p.is_file().then_some(p)
-}
-
-/// `to` relative to the directory `from`, with `/` separators, for an `href`.
-pub fn relative_href(from: &Path, to: &Path) -> String {
-    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let (from, to) = (abs(from), abs(to));
-    let f: Vec<Component> = from.components().collect();
-    let t: Vec<Component> = to.components().collect();
-    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".into(); f.len() - common];
-    parts.extend(
-        t[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().to_string()),
-    );
-    parts
-        .join("/")
-        .replace('%', "%25")
-        .replace(' ', "%20")
-        .replace('#', "%23")
-        .replace('?', "%3F")
 }
 
 /// Write a report beside every telemetry file under `dir` and the index page to `out`. A

@@ -16,7 +16,7 @@ use crate::base::telemetry::{FrameRecord, ReadWarnings};
 use crate::drive::events::{self, Detail, Event};
 use crate::drive::summary::DriveStats;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// What a drive report is made of besides the records.
 #[derive(Debug, Clone, Default)]
@@ -78,7 +78,7 @@ impl Player {
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            index::relative_href(dir, video)
+            relative_href(dir, video)
         };
         Ok(Self {
             src,
@@ -117,6 +117,27 @@ pub fn read_warning(path: &Path, w: &ReadWarnings, used: usize) -> Option<String
         w.bad_lines.len(),
         w.out_of_order
     ))
+}
+
+/// `to` relative to the directory `from`, with `/` separators, for an `href`.
+pub fn relative_href(from: &Path, to: &Path) -> String {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (from, to) = (abs(from), abs(to));
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); f.len() - common];
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().to_string()),
+    );
+    parts
+        .join("/")
+        .replace('%', "%25")
+        .replace(' ', "%20")
+        .replace('#', "%23")
+        .replace('?', "%3F")
 }
 
 /// Escape text for HTML.

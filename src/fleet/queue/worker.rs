@@ -3,9 +3,9 @@
 //! this worker's, and record the result; a heartbeat keeps the job's lease and notices when
 //! another worker took it over.
 
+use super::client::{Queue, GROUP};
 use super::link::Link;
 use super::metrics::{JobResult, Metrics};
-use super::{Queue, GROUP};
 use crate::base::cancel::Cancel;
 use crate::base::config::Preset;
 use crate::base::error::{Error, Result};

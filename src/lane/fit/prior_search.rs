@@ -1,8 +1,9 @@
 //! Prior search: the pixels within a margin of the previous frame's fits.
 
-use super::{LinePixels, Poly2, SearchMode, SearchResult};
+use super::pixels::{LinePixels, SearchMode, SearchResult};
 use crate::base::error::Result;
 use crate::base::frame::BinaryMask;
+use crate::base::poly::Poly2;
 use crate::lane::warp::ColumnBands;
 
 /// The columns `x0..=x1` strictly within `margin` of `fit` on row `y` of a `w` wide view.

@@ -1,7 +1,7 @@
 //! Sliding-window search: line bases from a histogram of the mask's bottom half, then windows
 //! stacked upward that re-centre on their pixels.
 
-use super::{LinePixels, SearchMode, SearchResult, Window};
+use super::pixels::{LinePixels, SearchMode, SearchResult, Window};
 use crate::base::config::SearchConfig;
 use crate::base::error::Result;
 use crate::base::frame::BinaryMask;
@@ -136,7 +136,7 @@ pub fn sliding_window_search(mask: &BinaryMask, cfg: &SearchConfig) -> Result<Se
 /// (a perspective quad that does not fit the road's slope) as well.
 pub fn guided_search(
     mask: &BinaryMask,
-    guide: &super::Poly2,
+    guide: &crate::base::poly::Poly2,
     gap: (f64, f64),
     cfg: &SearchConfig,
 ) -> Result<LinePixels> {

@@ -311,6 +311,54 @@ impl RoadFrame {
     }
 }
 
+/// A lateral manoeuvre of a drive; each moves the vehicle smoothly (a raised-cosine ramp).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Manoeuvre {
+    /// Move one lane width to the right (`right`) or left over `duration_s` from `start_s`.
+    LaneChange {
+        start_s: f64,
+        duration_s: f64,
+        right: bool,
+    },
+    /// Drift `offset_m` sideways (positive right) over `ramp_s`, stay `hold_s`, come back
+    /// over `ramp_s`.
+    Drift {
+        start_s: f64,
+        ramp_s: f64,
+        hold_s: f64,
+        offset_m: f64,
+    },
+}
+
+/// 0 before `t0`, 1 after `t0 + dur`, a raised cosine in between.
+fn ramp(t: f64, t0: f64, dur: f64) -> f64 {
+    let x = ((t - t0) / dur.max(1e-6)).clamp(0.0, 1.0);
+    0.5 - 0.5 * (std::f64::consts::PI * x).cos()
+}
+
+impl Manoeuvre {
+    /// Lateral displacement at time `t` (m, positive right); `lane_width_m` for a change.
+    pub fn offset_at(&self, t: f64, lane_width_m: f64) -> f64 {
+        match *self {
+            Manoeuvre::LaneChange {
+                start_s,
+                duration_s,
+                right,
+            } => {
+                let d = if right { lane_width_m } else { -lane_width_m };
+                d * ramp(t, start_s, duration_s)
+            }
+            Manoeuvre::Drift {
+                start_s,
+                ramp_s,
+                hold_s,
+                offset_m,
+            } => offset_m * (ramp(t, start_s, ramp_s) - ramp(t, start_s + ramp_s + hold_s, ramp_s)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,7 +64,7 @@ pub struct TruthFile {
     pub frames: Vec<FrameTruth>,
     /// Lane changes and drifts of a video drive (`lanes synth video --lane-change/--drift-over`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub manoeuvres: Vec<super::Manoeuvre>,
+    pub manoeuvres: Vec<super::road::Manoeuvre>,
     /// The drive's lane events from its true geometry (`true_events`, default thresholds).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<crate::drive::events::Event>,

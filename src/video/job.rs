@@ -1,0 +1,224 @@
+//! What a video run is asked to do and what it reports: codecs, render modes, the job, the
+//! per-stage timings and the summary.
+
+use crate::base::cancel::Cancel;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Which encoder a sink uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Codec {
+    /// H.264 through libx264, yuv420p: what browsers play (the default).
+    H264 {
+        /// libx264's speed preset.
+        preset: X264Preset,
+        /// Constant rate factor, 0..=51 (lower is better and larger; 23 is libx264's own).
+        crf: u8,
+    },
+    /// MPEG-4 Part 2 (fourcc mp4v), as OpenCV writes by default; browsers do not play it.
+    Mp4v,
+}
+
+impl Default for Codec {
+    /// H.264, `veryfast`, crf 23: browser-playable, and about as fast to encode as MPEG-4
+    /// Part 2 was, at a fraction of its size.
+    fn default() -> Self {
+        Codec::H264 {
+            preset: X264Preset::Veryfast,
+            crf: 23,
+        }
+    }
+}
+
+impl Codec {
+    /// For the summary line.
+    pub fn name(&self) -> String {
+        match self {
+            Codec::H264 { preset, crf } => {
+                format!("H.264 (libx264, {}, crf {crf})", preset.name())
+            }
+            Codec::Mp4v => "MPEG-4 Part 2 (mp4v)".into(),
+        }
+    }
+
+    /// FFmpeg's encoder for it.
+    pub fn encoder_name(&self) -> &'static str {
+        match self {
+            Codec::H264 { .. } => "libx264",
+            Codec::Mp4v => "mpeg4",
+        }
+    }
+}
+
+/// libx264's speed presets, fastest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum X264Preset {
+    Ultrafast,
+    Superfast,
+    Veryfast,
+    Faster,
+    Fast,
+    Medium,
+    Slow,
+    Slower,
+    Veryslow,
+    Placebo,
+}
+
+impl X264Preset {
+    /// The name libx264 knows it by.
+    pub fn name(&self) -> &'static str {
+        match self {
+            X264Preset::Ultrafast => "ultrafast",
+            X264Preset::Superfast => "superfast",
+            X264Preset::Veryfast => "veryfast",
+            X264Preset::Faster => "faster",
+            X264Preset::Fast => "fast",
+            X264Preset::Medium => "medium",
+            X264Preset::Slow => "slow",
+            X264Preset::Slower => "slower",
+            X264Preset::Veryslow => "veryslow",
+            X264Preset::Placebo => "placebo",
+        }
+    }
+}
+
+/// Preferred codec from the environment (`LANES_CODEC=mpeg4|mp4v|h264`), default H.264.
+pub fn preferred_codec() -> Codec {
+    match std::env::var("LANES_CODEC").ok().as_deref() {
+        Some("mp4v") | Some("mpeg4") => Codec::Mp4v,
+        _ => Codec::default(),
+    }
+}
+
+/// Whether analysis-only runs skip the decoder's in-loop deblocking filter: only with
+/// `LANES_LOOP_FILTER=skip`. Measured on the shared clips (docs/robustness.md, "Decoding"):
+/// the Udacity clips keep their numbers (status on every frame, offsets within 0.2 cm median),
+/// but the 960x540 autobahn clip does not (status on 95% of frames, lane-width rule 129 -> 119
+/// of 390 frames), so it is not the default: the rule is that accuracy must hold on
+/// every clip.
+pub fn skip_loop_filter_allowed() -> bool {
+    std::env::var("LANES_LOOP_FILTER").is_ok_and(|v| v == "skip")
+}
+
+/// What to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenderMode {
+    /// Analysis only.
+    None,
+    /// The overlay video.
+    Overlay,
+    /// The 2x2 diagnostic composite.
+    Diagnostic,
+}
+
+/// A resolved video job (built once from flags by the CLI).
+pub struct VideoJob {
+    pub input: PathBuf,
+    pub output: Option<PathBuf>,
+    pub render: RenderMode,
+    pub telemetry: Option<PathBuf>,
+    pub start: usize,
+    pub max_frames: Option<usize>,
+    pub codec: Codec,
+    /// Run decode and render on their own threads (results are identical either way).
+    pub threaded: bool,
+    /// Polled between frames: when set, the run stops reading, finishes the frames in flight,
+    /// finalises its outputs and reports `interrupted_at` (`Cancel::default()` never fires).
+    pub cancel: Cancel,
+}
+
+/// Per-stage time series (ms per frame) collected during a run.
+#[derive(Debug, Clone, Default)]
+pub struct StageSeries {
+    /// Raw frame to bird's-eye view (undistortion and warp composed in one remap).
+    pub warp: Vec<f64>,
+    pub threshold: Vec<f64>,
+    pub search_fit: Vec<f64>,
+    pub track: Vec<f64>,
+    /// Full-frame undistortion for the overlay.
+    pub undistort: Vec<f64>,
+    /// Lane polygon and text drawn on the frame.
+    pub overlay: Vec<f64>,
+    /// The 2x2 diagnostic composite.
+    pub composite: Vec<f64>,
+    /// Handing the frame to the encoder.
+    pub encode: Vec<f64>,
+}
+
+/// Milliseconds of the render stages of one frame.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct RenderTimes {
+    pub(super) undistort: f64,
+    pub(super) overlay: f64,
+    pub(super) composite: f64,
+    pub(super) encode: f64,
+}
+
+impl StageSeries {
+    pub(super) fn push_render(&mut self, t: RenderTimes, mode: RenderMode) {
+        self.undistort.push(t.undistort);
+        self.overlay.push(t.overlay);
+        if mode == RenderMode::Diagnostic {
+            self.composite.push(t.composite);
+        }
+        if t.encode > 0.0 {
+            self.encode.push(t.encode);
+        }
+    }
+}
+
+/// The run's summary.
+#[derive(Debug, Clone)]
+pub struct VideoSummary {
+    pub frames_read: usize,
+    pub frames_drawn: usize,
+    /// Frames where the search did not find both lines.
+    pub search_failed: usize,
+    /// Frames whose fits the tracker rejected (lane width or coefficient jump).
+    pub rejected: usize,
+    pub seconds: f64,
+    pub output: Option<PathBuf>,
+    pub codec: Option<Codec>,
+    /// What the output holds, for the summary line (codec, settings, audio).
+    pub encoder: Option<String>,
+    /// Decoding stopped before the announced frame count (truncated or corrupt input).
+    pub truncated_at: Option<usize>,
+    pub announced_frames: i64,
+    /// The run was interrupted (`VideoJob::cancel`) before this frame; the outputs hold the
+    /// frames before it, finalised.
+    pub interrupted_at: Option<usize>,
+    pub stages: StageSeries,
+    /// `Pipeline::quad_note`: the perspective quad reaches outside the frames.
+    pub quad_note: Option<String>,
+}
+
+impl VideoSummary {
+    /// The summary of a run that has not read a frame yet.
+    pub fn new(codec: Option<Codec>, announced_frames: i64) -> Self {
+        Self {
+            frames_read: 0,
+            frames_drawn: 0,
+            search_failed: 0,
+            rejected: 0,
+            seconds: 0.0,
+            output: None,
+            codec,
+            encoder: None,
+            truncated_at: None,
+            announced_frames,
+            interrupted_at: None,
+            stages: StageSeries::default(),
+            quad_note: None,
+        }
+    }
+
+    pub fn fps(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.frames_read as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
