@@ -1,0 +1,347 @@
+//! Typed pipeline configuration: serde sections with documented defaults and one `validate()`.
+//!
+//! Every section rejects unknown keys; missing keys take the defaults below. The
+//! defaults are those of the reference Udacity pipeline (1280x720 camera).
+//!
+//! `sections` holds the sections and their defaults, `validate` the one range check.
+
+mod sections;
+mod validate;
+
+pub use sections::*;
+
+use crate::base::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The whole configuration: one section per stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub threshold: ThresholdConfig,
+    pub perspective: PerspectiveConfig,
+    pub search: SearchConfig,
+    pub tracking: TrackingConfig,
+    pub confidence: ConfidenceConfig,
+    pub render: RenderConfig,
+    pub units: UnitsConfig,
+    pub events: EventsConfig,
+}
+
+/// Named starting points for the configuration (`--preset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// The defaults: local-contrast markings, robust fits, confidence, Kalman tracking.
+    Robust,
+    /// The reference Udacity pipeline (global max-scaled thresholds, plain least squares, no
+    /// confidence gate, mean of the last 5 fits): reproduces the reference's numbers.
+    Reference,
+}
+
+impl Config {
+    /// Parse a TOML string (unknown keys are rejected) and validate it.
+    pub fn from_toml_str(text: &str, path: &Path) -> Result<Self> {
+        let cfg: Config = toml::from_str(text).map_err(|e| Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Load a TOML file and validate it.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Self::from_toml_str(&text, path)
+    }
+
+    /// The default configuration as TOML.
+    pub fn default_toml() -> String {
+        let body = toml::to_string(&Config::default()).unwrap_or_default();
+        format!(
+            "# lanes configuration (defaults). Units: pixels unless named; see `lanes config --help`.\n{body}"
+        )
+    }
+
+    /// Serialize to TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// The configuration a preset starts from.
+    pub fn preset(p: Preset) -> Self {
+        match p {
+            Preset::Robust => Self::default(),
+            Preset::Reference => Self::reference(),
+        }
+    }
+
+    /// The reference Udacity pipeline: global max-scaled thresholds, no confidence gate, the
+    /// mean of the last five fits.
+    pub fn reference() -> Self {
+        let mut c = Self::default();
+        c.threshold.method = ThresholdMethod::GlobalMax;
+        c.tracking.method = TrackingMethod::Average;
+        c.confidence.min_line = 0.0;
+        c.search.robust = false;
+        // Every row, as before rows were thinned: the reference's numbers stay as they were.
+        c.search.band_min_source_rows = 0.0;
+        c
+    }
+
+    /// The configuration a command runs with: the file (if any) merged over `preset`, then
+    /// validated.
+    pub fn load_over(path: Option<&Path>, preset: Preset) -> Result<Self> {
+        let cfg = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| Error::ConfigParse {
+                    path: p.to_path_buf(),
+                    message: format!("cannot read config ({e})"),
+                })?;
+                Self::from_toml_str_over(&text, p, preset).map_err(|e| in_file(p, e))?
+            }
+            None => Self::preset(preset),
+        };
+        match path {
+            Some(p) => cfg.validate().map_err(|e| in_file(p, e))?,
+            None => cfg.validate()?,
+        }
+        Ok(cfg)
+    }
+
+    /// Whether a config file names a section (e.g. `perspective`): a file that leaves the
+    /// perspective out lets `lanes video` find the geometry in the video.
+    pub fn file_names_section(path: &Path, section: &str) -> Result<bool> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: format!("cannot read config ({e})"),
+        })?;
+        let t: toml::Table = toml::from_str(&text).map_err(|e| Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })?;
+        Ok(t.contains_key(section))
+    }
+
+    /// Parse a TOML string over a preset (keys in the text override the preset's values).
+    pub fn from_toml_str_over(text: &str, path: &Path, base: Preset) -> Result<Self> {
+        let parse_err = |m: String| Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: m,
+        };
+        let over: toml::Table = toml::from_str(text).map_err(|e| {
+            if looks_like_camera_file(text) {
+                return parse_err(
+                    "an OpenCV camera file, not a lanes config (TOML): pass it with --camera"
+                        .into(),
+                );
+            }
+            match e.span() {
+                Some(sp) => parse_err(format!(
+                    "line {}: {} (not a lanes config TOML?)",
+                    text[..sp.start.min(text.len())].matches('\n').count() + 1,
+                    e.message().trim().replace('\n', "; ")
+                )),
+                None => parse_err(e.message().trim().replace('\n', "; ")),
+            }
+        })?;
+        let mut merged: toml::Table = toml::from_str(&Self::preset(base).to_toml())
+            .map_err(|e| parse_err(e.message().to_string()))?;
+        for (section, v) in over {
+            match (merged.get_mut(&section), v) {
+                (Some(toml::Value::Table(m)), toml::Value::Table(o)) => {
+                    for (k, v) in o {
+                        m.insert(k, v);
+                    }
+                }
+                (_, v) => {
+                    merged.insert(section, v);
+                }
+            }
+        }
+        let cfg: Config = toml::Value::Table(merged)
+            .try_into()
+            .map_err(|e: toml::de::Error| parse_err(e.message().to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+/// Whether a file's text is an OpenCV FileStorage camera file (YAML or XML), the usual thing
+/// given to `--config` by mistake.
+pub fn looks_like_camera_file(text: &str) -> bool {
+    let head = text.trim_start();
+    head.starts_with("%YAML")
+        || head.starts_with("<?xml")
+        || text.contains("camera_matrix")
+        || text.contains("opencv-matrix")
+}
+
+/// A config file's error naming the file: out-of-range values (`config key = value (...)`)
+/// get the file's name in front; parse errors already carry it.
+pub fn in_file(path: &Path, e: Error) -> Error {
+    match e {
+        Error::ConfigValue { .. } => Error::ConfigParse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        },
+        e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_toml_round_trips() {
+        let text = Config::default_toml();
+        let back = Config::from_toml_str(&text, Path::new("x.toml")).unwrap();
+        assert_eq!(back, Config::default());
+    }
+
+    #[test]
+    fn shipped_default_file_matches_defaults() {
+        let text = include_str!("../../../config/default.toml");
+        let back = Config::from_toml_str(text, Path::new("config/default.toml")).unwrap();
+        assert_eq!(back, Config::default());
+    }
+
+    #[test]
+    fn shipped_reference_file_is_the_reference_preset() {
+        let text = include_str!("../../../config/reference.toml");
+        let back = Config::from_toml_str(text, Path::new("config/reference.toml")).unwrap();
+        assert_eq!(back, Config::reference());
+        assert_eq!(Config::preset(Preset::Reference), Config::reference());
+    }
+
+    #[test]
+    fn a_file_over_a_preset_keeps_the_preset_where_it_is_silent() {
+        let c = Config::from_toml_str_over(
+            "[search]\nwindows = 12\n",
+            Path::new("c.toml"),
+            Preset::Reference,
+        )
+        .unwrap();
+        assert_eq!(c.search.windows, 12);
+        assert_eq!(c.threshold.method, ThresholdMethod::GlobalMax);
+        assert_eq!(c.tracking.method, TrackingMethod::Average);
+        let err = Config::from_toml_str_over(
+            "[confidence]\nmin_line = 2\n",
+            Path::new("c.toml"),
+            Preset::Robust,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config confidence.min_line = 2 (expected 0..=1)"
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_rejected_with_its_name() {
+        let err =
+            Config::from_toml_str("[search]\nwindowz = 3\n", Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().contains("windowz"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_names_key_and_value() {
+        let err =
+            Config::from_toml_str("[search]\nwindows = 0\n", Path::new("c.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config search.windows = 0 (expected 1..=50)"
+        );
+        let err = Config::from_toml_str("[search]\nband_row_step = 9\n", Path::new("c.toml"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config search.band_row_step = 9 (expected 1..=8)"
+        );
+        let err = Config::from_toml_str(
+            "[search]\nband_min_source_rows = -1.0\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config search.band_min_source_rows = -1 (expected 0..=4)"
+        );
+    }
+
+    /// Every float in the default file (arrays element by element), set to nan, inf and
+    /// -inf in turn: each is refused by name (regression: NaN passed `a >= b` range checks).
+    #[test]
+    fn nan_and_inf_in_any_float_key_are_refused_by_name() {
+        let base: toml::Table = toml::from_str(&Config::default_toml()).unwrap();
+        let mut tried = 0;
+        for (section, t) in &base {
+            let Some(t) = t.as_table() else { continue };
+            for (key, v) in t {
+                let n = match v {
+                    toml::Value::Float(_) => 1,
+                    toml::Value::Array(a) => a.len(),
+                    _ => 0,
+                };
+                for idx in 0..n {
+                    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                        let mut doc = base.clone();
+                        let slot = doc[section].as_table_mut().unwrap().get_mut(key).unwrap();
+                        let target = match slot {
+                            toml::Value::Array(a) => &mut a[idx],
+                            other => other,
+                        };
+                        match target {
+                            toml::Value::Float(f) => *f = bad,
+                            toml::Value::Array(inner) => {
+                                inner[0] = toml::Value::Float(bad);
+                            }
+                            _ => continue,
+                        }
+                        tried += 1;
+                        let text = toml::to_string(&doc).unwrap();
+                        let err = Config::from_toml_str(&text, Path::new("c.toml"))
+                            .expect_err(&format!("{section}.{key}[{idx}] = {bad} accepted"));
+                        assert!(
+                            err.to_string().contains(&format!("{section}.{key}")),
+                            "{section}.{key}: {err}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(tried > 60, "{tried}");
+    }
+
+    #[test]
+    fn perspective_quad_that_is_a_line_or_a_bow_tie_is_refused() {
+        let line = "[perspective]\nsrc = [[100.0, 100.0], [200.0, 200.0], [300.0, 300.0], [400.0, 400.0]]\n";
+        let err = Config::from_toml_str(line, Path::new("c.toml")).unwrap_err();
+        assert!(
+            err.to_string().starts_with("config perspective.src = "),
+            "{err}"
+        );
+        assert!(err.to_string().contains("convex"), "{err}");
+        // Bottom corners swapped: the quad crosses itself.
+        let d = Config::default().perspective.src;
+        let bow = format!(
+            "[perspective]\nsrc = [[{}, {}], [{}, {}], [{}, {}], [{}, {}]]\n",
+            d[0][0], d[0][1], d[1][0], d[1][1], d[3][0], d[3][1], d[2][0], d[2][1]
+        );
+        let err = Config::from_toml_str(&bow, Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().contains("perspective.src"), "{err}");
+    }
+
+    #[test]
+    fn partial_file_keeps_other_defaults() {
+        let c = Config::from_toml_str("[threshold]\nl_min = 200\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.threshold.l_min, 200);
+        assert_eq!(c.threshold.b_min, 190);
+        assert_eq!(c.search, SearchConfig::default());
+    }
+}

@@ -1,0 +1,195 @@
+//! Fixed-point bilinear sampling with OpenCV's weights and rounding, scalar and SSE4.1.
+
+use opencv::core::{self};
+
+/// OpenCV's bilinear weights for each of the 32 x 32 sub-pixel positions of a CV_16UC1 remap
+/// map (index `(fy << 5) | fx`), in units of 1/1024: `[(32-fy)(32-fx), (32-fy)fx, fy(32-fx),
+/// fy fx]`. OpenCV's fixed-point weights are these times 32, and its rounding
+/// `(sum + 2^14) >> 15` is then exactly `(sum' + 2^9) >> 10` on these.
+pub(super) fn bilinear_weights() -> &'static [[i16; 4]; 1024] {
+    static TAB: std::sync::OnceLock<[[i16; 4]; 1024]> = std::sync::OnceLock::new();
+    TAB.get_or_init(|| {
+        let mut t = [[0i16; 4]; 1024];
+        for fy in 0..32i16 {
+            for fx in 0..32i16 {
+                t[(fy * 32 + fx) as usize] = [
+                    (32 - fy) * (32 - fx),
+                    (32 - fy) * fx,
+                    fy * (32 - fx),
+                    fy * fx,
+                ];
+            }
+        }
+        t
+    })
+}
+
+#[inline(always)]
+pub(super) fn round_weighted(v: i32) -> u8 {
+    ((v + (1 << 9)) >> 10).clamp(0, 255) as u8
+}
+
+/// A raw BGR frame as the source of a remap.
+pub(super) struct Source<'a> {
+    pub(super) img: &'a [u8],
+    pub(super) width: i32,
+    pub(super) height: i32,
+}
+
+impl Source<'_> {
+    /// The bilinear pixels at the map entries `m1` (integer point) and `m2` (sub-pixel index).
+    #[inline(always)]
+    pub(super) fn run_with(
+        &self,
+        m1: &[core::Vec2s],
+        m2: &[u16],
+        out: &mut [[u8; 3]],
+        inside: impl Fn(&[u8], usize, &[i16; 4]) -> [u8; 3],
+    ) {
+        let tab = bilinear_weights();
+        let (sw, sh) = (self.width, self.height);
+        let step = sw as usize * 3;
+        for ((xy, fr), o) in m1.iter().zip(m2.iter()).zip(out.iter_mut()) {
+            let (x, y) = (xy[0] as i32, xy[1] as i32);
+            let w = &tab[(*fr & 1023) as usize];
+            *o = if x >= 0 && y >= 0 && x < sw - 1 && y < sh - 1 {
+                inside(&self.img[y as usize * step + x as usize * 3..], step, w)
+            } else if x >= sw || x + 1 < 0 || y >= sh || y + 1 < 0 {
+                [0; 3]
+            } else {
+                self.border(x, y, w)
+            };
+        }
+    }
+
+    /// Ask the cache for the source pixels the taps of map entries `m1` will read: the bounding
+    /// box of their first, middle and last points plus one row and column (at most 8 rows).
+    #[inline]
+    pub(super) fn prefetch(&self, m1: &[core::Vec2s]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (Some(a), Some(b)) = (m1.first(), m1.last()) else {
+                return;
+            };
+            if self.width < 1 || self.height < 1 {
+                return;
+            }
+            let c = m1[m1.len() / 2];
+            // Bounding box of the three points, one more row and column, inside the frame.
+            let span = |i: usize, last: i32| {
+                let v = [a[i], b[i], c[i]].map(|v| v as i32);
+                let (lo, hi) = (v[0].min(v[1]).min(v[2]), v[0].max(v[1]).max(v[2]) + 1);
+                (lo.clamp(0, last) as usize, hi.clamp(0, last) as usize)
+            };
+            let ((x0, x1), (y0, y1)) = (span(0, self.width - 1), span(1, self.height - 1));
+            let step = self.width as usize * 3;
+            for y in y0..=y1.min(y0 + 7) {
+                let (lo, hi) = (y * step + x0 * 3, y * step + x1 * 3 + 2);
+                for i in (lo..=hi).step_by(64).chain(std::iter::once(hi)) {
+                    if let Some(p) = self.img.get(i) {
+                        // SAFETY: a prefetch only hints the cache; `p` is inside `img`.
+                        unsafe {
+                            std::arch::x86_64::_mm_prefetch(
+                                p as *const u8 as *const i8,
+                                std::arch::x86_64::_MM_HINT_T0,
+                            )
+                        };
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn run(&self, m1: &[core::Vec2s], m2: &[u16], out: &mut [[u8; 3]]) {
+        self.run_with(m1, m2, out, bilinear_inside)
+    }
+
+    /// `run` with SSE4.1 for the taps inside the image.
+    ///
+    /// # Safety
+    /// SSE4.1 must be available.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "sse4.1")]
+    pub(super) unsafe fn run_sse41(&self, m1: &[core::Vec2s], m2: &[u16], out: &mut [[u8; 3]]) {
+        self.run_with(m1, m2, out, |s, step, w| {
+            if s.len() >= step + 8 {
+                // SAFETY: SSE4.1 is available (this function's contract) and 8 bytes are
+                // readable at the start of `s` and `step` bytes on (checked).
+                unsafe { bilinear_sse41(s.as_ptr(), step, w) }
+            } else {
+                bilinear_inside(s, step, w)
+            }
+        })
+    }
+
+    /// Bilinear BGR at a source point with some taps outside the image, which count as black.
+    #[cold]
+    pub(super) fn border(&self, x: i32, y: i32, w: &[i16; 4]) -> [u8; 3] {
+        let (sw, sh) = (self.width, self.height);
+        let step = sw as usize * 3;
+        let tap = |xx: i32, yy: i32, c: usize| -> i32 {
+            if xx >= 0 && yy >= 0 && xx < sw && yy < sh {
+                self.img[yy as usize * step + xx as usize * 3 + c] as i32
+            } else {
+                0
+            }
+        };
+        let w = w.map(|v| v as i32);
+        let mut out = [0u8; 3];
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = round_weighted(
+                tap(x, y, c) * w[0]
+                    + tap(x + 1, y, c) * w[1]
+                    + tap(x, y + 1, c) * w[2]
+                    + tap(x + 1, y + 1, c) * w[3],
+            );
+        }
+        out
+    }
+}
+
+/// Bilinear BGR at a source point whose four taps are inside the image: `s` starts at the
+/// top-left tap.
+#[inline(always)]
+pub(super) fn bilinear_inside(s: &[u8], step: usize, w: &[i16; 4]) -> [u8; 3] {
+    let (r0, r1) = (&s[..6], &s[step..step + 6]);
+    let w = w.map(|v| v as i32);
+    let mut out = [0u8; 3];
+    for (c, o) in out.iter_mut().enumerate() {
+        *o = round_weighted(
+            r0[c] as i32 * w[0]
+                + r0[c + 3] as i32 * w[1]
+                + r1[c] as i32 * w[2]
+                + r1[c + 3] as i32 * w[3],
+        );
+    }
+    out
+}
+
+/// `bilinear_inside` with SSE4.1: each row's two taps are interleaved per channel and
+/// multiplied-added with their two weights in one `pmaddwd`.
+///
+/// # Safety
+/// SSE4.1 must be available, and 8 bytes must be readable at `p` and at `p + step`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.1")]
+#[inline]
+pub(super) unsafe fn bilinear_sse41(p: *const u8, step: usize, w: &[i16; 4]) -> [u8; 3] {
+    use std::arch::x86_64::*;
+    // b0 b1 g0 g1 r0 r1 of the 8 bytes b0 g0 r0 b1 g1 r1 . . ; the rest zero.
+    let order = _mm_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    let row = |q: *const u8| {
+        _mm_cvtepu8_epi16(_mm_shuffle_epi8(
+            _mm_loadl_epi64(q as *const __m128i),
+            order,
+        ))
+    };
+    let pair = |a: i16, b: i16| _mm_set1_epi32(((b as u16 as i32) << 16) | a as u16 as i32);
+    let s = _mm_add_epi32(
+        _mm_madd_epi16(row(p), pair(w[0], w[1])),
+        _mm_madd_epi16(row(p.add(step)), pair(w[2], w[3])),
+    );
+    let s = _mm_srai_epi32(_mm_add_epi32(s, _mm_set1_epi32(1 << 9)), 10);
+    let v = _mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(s, s), s)) as u32;
+    [v as u8, (v >> 8) as u8, (v >> 16) as u8]
+}

@@ -1,0 +1,185 @@
+//! Perspective warp to the bird's-eye view and back: a `Perspective` holds M and its inverse,
+//! and a `BirdseyeRemap` composes undistortion and warp into one remap from the raw frame.
+//!
+//! `perspective`: the homography maths; `remap`: the one-pass remap and its column bands;
+//! `kernel`: the fixed-point bilinear sampling (SSE4.1 where the CPU has it) they run on.
+
+mod kernel;
+mod perspective;
+mod remap;
+
+pub use perspective::Perspective;
+pub use remap::{BirdseyeRemap, ColumnBands, RowPlan, Span};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::config::PerspectiveConfig;
+
+    #[test]
+    fn default_quad_maps_src_corners_to_dst_corners() {
+        let c = PerspectiveConfig::default();
+        let p = Perspective::from_config(&c, 1280, 720).unwrap();
+        for i in 0..4 {
+            let (x, y) = p.to_birdseye(c.src[i][0], c.src[i][1]);
+            assert!(
+                (x - c.dst[i][0]).abs() < 1e-3 && (y - c.dst[i][1]).abs() < 1e-3,
+                "{i}: {x},{y}"
+            );
+        }
+    }
+
+    #[test]
+    fn warp_then_unwarp_is_identity_within_a_pixel() {
+        let c = PerspectiveConfig::default();
+        let p = Perspective::from_config(&c, 1280, 720).unwrap();
+        for &(x, y) in &[
+            (300.0, 700.0),
+            (640.0, 500.0),
+            (1000.0, 650.0),
+            (600.0, 470.0),
+        ] {
+            let (bx, by) = p.to_birdseye(x, y);
+            let (rx, ry) = p.from_birdseye(bx, by);
+            assert!((rx - x).abs() < 1.0 && (ry - y).abs() < 1.0);
+        }
+    }
+
+    #[test]
+    fn degenerate_quad_is_refused() {
+        let src = [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0]];
+        let dst = PerspectiveConfig::default().dst;
+        assert!(matches!(
+            Perspective::new(&src, &dst, 1280, 720),
+            Err(Error::SingularPerspective(_))
+        ));
+    }
+
+    #[test]
+    fn spans_and_gaps_cover_the_packed_image_exactly_once() {
+        // Curves inside, across the left and right edges, entirely outside, and not finite.
+        let curves = [
+            crate::base::poly::Poly2::new(0.0, 0.0, 300.0),
+            crate::base::poly::Poly2::new(0.0, 2.0, -100.0),
+            crate::base::poly::Poly2::new(0.0, -1.5, 1000.0),
+            crate::base::poly::Poly2::new(0.0, 0.0, 5000.0),
+            crate::base::poly::Poly2::new(f64::NAN, 0.0, 0.0),
+        ];
+        for step in [1, 3] {
+            let plan = std::sync::Arc::new(RowPlan::every(360, step));
+            let bands = ColumnBands::around(&curves, 40, 640, 360, &plan);
+            let mut seen = vec![0u8; bands.rows() * bands.packed_width()];
+            let (mut in_spans, mut in_gaps) = (0, 0);
+            for sp in bands.spans() {
+                seen[sp.packed..sp.packed + sp.len]
+                    .iter_mut()
+                    .for_each(|v| *v += 1);
+                in_spans += sp.len;
+            }
+            for g in bands.gaps() {
+                in_gaps += g.len();
+                seen[g].iter_mut().for_each(|v| *v += 1);
+            }
+            assert!(seen.iter().all(|v| *v == 1), "row step {step}");
+            assert!(in_spans > 0 && in_gaps > 0, "{in_spans} {in_gaps}");
+        }
+    }
+
+    #[test]
+    fn band_pixels_equal_opencv_remap_everywhere() {
+        // Every column of the view (the band spans it all), on a noise frame, through the
+        // Udacity lens: inside, at the frame's edges (taps partly outside) and outside it.
+        let cam = Camera::load(
+            &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("calibration/udacity.yml"),
+        )
+        .unwrap();
+        let p = Perspective::from_config(&PerspectiveConfig::default(), 1280, 720).unwrap();
+        let remap = BirdseyeRemap::new(
+            &p,
+            Some(&cam),
+            crate::base::config::Scale { x: 1.0, y: 0.5 },
+        )
+        .unwrap();
+        let mut raw =
+            Mat::new_rows_cols_with_default(720, 1280, core::CV_8UC3, core::Scalar::all(0.0))
+                .unwrap();
+        let mut state = 12345u64;
+        for v in raw.data_bytes_mut().unwrap() {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            *v = (state >> 56) as u8;
+        }
+        let raw = BgrFrame::new(raw).unwrap();
+        let whole = remap.apply(&raw).unwrap();
+        let centre = crate::base::poly::Poly2::new(0.0, 0.0, 640.0);
+        let plan = std::sync::Arc::new(RowPlan::every(remap.height, 1));
+        let bands = ColumnBands::around(&[centre], 641, remap.width, remap.height, &plan);
+        let mut packed = vec![0u8; bands.rows() * bands.packed_width() * 3];
+        remap
+            .visit_band_runs(&raw, &bands, |a, run| {
+                for (i, px) in run.iter().enumerate() {
+                    packed[(a + i) * 3..(a + i) * 3 + 3].copy_from_slice(px);
+                }
+            })
+            .unwrap();
+        let (wd, pd) = (whole.bytes().unwrap(), &packed);
+        let (w, pw) = (remap.width as usize, bands.packed_width());
+        let (mut n, mut black) = (0, 0);
+        for r in 0..bands.rows() {
+            let (rg, x) = bands.run(r, 0).unwrap();
+            assert_eq!(rg.len(), w);
+            for i in 0..rg.len() {
+                let a = (r * w + x + i) * 3;
+                let b = (r * pw + rg.start + i) * 3;
+                assert_eq!(&wd[a..a + 3], &pd[b..b + 3], "row {r} column {}", x + i);
+                n += 1;
+                black += (wd[a..a + 3] == [0, 0, 0]) as usize;
+            }
+        }
+        assert_eq!(n, 1280 * 360);
+        assert!(
+            black > 1000,
+            "the view reaches outside the frame ({black} black pixels)"
+        );
+    }
+
+    #[test]
+    fn scalar_and_sse41_bilinear_agree_on_every_sub_pixel_position() {
+        let (w, h) = (40usize, 30usize);
+        let mut state = 99u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        let img: Vec<u8> = (0..w * h * 3).map(|_| next() as u8).collect();
+        let src = Source {
+            img: &img,
+            width: w as i32,
+            height: h as i32,
+        };
+        // Every sub-pixel index, at points inside, on the last row and column, and outside.
+        let m1: Vec<core::Vec2s> = (0..1024)
+            .map(|_| {
+                let x = (next() % (w as u32 + 4)) as i16 - 2;
+                let y = (next() % (h as u32 + 4)) as i16 - 2;
+                core::Vec2s::from([x, y])
+            })
+            .collect();
+        let m2: Vec<u16> = (0..1024).collect();
+        let mut a = vec![[0u8; 3]; 1024];
+        src.run(&m1, &m2, &mut a);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("sse4.1") {
+            let mut b = vec![[1u8; 3]; 1024];
+            // SAFETY: SSE4.1 was detected.
+            unsafe { src.run_sse41(&m1, &m2, &mut b) };
+            assert_eq!(a, b);
+        } else {
+            println!("no SSE4.1 on this machine: only the scalar path was run");
+        }
+        assert!(a.contains(&[0, 0, 0]) && a.iter().any(|p| *p != [0, 0, 0]));
+    }
+}

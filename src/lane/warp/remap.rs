@@ -1,0 +1,360 @@
+//! `BirdseyeRemap`: undistortion and warp in one remap from the raw frame, computed once; its
+//! row plans and the column bands the analysis reads.
+
+use super::kernel::Source;
+use super::perspective::Perspective;
+use crate::base::camera::Camera;
+use crate::base::error::{Error, Result};
+use crate::base::frame::BgrFrame;
+use opencv::core::{self, Mat};
+use opencv::imgproc;
+use opencv::prelude::*;
+
+/// One remap from the raw (distorted) frame straight to the bird's-eye view: for every
+/// bird's-eye pixel, its source in the raw frame is `distort(M^-1 * p)`. Computed once.
+pub struct BirdseyeRemap {
+    map1: Mat,
+    map2: Mat,
+    pub width: i32,
+    pub height: i32,
+}
+
+impl BirdseyeRemap {
+    /// Compose `camera`'s distortion (none when `None`) with the perspective's inverse; the
+    /// output is the bird's-eye view scaled by `scale` (1 = the perspective's own size).
+    pub fn new(
+        persp: &Perspective,
+        camera: Option<&Camera>,
+        scale: crate::base::config::Scale,
+    ) -> Result<Self> {
+        let w = ((persp.width as f64 * scale.x).round() as i32).max(1);
+        let h = ((persp.height as f64 * scale.y).round() as i32).max(1);
+        let mut map =
+            Mat::new_rows_cols_with_default(h, w, core::CV_32FC2, core::Scalar::all(-1.0))?;
+        {
+            let data: &mut [core::Vec2f] = map.data_typed_mut()?;
+            let minv = persp.inverse();
+            for v in 0..h {
+                for u in 0..w {
+                    // Scaled pixel u samples nominal coordinate u / scale, so that a curve fitted
+                    // in the scaled view maps back exactly with `Poly2::from_scaled`.
+                    let un = u as f64 / scale.x;
+                    let vn = v as f64 / scale.y;
+                    let (x, y) = Perspective::apply(minv, un, vn);
+                    let (sx, sy) = match camera {
+                        Some(cam) => cam.distort_pixel(x, y),
+                        None => (x, y),
+                    };
+                    let (sx, sy) =
+                        if sx.is_finite() && sy.is_finite() && sx.abs() < 1e6 && sy.abs() < 1e6 {
+                            (sx as f32, sy as f32)
+                        } else {
+                            (-1.0e5, -1.0e5)
+                        };
+                    data[(v * w + u) as usize] = core::Vec2f::from([sx, sy]);
+                }
+            }
+        }
+        let mut m1 = Mat::default();
+        let mut m2 = Mat::default();
+        imgproc::convert_maps(
+            &map,
+            &Mat::default(),
+            &mut m1,
+            &mut m2,
+            core::CV_16SC2,
+            false,
+        )?;
+        Ok(Self {
+            map1: m1,
+            map2: m2,
+            width: w,
+            height: h,
+        })
+    }
+
+    /// The raw frame's row each bird's-eye row samples at the view's centre column (from the
+    /// remap's entries: the integer part and the 1/32 fraction). A row outside the frame is
+    /// not finite.
+    pub fn source_rows(&self) -> Result<Vec<f64>> {
+        let map1: &[core::Vec2s] = self.map1.data_typed()?;
+        let map2: &[u16] = self.map2.data_typed()?;
+        let (w, h) = (self.width as usize, self.height as usize);
+        Ok((0..h)
+            .map(|y| {
+                let i = y * w + w / 2;
+                let y0 = map1[i][1] as f64;
+                if y0 <= -1.0e4 {
+                    f64::NAN
+                } else {
+                    y0 + (map2[i] >> 5) as f64 / 32.0
+                }
+            })
+            .collect())
+    }
+
+    /// The bird's-eye view of a raw frame on `bands` only (which index into this view), run by
+    /// run, without storing it: for each run, `f(packed_index_of_its_first_pixel, pixels)` gets
+    /// its `[b, g, r]` pixels, exactly the pixels `apply` (OpenCV's `remap`) gives at the same
+    /// places: OpenCV's fixed-point bilinear rule on the same map entries (weights in 1/1024,
+    /// rounded, a constant black border). The caller consumes each run while it is in the L1
+    /// cache; the band view itself is never written.
+    pub fn visit_band_runs(
+        &self,
+        raw: &BgrFrame,
+        bands: &ColumnBands,
+        mut f: impl FnMut(usize, &[[u8; 3]]),
+    ) -> Result<()> {
+        if bands.width != self.width || bands.height != self.height {
+            return Err(Error::Invalid(format!(
+                "column bands for a {}x{} view used on a {}x{} bird's-eye remap",
+                bands.width, bands.height, self.width, self.height
+            )));
+        }
+        let map1: &[core::Vec2s] = self.map1.data_typed()?;
+        let map2: &[u16] = self.map2.data_typed()?;
+        let src = Source {
+            img: raw.bytes()?,
+            width: raw.width(),
+            height: raw.height(),
+        };
+        #[cfg(target_arch = "x86_64")]
+        let simd = std::arch::is_x86_feature_detected!("sse4.1");
+        let mut run = vec![[0u8; 3]; bands.cols];
+        let mut spans = bands.spans().peekable();
+        while let Some(sp) = spans.next() {
+            // The next run's source pixels are fetched while this run is computed: a run's
+            // taps lie on one to three source rows that the hardware prefetcher has not seen.
+            if let Some(next) = spans.peek() {
+                src.prefetch(&map1[next.view..next.view + next.len]);
+            }
+            let out = &mut run[..sp.len];
+            let (m1, m2) = (
+                &map1[sp.view..sp.view + sp.len],
+                &map2[sp.view..sp.view + sp.len],
+            );
+            #[cfg(target_arch = "x86_64")]
+            if simd {
+                // SAFETY: SSE4.1 is present (checked above).
+                unsafe { src.run_sse41(m1, m2, out) };
+            } else {
+                src.run(m1, m2, out);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            src.run(m1, m2, out);
+            f(sp.packed, out);
+        }
+        Ok(())
+    }
+
+    /// Produce the bird's-eye view of a raw frame (bilinear).
+    pub fn apply(&self, raw: &BgrFrame) -> Result<BgrFrame> {
+        raw.remapped(&self.map1, &self.map2)
+    }
+}
+
+/// Which rows of a bird's-eye view band analysis computes, and which computed row stands for
+/// each row of the view. Built once per pipeline (`Pipeline::new`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowPlan {
+    /// The computed view rows, ascending; the first row is always computed.
+    pub computed: Vec<u32>,
+    /// For every view row, the index into `computed` of the computed row standing for it (the
+    /// nearest one).
+    pub stand_in: Vec<u32>,
+}
+
+impl RowPlan {
+    /// Every `step`-th row of a view `height` rows high.
+    pub fn every(height: i32, step: usize) -> Self {
+        let computed: Vec<u32> = (0..height.max(0) as u32).step_by(step.max(1)).collect();
+        Self::with_rows(height, computed)
+    }
+
+    /// Every `step`-th row, further thinned where the view is stretched: a row is computed when
+    /// its source row (`source_y[row]`, in the raw frame) lies at least `min_advance` source
+    /// rows from the last computed one. The far rows of a bird's-eye view are interpolated
+    /// from few source rows (a tenth of a source row per row at the top of the default view),
+    /// so neighbouring rows there repeat what one computed row says. `min_advance` 0 keeps
+    /// every `step`-th row.
+    pub fn thinned(source_y: &[f64], step: usize, min_advance: f64) -> Self {
+        let step = step.max(1);
+        let mut computed = Vec::new();
+        let mut last = f64::NAN;
+        for (y, sy) in source_y.iter().enumerate().step_by(step) {
+            let far_enough = min_advance <= 0.0
+                || !(last.is_finite() && sy.is_finite())
+                || (sy - last).abs() >= min_advance;
+            if computed.is_empty() || far_enough {
+                computed.push(y as u32);
+                last = *sy;
+            }
+        }
+        Self::with_rows(source_y.len() as i32, computed)
+    }
+
+    fn with_rows(height: i32, computed: Vec<u32>) -> Self {
+        let mut stand_in = Vec::with_capacity(height.max(0) as usize);
+        let mut i = 0usize;
+        for y in 0..height.max(0) as u32 {
+            while i + 1 < computed.len() && computed[i + 1].abs_diff(y) <= computed[i].abs_diff(y) {
+                i += 1;
+            }
+            stand_in.push(i as u32);
+        }
+        Self { computed, stand_in }
+    }
+}
+
+/// Runs of columns to compute on the rows a `RowPlan` computes: `bands` runs of `cols` columns
+/// per computed row, run `k` of packed row `r` (view row `plan.computed[r]`) starting at the
+/// column `x0` gives for that row and curve. Columns outside the view are part of a run's
+/// layout but are empty (never computed, never reported). A row that is not computed takes
+/// its stand-in's run placed at its own `x0` (`run_on_view_row`): shifted along the band's
+/// curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnBands {
+    /// Columns per run.
+    pub cols: usize,
+    /// Runs per row.
+    pub bands: usize,
+    /// The rows computed and their stand-ins.
+    pub plan: std::sync::Arc<RowPlan>,
+    /// First column of each run on every view row, row-major.
+    pub x0: Vec<i32>,
+    /// Size of the full bird's-eye view the runs index into.
+    pub width: i32,
+    pub height: i32,
+}
+
+impl ColumnBands {
+    /// The runs covering every column strictly within `margin` px of each curve (the prior
+    /// search's band) on the rows `plan` computes, of a `width` x `height` view (`plan`
+    /// covers `height` rows). A row where a curve is not finite gets an empty run.
+    pub fn around(
+        curves: &[crate::base::poly::Poly2],
+        margin: u32,
+        width: i32,
+        height: i32,
+        plan: &std::sync::Arc<RowPlan>,
+    ) -> Self {
+        let m = margin as f64;
+        let cols = 2 * margin as usize + 2;
+        let mut x0 = Vec::with_capacity(curves.len() * height.max(0) as usize);
+        for y in 0..height.max(0) {
+            for c in curves {
+                let lo = c.eval(y as f64) - m;
+                let start = if lo.is_finite() && lo.abs() < 1e8 {
+                    lo.floor() as i32
+                } else {
+                    i32::MIN / 2
+                };
+                x0.push(start);
+            }
+        }
+        // A plan for another height than the view's would index past it: every row then.
+        let plan = if plan.stand_in.len() == height.max(0) as usize {
+            plan.clone()
+        } else {
+            std::sync::Arc::new(RowPlan::every(height, 1))
+        };
+        Self {
+            cols,
+            bands: curves.len(),
+            plan,
+            x0,
+            width,
+            height,
+        }
+    }
+
+    /// Number of computed rows (rows of the packed band image).
+    pub fn rows(&self) -> usize {
+        self.plan.computed.len()
+    }
+
+    /// The view row of packed row `r`.
+    #[inline]
+    pub fn view_row(&self, r: usize) -> usize {
+        self.plan.computed[r] as usize
+    }
+
+    /// Width of the packed band image (all runs of a row side by side).
+    pub fn packed_width(&self) -> usize {
+        self.cols * self.bands
+    }
+
+    /// The valid packed range of run `k` on packed row `r` and the view column of its first
+    /// entry.
+    #[inline]
+    pub fn run(&self, r: usize, k: usize) -> Option<(std::ops::Range<usize>, usize)> {
+        self.run_on_view_row(self.view_row(r), k)
+            .map(|(_, range, x)| (range, x))
+    }
+
+    /// Run `k` as view row `y` sees it: the packed row standing for `y`, the packed range of
+    /// that row's run to use and the view column of its first entry. The stand-in's entry at
+    /// band offset `j` stands at column `x0(y) + j`; only offsets inside the view on both rows
+    /// are used. On a computed row this is `run`.
+    #[inline]
+    pub fn run_on_view_row(
+        &self,
+        y: usize,
+        k: usize,
+    ) -> Option<(usize, std::ops::Range<usize>, usize)> {
+        let r = *self.plan.stand_in.get(y)? as usize;
+        let xc = self.x0[self.view_row(r) * self.bands + k] as i64;
+        let xy = self.x0[y * self.bands + k] as i64;
+        let w = self.width as i64;
+        let lo = (-xc).max(-xy).max(0);
+        let hi = (w - xc).min(w - xy).min(self.cols as i64);
+        if lo >= hi {
+            return None;
+        }
+        let j0 = k * self.cols + lo as usize;
+        Some((r, j0..j0 + (hi - lo) as usize, (xy + lo) as usize))
+    }
+
+    /// Every non-empty run, in packed order, with its places in the packed band image and in
+    /// the whole view (both row-major).
+    pub fn spans(&self) -> impl Iterator<Item = Span> + '_ {
+        let (pw, w) = (self.packed_width(), self.width as usize);
+        (0..self.rows()).flat_map(move |r| {
+            (0..self.bands).filter_map(move |k| {
+                self.run(r, k).map(|(rg, x)| Span {
+                    packed: r * pw + rg.start,
+                    view: self.view_row(r) * w + x,
+                    len: rg.len(),
+                })
+            })
+        })
+    }
+
+    /// The packed indices (row-major) that no run covers: in each run's slot, the columns
+    /// outside the view, and whole slots of empty runs. With `spans`, they cover the packed
+    /// band image exactly once.
+    pub fn gaps(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let pw = self.packed_width();
+        (0..self.rows()).flat_map(move |r| {
+            (0..self.bands).flat_map(move |k| {
+                let slot = r * pw + k * self.cols;
+                let (lo, hi) = match self.run(r, k) {
+                    Some((rg, _)) => (r * pw + rg.start, r * pw + rg.end),
+                    None => (slot, slot),
+                };
+                [slot..lo, hi..slot + self.cols]
+                    .into_iter()
+                    .filter(|g| !g.is_empty())
+            })
+        })
+    }
+}
+
+/// One computed run of `ColumnBands`: `len` pixels starting at index `packed` of the packed
+/// band image and at index `view` of the whole view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub packed: usize,
+    pub view: usize,
+    pub len: usize,
+}
