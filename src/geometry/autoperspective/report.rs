@@ -1,8 +1,11 @@
 //! What `lanes perspective` writes besides the estimate: the config file's text, the pictures
 //! of every frame and their unique names.
 
+use super::estimate::Estimate;
+use super::frame::{LaneLines, Rejection};
 use super::ground::GroundScale;
-use super::{Estimate, LaneLines, Options};
+use super::options::Options;
+use super::pictures::{birdseye_picture, frame_picture};
 use crate::base::config::{Config, PerspectiveConfig};
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
@@ -46,7 +49,7 @@ pub struct FrameResult {
     pub lines: Option<LaneLines>,
     /// Why the frame is not used (None when usable).
     pub problem: Option<String>,
-    pub rejection: Option<super::Rejection>,
+    pub rejection: Option<Rejection>,
 }
 
 /// A picture-name stem unique among the frames: the file stem, with its folder name when two
@@ -90,7 +93,7 @@ pub fn write_frame_pictures(
             Some(p) => format!("{}: NOT USED: {p}", r.name),
         };
         let pic = match (&r.lines, &r.rejection) {
-            (Some(l), _) => super::frame_picture(
+            (Some(l), _) => frame_picture(
                 &r.undistorted,
                 Some(&l.mask),
                 Some(&l.left.line),
@@ -99,7 +102,7 @@ pub fn write_frame_pictures(
                 quad,
                 &caption,
             )?,
-            (None, Some(rej)) => super::frame_picture(
+            (None, Some(rej)) => frame_picture(
                 &r.undistorted,
                 None,
                 rej.left.as_ref(),
@@ -108,13 +111,11 @@ pub fn write_frame_pictures(
                 None,
                 &caption,
             )?,
-            (None, None) => {
-                super::frame_picture(&r.undistorted, None, None, None, None, None, &caption)?
-            }
+            (None, None) => frame_picture(&r.undistorted, None, None, None, None, None, &caption)?,
         };
         pic.write(&out_dir.join(format!("{out_stem}_{}_quad.jpg", r.name)))?;
         if let (Some(q), Some(p), None) = (quad, persp, &r.problem) {
-            super::birdseye_picture(&r.undistorted, p, q)?
+            birdseye_picture(&r.undistorted, p, q)?
                 .write(&out_dir.join(format!("{out_stem}_{}_birdseye.jpg", r.name)))?;
         }
     }

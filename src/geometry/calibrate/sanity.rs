@@ -3,7 +3,8 @@
 //! board) are caught cheaply and the size that fits is suggested. After it: warnings on a high
 //! RMS, an fx:fy ratio far from 1 and wild distortion terms, each with its likely cause.
 
-use super::{Calibration, DetectOptions};
+use super::detect::DetectOptions;
+use super::Calibration;
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
 use opencv::core::{Mat, Point2f, Size, Vector};

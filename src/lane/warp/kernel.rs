@@ -1,6 +1,6 @@
 //! Fixed-point bilinear sampling with OpenCV's weights and rounding, scalar and SSE4.1.
 
-use opencv::core::{self};
+use opencv::core;
 
 /// OpenCV's bilinear weights for each of the 32 x 32 sub-pixel positions of a CV_16UC1 remap
 /// map (index `(fy << 5) | fx`), in units of 1/1024: `[(32-fy)(32-fx), (32-fy)fx, fy(32-fx),

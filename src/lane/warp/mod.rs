@@ -13,8 +13,17 @@ pub use remap::{BirdseyeRemap, ColumnBands, RowPlan, Span};
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::kernel::*;
+    use super::perspective::*;
+    use super::remap::*;
+    use crate::base::camera::Camera;
     use crate::base::config::PerspectiveConfig;
+    use crate::base::error::Error;
+    use crate::base::frame::BgrFrame;
+
+    use opencv::core::{self, Mat};
+
+    use opencv::prelude::*;
 
     #[test]
     fn default_quad_maps_src_corners_to_dst_corners() {

@@ -1,0 +1,213 @@
+//! Frames combined: the median lines, the quad, the bird's-eye scales across and along the
+//! road (from the ground-plane geometry or the dashes).
+
+use super::dashes::Dash;
+use super::frame::{median, quad_on_lines, quad_rows, LaneLines};
+use super::ground::GroundScale;
+use super::lines::ImageLine;
+use super::options::{Options, YmSource};
+use crate::base::config::{PerspectiveConfig, UnitsConfig};
+use crate::base::error::{Error, Result};
+use crate::lane::warp::Perspective;
+
+/// The lines of several frames combined: the median vanishing point and the median x of each
+/// line at the bottom row, joined into two lines.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CombinedLines {
+    pub vp: (f64, f64),
+    pub left: ImageLine,
+    pub right: ImageLine,
+}
+
+/// Combine frames (at least one) by medians; `None` for no frames or degenerate lines.
+pub fn combine(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
+    if frames.is_empty() {
+        return None;
+    }
+    let yb = height as f64;
+    let mut vx: Vec<f64> = frames.iter().map(|f| f.vp.0).collect();
+    let mut vy: Vec<f64> = frames.iter().map(|f| f.vp.1).collect();
+    let mut xl: Vec<f64> = frames.iter().map(|f| f.left.line.x_at(yb)).collect();
+    let mut xr: Vec<f64> = frames.iter().map(|f| f.right.line.x_at(yb)).collect();
+    let vp = (median(&mut vx), median(&mut vy));
+    let left = ImageLine::through(vp, (median(&mut xl), yb))?;
+    let right = ImageLine::through(vp, (median(&mut xr), yb))?;
+    Some(CombinedLines { vp, left, right })
+}
+
+/// Dash statistics over all usable frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DashStats {
+    /// Every complete dash measured, in bird's-eye pixels.
+    pub lengths_px: Vec<f64>,
+    /// How many lie in the densest cluster (within 15% of its centre).
+    pub cluster_count: usize,
+    /// The median of that cluster: partly hidden or worn dashes (short) and dashes merged over
+    /// a missed gap (long) fall outside it.
+    pub median_px: f64,
+    /// `dash_length_m / median_px`.
+    pub ym_per_px: f64,
+}
+
+/// The densest cluster of lengths: for each length, the lengths within 15% of it; the largest
+/// such set (ties: the longer lengths) and its median.
+pub fn dash_cluster(lengths: &[f64]) -> Option<(usize, f64)> {
+    let mut best: Option<Vec<f64>> = None;
+    for &l in lengths {
+        let members: Vec<f64> = lengths
+            .iter()
+            .copied()
+            .filter(|&o| (o - l).abs() <= 0.15 * l)
+            .collect();
+        if best
+            .as_ref()
+            .map(|b| members.len() >= b.len())
+            .unwrap_or(true)
+        {
+            best = Some(members);
+        }
+    }
+    let mut b = best?;
+    let n = b.len();
+    Some((n, median(&mut b)))
+}
+
+/// The result: config sections and how they were obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    pub perspective: PerspectiveConfig,
+    pub units: UnitsConfig,
+    pub lines: CombinedLines,
+    /// Lane width in the bird's-eye view, px (the destination rectangle's width).
+    pub lane_width_px: f64,
+    /// Ground-plane geometry (with the camera's K, or an assumed one).
+    pub ground: Option<GroundScale>,
+    /// Whether `ground` used an assumed camera matrix.
+    pub assumed_k: bool,
+    pub dashes: Option<DashStats>,
+    /// Where `units.ym_per_px` came from: "dashes" or "geometry".
+    pub ym_from: &'static str,
+}
+
+/// Dashes of a frame's two lines measured in the combined bird's-eye view.
+pub fn frame_dashes(
+    lines: &LaneLines,
+    persp: &Perspective,
+    combined: &CombinedLines,
+    height: i32,
+    opts: &Options,
+) -> Result<Vec<Dash>> {
+    let (yt, yb) = quad_rows(combined.vp.1, height, opts);
+    let lane_px = |y: f64| combined.right.x_at(y) - combined.left.x_at(y);
+    // Gaps and dashes shorter than a tenth of the lane width in bird's-eye pixels are noise
+    // (worn paint, reflectors). The along-road scale is not known yet; on the Udacity camera
+    // that is 38 px, 1.4 m along the road.
+    let min_gap = 0.1 * (1.0 - 2.0 * opts.dst_margin) * persp.width as f64;
+    let mut out = super::dashes::measure_dashes(
+        &lines.mask,
+        &lines.left.line,
+        persp,
+        &lane_px,
+        yt.ceil() as i32,
+        yb.floor() as i32,
+        min_gap,
+    )?;
+    out.extend(super::dashes::measure_dashes(
+        &lines.mask,
+        &lines.right.line,
+        persp,
+        &lane_px,
+        yt.ceil() as i32,
+        yb.floor() as i32,
+        min_gap,
+    )?);
+    Ok(out)
+}
+
+/// Combine usable frames into the estimate. `k` is the camera matrix when a camera file was
+/// given; without one, [`super::ground::assumed_k`] is used for the geometry.
+pub fn estimate(
+    frames: &[&LaneLines],
+    k: Option<&[[f64; 3]; 3]>,
+    width: i32,
+    height: i32,
+    opts: &Options,
+) -> Result<Estimate> {
+    opts.validate()?;
+    let combined = combine(frames, height)
+        .ok_or_else(|| Error::Invalid("no usable frame to combine".into()))?;
+    let perspective = quad_on_lines(&combined.left, &combined.right, combined.vp.1, height, opts);
+    let persp = Perspective::from_config(&perspective, width, height)?;
+    let lane_width_px = perspective.dst[1][0] - perspective.dst[0][0];
+    let xm_per_px = opts.lane_width_m / lane_width_px;
+    let assumed = k.is_none();
+    let kk = k
+        .copied()
+        .unwrap_or_else(|| super::ground::assumed_k(width, height));
+    let (yt, yb) = quad_rows(combined.vp.1, height, opts);
+    let dst_h = perspective.dst[2][1] - perspective.dst[0][1];
+    let g = super::ground::ground_scale(
+        &kk,
+        combined.vp,
+        (&combined.left, &combined.right),
+        (yt, yb),
+        opts.lane_width_m,
+        dst_h,
+    );
+    let mut lengths = Vec::new();
+    for f in frames {
+        lengths.extend(
+            frame_dashes(f, &persp, &combined, height, opts)?
+                .iter()
+                .map(|d| d.length_px),
+        );
+    }
+    let dash = dash_cluster(&lengths).map(|(n, m)| DashStats {
+        lengths_px: lengths.clone(),
+        cluster_count: n,
+        median_px: m,
+        ym_per_px: opts.dash_length_m / m,
+    });
+    let use_dashes = match opts.ym_source {
+        YmSource::Dashes => true,
+        YmSource::Geometry => false,
+        // The geometry, with the camera's focal length or an assumed field of view: exact for a
+        // flat straight road with a calibrated camera, and off by the focal length's error
+        // without one. Dashes are not a source of their own: their real length differs by
+        // country (3 m in the US, 6 m on German motorways) and measured dashes run long (blur
+        // at their ends); they are the geometry's cross-check (`selfcal::scale_warnings`).
+        YmSource::Auto => g.is_none(),
+    };
+    let (ym_per_px, ym_from) = if use_dashes {
+        match &dash {
+            Some(d) => (d.ym_per_px, "dashes"),
+            None => {
+                return Err(Error::Invalid(
+                    "no complete dash measured on any frame (use --ym-from geometry)".into(),
+                ))
+            }
+        }
+    } else {
+        match &g {
+            Some(g) => (g.ym_per_px, "geometry"),
+            None => {
+                return Err(Error::Invalid(
+                    "the ground-plane geometry is degenerate for these lines".into(),
+                ))
+            }
+        }
+    };
+    Ok(Estimate {
+        perspective,
+        units: UnitsConfig {
+            xm_per_px,
+            ym_per_px,
+        },
+        lines: combined,
+        lane_width_px,
+        ground: g,
+        assumed_k: assumed,
+        dashes: dash,
+        ym_from,
+    })
+}

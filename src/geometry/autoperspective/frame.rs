@@ -1,0 +1,427 @@
+//! One frame: its ego lane's two lines, whether they are straight enough, and the quad they
+//! give.
+
+use super::candidates::RidgeParams;
+use super::lines::{FittedLine, HoughParams, ImageLine};
+use super::options::Options;
+use crate::base::config::PerspectiveConfig;
+use crate::base::error::Result;
+use crate::base::frame::{BgrFrame, BinaryMask};
+use crate::lane::warp::Perspective;
+
+/// The ego lane's two lines found on one frame.
+#[derive(Debug, Clone)]
+pub struct LaneLines {
+    pub left: FittedLine,
+    pub right: FittedLine,
+    /// Where the two lines meet; its row is the horizon.
+    pub vp: (f64, f64),
+    /// The candidate-pixel mask the lines were fitted on.
+    pub mask: BinaryMask,
+}
+
+/// Why a frame's lines were not found, with whatever was found for the picture.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    pub reason: String,
+    pub vp: Option<(f64, f64)>,
+    pub left: Option<ImageLine>,
+    pub right: Option<ImageLine>,
+}
+
+impl Rejection {
+    fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            vp: None,
+            left: None,
+            right: None,
+        }
+    }
+}
+
+/// Find the ego lane's two straight lines on an undistorted frame.
+///
+/// Two passes: the first guesses the horizon at 45% of the height to size the ridge detector
+/// and finds a vanishing point; the second sizes it from that vanishing point's row.
+pub fn find_lane_lines(
+    frame: &BgrFrame,
+    l_contrast: u8,
+    fit_from: f64,
+) -> Result<std::result::Result<LaneLines, Rejection>> {
+    let (w, h) = (frame.width(), frame.height());
+    let (wf, hf) = (w as f64, h as f64);
+    let hough = HoughParams::for_size(h);
+    let tol_deg = 1.5;
+    // Pass 1.
+    let guess = 0.45 * hf;
+    let p1 = RidgeParams {
+        rows: ((0.4 * hf) as i32, h),
+        horizon_y: guess,
+        l_contrast,
+        ..Default::default()
+    };
+    let mask1 = super::candidates::ridge_mask(frame, &p1)?;
+    let segs1 = super::lines::hough_segments(&mask1, &hough)?;
+    let Some((vp1, _)) = super::lines::vanishing_point(&segs1, w, h, tol_deg) else {
+        return Ok(Err(Rejection::new(format!(
+            "no vanishing point ({} line segments found)",
+            segs1.len()
+        ))));
+    };
+    if !(vp1.1 > 0.05 * hf && vp1.1 < 0.85 * hf) {
+        return Ok(Err(Rejection {
+            vp: Some(vp1),
+            ..Rejection::new(format!("vanishing point row {:.0} is implausible", vp1.1))
+        }));
+    }
+    // Pass 2, from just below the horizon.
+    let top = (vp1.1 + 0.04 * (hf - vp1.1)).ceil() as i32;
+    let p2 = RidgeParams {
+        rows: (top, h),
+        horizon_y: vp1.1,
+        l_contrast,
+        ..Default::default()
+    };
+    let mask = super::candidates::ridge_mask(frame, &p2)?;
+    let segs = super::lines::hough_segments(&mask, &hough)?;
+    let (vp2, inliers) = match super::lines::vanishing_point(&segs, w, h, tol_deg) {
+        Some(v) => v,
+        None => {
+            return Ok(Err(Rejection {
+                vp: Some(vp1),
+                ..Rejection::new("no vanishing point in the second pass")
+            }))
+        }
+    };
+    let y_bottom = hf;
+    let clusters = super::lines::clusters_through(&segs, &inliers, vp2, y_bottom, 0.03 * wf);
+    let max_support = clusters.iter().map(|c| c.support).fold(0.0, f64::max);
+    let (lc, rc) =
+        super::lines::ego_clusters(&clusters, vp2.0, (0.08 * max_support).max(0.05 * hf));
+    let initial = |c: Option<super::lines::LineCluster>| {
+        c.and_then(|c| ImageLine::through(vp2, (c.x_bottom, y_bottom)))
+    };
+    let (li, ri) = (initial(lc), initial(rc));
+    let mut rej = Rejection {
+        vp: Some(vp2),
+        left: li,
+        right: ri,
+        reason: String::new(),
+    };
+    let (Some(li), Some(ri)) = (li, ri) else {
+        rej.reason = match (li, ri) {
+            (None, None) => "neither lane line found".into(),
+            (None, _) => "left lane line not found".into(),
+            _ => "right lane line not found".into(),
+        };
+        return Ok(Err(rej));
+    };
+    let rows = ((vp2.1 + fit_from * (hf - vp2.1)).ceil() as i32, h);
+    let fl = super::lines::refine_line(&mask, li, vp2.0, rows, 0.06)?;
+    let fr = super::lines::refine_line(&mask, ri, vp2.0, rows, 0.06)?;
+    let (Some(fl), Some(fr)) = (fl, fr) else {
+        rej.reason = "too few marking pixels along a lane line".into();
+        return Ok(Err(rej));
+    };
+    rej.left = Some(fl.line);
+    rej.right = Some(fr.line);
+    let need_rows = (0.08 * (hf - vp2.1)) as usize;
+    for (name, f) in [("left", &fl), ("right", &fr)] {
+        if f.rows < need_rows {
+            rej.reason = format!(
+                "{name} lane line has marking pixels on only {} rows (need {need_rows})",
+                f.rows
+            );
+            return Ok(Err(rej));
+        }
+    }
+    if !(fl.line.m < 0.0 && fr.line.m > 0.0) {
+        rej.reason = format!(
+            "lines do not converge upwards (dx/dy left {:.2}, right {:.2})",
+            fl.line.m, fr.line.m
+        );
+        return Ok(Err(rej));
+    }
+    let Some(vp) = fl.line.intersect(&fr.line) else {
+        rej.reason = "lane lines are parallel in the image".into();
+        return Ok(Err(rej));
+    };
+    rej.vp = Some(vp);
+    if !(vp.1 > 0.0 && vp.1 < 0.85 * hf && vp.0 > 0.0 && vp.0 < wf) {
+        rej.reason = format!(
+            "lane lines meet at ({:.0}, {:.0}), outside the plausible area",
+            vp.0, vp.1
+        );
+        return Ok(Err(rej));
+    }
+    // The ego lane's lines lie on either side of the car, at comparable distances when the car
+    // drives near its lane's centre (as calibration frames should show); a line several times
+    // farther than the other is most likely the next lane's, picked where the ego line is faint.
+    let (dl, dr) = (vp.0 - fl.line.x_at(hf), fr.line.x_at(hf) - vp.0);
+    let ratio = dl.max(dr) / dl.min(dr).max(1e-9);
+    if ratio > MAX_SIDE_RATIO {
+        let (far, near) = if dr > dl {
+            ("right", "left")
+        } else {
+            ("left", "right")
+        };
+        rej.reason = format!(
+            "the {far} line crosses the bottom row {ratio:.1}x as far from the vanishing point as the {near} one (limit {MAX_SIDE_RATIO}): a line of the next lane, or the car far from its lane's centre"
+        );
+        return Ok(Err(rej));
+    }
+    Ok(Ok(LaneLines {
+        left: fl,
+        right: fr,
+        vp,
+        mask,
+    }))
+}
+
+/// Largest ratio of the two ego lines' distances from the vanishing point's column at the
+/// bottom row: 2 allows the car about a sixth of the lane width off its centre.
+const MAX_SIDE_RATIO: f64 = 2.0;
+
+/// Quad rows for a horizon at `vp_y`: `(top, bottom)`.
+pub fn quad_rows(vp_y: f64, height: i32, opts: &Options) -> (f64, f64) {
+    let yb = opts.bottom * height as f64;
+    (yb - opts.depth * (yb - vp_y), yb)
+}
+
+/// The bird's-eye view every found geometry is given in, whatever the frame size: the Udacity
+/// camera's 1280x720, so that the search's sizes in view pixels (tuned there) mean the same
+/// metres on the road on every camera.
+pub const NOMINAL_VIEW: [i32; 2] = [1280, 720];
+
+/// The source trapezoid on two lines and the destination rectangle (in the [`NOMINAL_VIEW`]),
+/// in config order.
+pub fn quad_on_lines(
+    left: &ImageLine,
+    right: &ImageLine,
+    vp_y: f64,
+    height: i32,
+    opts: &Options,
+) -> PerspectiveConfig {
+    let (yt, yb) = quad_rows(vp_y, height, opts);
+    let [vw, vh] = NOMINAL_VIEW;
+    let (w, h) = (vw as f64, vh as f64);
+    let mx = (opts.dst_margin * w).round();
+    PerspectiveConfig {
+        src: [
+            [left.x_at(yt), yt],
+            [right.x_at(yt), yt],
+            [left.x_at(yb), yb],
+            [right.x_at(yb), yb],
+        ],
+        dst: [[mx, 0.0], [w - mx, 0.0], [mx, h], [w - mx, h]],
+        view: Some(NOMINAL_VIEW),
+        ..PerspectiveConfig::default()
+    }
+}
+
+/// Angle from vertical, degrees, of a line's pixels in a bird's-eye view: a parabola
+/// `x = a*y^2 + b*y + c` fitted to the mapped pixels, its slope evaluated at the view's top,
+/// middle and bottom rows. `None` with too few pixels.
+pub fn birdseye_angles(
+    pixels: &[(f64, f64)],
+    persp: &Perspective,
+    rows: (f64, f64),
+) -> Option<[f64; 3]> {
+    let pts: Vec<(f64, f64)> = pixels
+        .iter()
+        .filter(|p| p.1 >= rows.0 && p.1 <= rows.1)
+        .map(|p| persp.to_birdseye(p.0, p.1))
+        .collect();
+    if pts.len() < 10 {
+        return None;
+    }
+    let h = persp.height as f64;
+    // Normal equations in t = y / h; a second pass drops points more than 3 robust standard
+    // deviations (1.4826 * median absolute residual, at least 2 px) off the first fit.
+    let solve = |keep: &dyn Fn(f64, f64) -> bool| -> Option<nalgebra::Vector3<f64>> {
+        let mut a = nalgebra::Matrix3::<f64>::zeros();
+        let mut r = nalgebra::Vector3::<f64>::zeros();
+        for (x, y) in &pts {
+            if !keep(*x, *y) {
+                continue;
+            }
+            let t = y / h;
+            let v = nalgebra::Vector3::new(t * t, t, 1.0);
+            a += v * v.transpose();
+            r += v * *x;
+        }
+        a.lu().solve(&r)
+    };
+    let eval = |s: &nalgebra::Vector3<f64>, y: f64| {
+        let t = y / h;
+        s[0] * t * t + s[1] * t + s[2]
+    };
+    let s0 = solve(&|_, _| true)?;
+    let mut res: Vec<f64> = pts.iter().map(|(x, y)| (x - eval(&s0, *y)).abs()).collect();
+    let limit = (3.0 * 1.4826 * median(&mut res)).max(2.0);
+    let s = solve(&|x, y| (x - eval(&s0, y)).abs() <= limit)?;
+    let slope = |t: f64| (2.0 * s[0] * t + s[1]) / h; // dx/dy in px/px
+    let (y0, y1) = pts
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
+    if y1 - y0 < 0.5 * h {
+        // Pixels of the near range only (`Options::fit_from`): a parabola over a short span
+        // extrapolates wildly to the view's top, so the direction of a straight line through
+        // them (the trimmed pixels) stands for all three rows.
+        let kept: Vec<(f64, f64)> = pts
+            .iter()
+            .copied()
+            .filter(|(x, y)| (x - eval(&s, *y)).abs() <= limit)
+            .collect();
+        let n = kept.len() as f64;
+        let (my, mx) = kept
+            .iter()
+            .fold((0.0, 0.0), |(a, b), p| (a + p.1 / n, b + p.0 / n));
+        let (sxy, syy) = kept.iter().fold((0.0, 0.0), |(a, b), p| {
+            (a + (p.1 - my) * (p.0 - mx), b + (p.1 - my) * (p.1 - my))
+        });
+        if syy <= 0.0 {
+            return None;
+        }
+        let d = (sxy / syy).atan().to_degrees();
+        return Some([d, d, d]);
+    }
+    Some([slope(0.0), slope(0.5), slope(1.0)].map(|d| d.atan().to_degrees()))
+}
+
+/// The straightness check of one frame, in the bird's-eye view of its own quad.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameCheck {
+    /// Angles from vertical (top, middle, bottom row of the view), left then right line, degrees.
+    pub angles: [[f64; 3]; 2],
+    /// Largest absolute angle.
+    pub max_angle: f64,
+}
+
+/// Map each line's pixels through the frame's own quad and measure how far from vertical they run.
+pub fn check_straight(
+    lines: &LaneLines,
+    width: i32,
+    height: i32,
+    opts: &Options,
+) -> Result<Option<FrameCheck>> {
+    let q = quad_on_lines(
+        &lines.left.line,
+        &lines.right.line,
+        lines.vp.1,
+        height,
+        opts,
+    );
+    let persp = Perspective::from_config(&q, width, height)?;
+    let rows = (q.src[0][1], q.src[2][1]);
+    let (Some(l), Some(r)) = (
+        birdseye_angles(&lines.left.pixels, &persp, rows),
+        birdseye_angles(&lines.right.pixels, &persp, rows),
+    ) else {
+        return Ok(None);
+    };
+    let max_angle = l.iter().chain(r.iter()).fold(0.0f64, |m, a| m.max(a.abs()));
+    Ok(Some(FrameCheck {
+        angles: [l, r],
+        max_angle,
+    }))
+}
+
+/// L contrasts tried in turn: the default, then a lower one for faint paint (a frame found
+/// straight at the first is kept as it is; textured concrete needs the first).
+pub const L_CONTRASTS: [u8; 2] = [18, 10];
+
+/// What one frame gave: its lines when found, the straightness check, and why it is not used.
+#[derive(Debug, Clone)]
+pub struct FrameOutcome {
+    pub lines: Option<LaneLines>,
+    pub check: Option<FrameCheck>,
+    /// `None` when the frame is usable.
+    pub problem: Option<String>,
+    /// When no lines were found: what was found, for the picture.
+    pub rejection: Option<Rejection>,
+    /// The L contrast of the ridge detector that gave this outcome.
+    pub l_contrast: u8,
+}
+
+impl FrameOutcome {
+    pub fn usable(&self) -> bool {
+        self.problem.is_none() && self.lines.is_some()
+    }
+}
+
+fn outcome_at(frame: &BgrFrame, l_contrast: u8, opts: &Options) -> Result<FrameOutcome> {
+    let (w, h) = (frame.width(), frame.height());
+    let mut o = FrameOutcome {
+        lines: None,
+        check: None,
+        problem: None,
+        rejection: None,
+        l_contrast,
+    };
+    match find_lane_lines(frame, l_contrast, opts.fit_from)? {
+        Err(rej) => {
+            o.problem = Some(rej.reason.clone());
+            o.rejection = Some(rej);
+        }
+        Ok(lines) => {
+            match check_straight(&lines, w, h, opts)? {
+                None => o.problem = Some("too few marking pixels inside the quad".into()),
+                Some(c) => {
+                    if c.max_angle > opts.max_angle_deg {
+                        o.problem = Some(format!(
+                            "not straight: in its bird's-eye view a line runs {:.1} deg from vertical (limit {:.1}; left {:+.1}/{:+.1}/{:+.1}, right {:+.1}/{:+.1}/{:+.1} deg top/middle/bottom)",
+                            c.max_angle,
+                            opts.max_angle_deg,
+                            c.angles[0][0],
+                            c.angles[0][1],
+                            c.angles[0][2],
+                            c.angles[1][0],
+                            c.angles[1][1],
+                            c.angles[1][2]
+                        ));
+                    }
+                    o.check = Some(c);
+                }
+            }
+            o.lines = Some(lines);
+        }
+    }
+    Ok(o)
+}
+
+/// Find a frame's lines and check them: at each of [`L_CONTRASTS`] in turn until the frame is
+/// usable; an unusable frame reports the first attempt's problem.
+pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
+    let first = outcome_at(frame, L_CONTRASTS[0], opts)?;
+    if first.usable() {
+        return Ok(first);
+    }
+    // A dashed line can leave the near range empty (a 12 m gap between 6 m dashes): then the
+    // lines are fitted over nearly the whole road, where the straightness check over the view's
+    // full height keeps bends out.
+    let whole = Options {
+        fit_from: FIT_FROM_WHOLE.min(opts.fit_from),
+        ..*opts
+    };
+    for &c in &L_CONTRASTS {
+        for o in [opts, &whole] {
+            if c == L_CONTRASTS[0] && o.fit_from == opts.fit_from {
+                continue;
+            }
+            let out = outcome_at(frame, c, o)?;
+            if out.usable() {
+                return Ok(out);
+            }
+        }
+    }
+    Ok(first)
+}
+
+/// `Options::fit_from` of the fallback that fits nearly the whole road.
+const FIT_FROM_WHOLE: f64 = 0.1;
+
+pub(super) fn median(v: &mut [f64]) -> f64 {
+    crate::base::stats::median(v).unwrap_or(f64::NAN)
+}

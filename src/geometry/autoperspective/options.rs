@@ -1,0 +1,94 @@
+//! What the perspective estimate is asked: lane width, field of view, the quad's rows,
+//! straightness, where metres along the road come from.
+
+use crate::base::error::{Error, Result};
+
+/// Where `units.ym_per_px` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YmSource {
+    /// Geometry (the camera file's focal length, else an assumed field of view); dashes only
+    /// when the geometry is degenerate.
+    Auto,
+    /// Dash lengths only (an error when none is measured).
+    Dashes,
+    /// Ground-plane geometry only.
+    Geometry,
+}
+
+/// Options of the estimate. `Default` gives the values documented on each field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// Lane width, metres. Default 3.7 (12 ft, US interstate).
+    pub lane_width_m: f64,
+    /// Length of one dash of a dashed line, metres. Default 3.0 (US: 10 ft dashes).
+    pub dash_length_m: f64,
+    /// Quad bottom row as a fraction of the frame height. Default 0.95 (the Udacity quad's
+    /// bottom, 682 of 720, is just above the hood).
+    pub bottom: f64,
+    /// Quad top row as a fraction of the way from the bottom row up to the horizon. Default 0.83,
+    /// the Udacity quad's (464 is 83% of the way from 682 up to its horizon at about 420).
+    pub depth: f64,
+    /// Margin of the destination rectangle on each side, as a fraction of the width. Default
+    /// 450/1280: the Udacity destination x = 450..830.
+    pub dst_margin: f64,
+    /// A frame is straight when both lines, mapped to its bird's-eye view, stay within this many
+    /// degrees of vertical at the view's top, middle and bottom. Default 1.5.
+    pub max_angle_deg: f64,
+    /// Where `ym_per_px` comes from. Default `Auto`.
+    pub ym_source: YmSource,
+    /// Lines are fitted on the rows from this fraction of the way down from the horizon to the
+    /// frame's bottom. Default 0.1: nearly all of the road, for straight-road frames. On a bend
+    /// the near range is nearly straight while the far range curves away: 0.45 keeps the fit
+    /// to the nearest few car lengths, whose tangents meet on the horizon at the car's own
+    /// heading (a flat road's every direction vanishes on the horizon).
+    pub fit_from: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            lane_width_m: 3.7,
+            dash_length_m: 3.0,
+            bottom: 0.95,
+            depth: 0.83,
+            dst_margin: 450.0 / 1280.0,
+            max_angle_deg: 1.5,
+            ym_source: YmSource::Auto,
+            fit_from: 0.1,
+        }
+    }
+}
+
+impl Options {
+    /// Check ranges; the message names the option and its value.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |name: &str, v: f64, range: &str| {
+            Err(Error::Invalid(format!("{name} = {v} (expected {range})")))
+        };
+        if !(self.lane_width_m.is_finite() && self.lane_width_m > 0.5 && self.lane_width_m < 10.0) {
+            return bad("--lane-width", self.lane_width_m, "0.5 < metres < 10");
+        }
+        if !(self.dash_length_m.is_finite()
+            && self.dash_length_m > 0.1
+            && self.dash_length_m < 50.0)
+        {
+            return bad("--dash-length", self.dash_length_m, "0.1 < metres < 50");
+        }
+        if !(self.bottom > 0.3 && self.bottom <= 1.0) {
+            return bad("--bottom", self.bottom, "0.3 < fraction <= 1");
+        }
+        if !(self.depth > 0.1 && self.depth < 0.98) {
+            return bad("--depth", self.depth, "0.1 < fraction < 0.98");
+        }
+        if !(self.dst_margin >= 0.0 && self.dst_margin < 0.45) {
+            return bad("--dst-margin", self.dst_margin, "0 <= fraction < 0.45");
+        }
+        if !(self.fit_from >= 0.0 && self.fit_from < 0.9) {
+            return bad("fit_from", self.fit_from, "0 <= fraction < 0.9");
+        }
+        if !(self.max_angle_deg > 0.0 && self.max_angle_deg < 45.0) {
+            return bad("--max-angle", self.max_angle_deg, "0 < degrees < 45");
+        }
+        Ok(())
+    }
+}
