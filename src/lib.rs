@@ -18,6 +18,7 @@
 pub mod atomic;
 pub mod autoperspective;
 pub mod batch;
+pub mod batch_index;
 pub mod calibrate;
 pub mod camera;
 pub mod cancel;
@@ -29,6 +30,7 @@ pub mod events;
 pub mod fit;
 pub mod floors;
 pub mod frame;
+pub mod manifest;
 pub mod measure;
 pub mod pipeline;
 pub mod poly;

@@ -119,6 +119,114 @@ impl DriveStats {
     }
 }
 
+/// The medians of a drive's main measures over the frames with a lane drawn (status not
+/// `none`): the tracked radius (capped at `measure::RADIUS_CAP_M` on straight road), the signed
+/// offset (positive right of the lane centre) and the lane width, metres. `None` without any
+/// such frame. Shown in `lanes video`'s summary line, `summary.json` and `batch.csv`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DriveMedians {
+    pub radius_median_m: Option<f64>,
+    pub offset_median_m: Option<f64>,
+    pub lane_width_median_m: Option<f64>,
+}
+
+impl DriveMedians {
+    /// `median radius 812 m, offset 0.12 m right, lane width 3.61 m` (`-` where unknown; a
+    /// radius above `straight_above_m`, the overlay's `render.straight_above_m`, is "straight").
+    pub fn describe(&self, straight_above_m: f64) -> String {
+        let radius = match self.radius_median_m {
+            Some(r) if r > straight_above_m => "straight".to_string(),
+            Some(r) => format!("{r:.0} m"),
+            None => "-".into(),
+        };
+        let offset = match self.offset_median_m {
+            Some(o) if o.abs() < 0.005 => "0.00 m (centred)".to_string(),
+            Some(o) => format!(
+                "{:.2} m {}",
+                o.abs(),
+                if o > 0.0 { "right" } else { "left" }
+            ),
+            None => "-".into(),
+        };
+        let width = self
+            .lane_width_median_m
+            .map(|w| format!("{w:.2} m"))
+            .unwrap_or_else(|| "-".into());
+        format!("median radius {radius}, offset {offset}, lane width {width}")
+    }
+}
+
+/// Collects the values behind `DriveMedians`, one frame at a time (three numbers per frame).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MeasureSeries {
+    radius_m: Vec<f64>,
+    offset_m: Vec<f64>,
+    lane_width_m: Vec<f64>,
+}
+
+impl MeasureSeries {
+    /// Count one frame (frames without a lane drawn add nothing).
+    pub fn add(&mut self, r: &FrameRecord) {
+        if r.status == "none" {
+            return;
+        }
+        let finite = |v: Option<f64>| v.filter(|x| x.is_finite());
+        self.radius_m.extend(finite(r.radius_m));
+        self.offset_m.extend(finite(r.offset_m));
+        self.lane_width_m.extend(finite(r.lane_width_m));
+    }
+
+    pub fn medians(&self) -> DriveMedians {
+        DriveMedians {
+            radius_median_m: crate::stats::median(&self.radius_m),
+            offset_median_m: crate::stats::median(&self.offset_m),
+            lane_width_median_m: crate::stats::median(&self.lane_width_m),
+        }
+    }
+}
+
+/// Frames after which a run that has drawn no lane at all says so while it runs (4 s at 25 fps).
+pub const NO_LANE_HINT_AFTER_FRAMES: usize = 100;
+
+/// Watches a run's records and gives, once, a hint when no lane has been drawn in the first
+/// `NO_LANE_HINT_AFTER_FRAMES` frames (or, through `at_end`, in a shorter run): the geometry or
+/// camera most likely does not fit the video.
+#[derive(Debug, Clone, Default)]
+pub struct NoLaneHint {
+    frames: usize,
+    with_lane: usize,
+    given: bool,
+}
+
+impl NoLaneHint {
+    /// Count a record; `Some(hint)` the first time the rule fires.
+    pub fn add(&mut self, r: &FrameRecord, video: &std::path::Path) -> Option<String> {
+        self.frames += 1;
+        if r.status != "none" {
+            self.with_lane += 1;
+        }
+        (self.frames == NO_LANE_HINT_AFTER_FRAMES && self.with_lane == 0).then(|| self.hint(video))
+    }
+
+    /// The hint for a run that ended with no lane drawn, unless it was given already.
+    pub fn at_end(&mut self, video: &std::path::Path) -> Option<String> {
+        (self.frames > 0 && self.with_lane == 0 && !self.given).then(|| self.hint(video))
+    }
+
+    fn hint(&mut self, video: &std::path::Path) -> String {
+        self.given = true;
+        let v = video.display();
+        let n = self.frames;
+        format!(
+            "{v}: no lane found in the first {n} frame{}: the perspective (or camera) most \
+             likely does not fit this video; check the quad that `lanes perspective {v} -o \
+             lanes.toml` draws, give this camera's --camera/--config, or leave out --config to \
+             find the geometry in the video (docs/any-camera.md)",
+            if n == 1 { "" } else { "s" }
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +276,72 @@ mod tests {
         assert_eq!(t.frames, 8);
         assert!((t.lane_share() - 0.75).abs() < 1e-12);
         assert!((t.mean_confidence() - 0.375).abs() < 1e-12);
+    }
+
+    #[test]
+    fn medians_use_frames_with_a_lane_only() {
+        let mut m = MeasureSeries::default();
+        for (i, (status, r, o, w)) in [
+            ("both", 500.0, 0.2, 3.6),
+            ("both", 700.0, -0.1, 3.7),
+            ("predicted", 900.0, 0.1, 3.5),
+            ("none", 10.0, 5.0, 9.0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut rec = rec(i, status, true, Some(o));
+            rec.radius_m = Some(r);
+            rec.lane_width_m = Some(w);
+            m.add(&rec);
+        }
+        let d = m.medians();
+        assert_eq!(d.radius_median_m, Some(700.0));
+        assert_eq!(d.offset_median_m, Some(0.1));
+        assert_eq!(d.lane_width_median_m, Some(3.6));
+        assert_eq!(
+            d.describe(3000.0),
+            "median radius 700 m, offset 0.10 m right, lane width 3.60 m"
+        );
+        assert_eq!(
+            DriveMedians::default().describe(3000.0),
+            "median radius -, offset -, lane width -"
+        );
+        let straight = DriveMedians {
+            radius_median_m: Some(1e6),
+            offset_median_m: Some(-0.25),
+            lane_width_median_m: None,
+        };
+        assert_eq!(
+            straight.describe(3000.0),
+            "median radius straight, offset 0.25 m left, lane width -"
+        );
+    }
+
+    #[test]
+    fn the_no_lane_hint_fires_once_after_100_frames_or_at_the_end() {
+        let v = std::path::Path::new("clip.mp4");
+        let mut h = NoLaneHint::default();
+        let fired: Vec<usize> = (0..300)
+            .filter(|&i| h.add(&rec(i, "none", false, None), v).is_some())
+            .collect();
+        assert_eq!(fired, vec![NO_LANE_HINT_AFTER_FRAMES - 1]);
+        assert!(h.at_end(v).is_none(), "given once only");
+        // One frame with a lane: no hint.
+        let mut h = NoLaneHint::default();
+        h.add(&rec(0, "both", true, Some(0.0)), v);
+        assert!((1..300).all(|i| h.add(&rec(i, "none", false, None), v).is_none()));
+        assert!(h.at_end(v).is_none());
+        // A short run with no lane gets it at the end.
+        let mut h = NoLaneHint::default();
+        for i in 0..5 {
+            assert!(h.add(&rec(i, "none", false, None), v).is_none());
+        }
+        let hint = h.at_end(v).unwrap();
+        assert!(
+            hint.starts_with("clip.mp4: no lane found in the first 5 frames")
+                && hint.contains("lanes perspective clip.mp4"),
+            "{hint}"
+        );
     }
 }

@@ -16,6 +16,16 @@ pub struct QueueArgs {
     cmd: QueueCmd,
 }
 
+impl QueueArgs {
+    /// The `--preset` values of `queue work` (the other subcommands run no pipeline).
+    pub fn presets(&self) -> &[super::preset::PresetArg] {
+        match &self.cmd {
+            QueueCmd::Work { job, .. } => &job.encode.preset.preset,
+            _ => &[],
+        }
+    }
+}
+
 /// Where the queue is.
 #[derive(Args, Clone)]
 struct Conn {

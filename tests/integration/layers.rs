@@ -38,7 +38,15 @@ const LAYERS: &[&[&str]] = &[
     &["present", "autoperspective"],
     &["video", "sample"],
     &[
-        "eval", "tune", "report", "batch", "queue", "floors", "selfcal",
+        "eval",
+        "tune",
+        "report",
+        "batch",
+        "batch_index",
+        "manifest",
+        "queue",
+        "floors",
+        "selfcal",
     ],
     &["cli"],
 ];
