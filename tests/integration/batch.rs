@@ -434,6 +434,7 @@ fn batch_rerun_with_fewer_inputs_merges_the_index_and_removes_outputs_of_another
     let out = dir.path().join("out");
     let setup = synthetic_setup();
     let common = ["-o", s(&out), "--frames", "10"];
+    let (a, c) = (set.join("a.mp4"), set.join("c.mp4"));
     let mut args = vec![s(&set), "--render", "overlay"];
     args.extend(common);
     let o = batch_with(&setup, &args);
@@ -451,7 +452,7 @@ fn batch_rerun_with_fewer_inputs_merges_the_index_and_removes_outputs_of_another
         }
     }
     // Fewer inputs, another --render: a.mp4 alone is redone without a video.
-    let mut args = vec![s(&set.join("a.mp4"))];
+    let mut args = vec![s(&a)];
     args.extend(common);
     let o = batch_with(&setup, &args);
     let err = stderr(&o);
@@ -523,7 +524,7 @@ fn batch_rerun_with_fewer_inputs_merges_the_index_and_removes_outputs_of_another
     // A video whose folder is gone leaves the index (said so); an unreadable index is rebuilt
     // from the folders' summary.json files.
     std::fs::remove_dir_all(out.join("c.mp4")).unwrap();
-    let mut args = vec![s(&set.join("a.mp4"))];
+    let mut args = vec![s(&a)];
     args.extend(common);
     let o = batch_with(&setup, &args);
     let err = stderr(&o);
@@ -534,7 +535,7 @@ fn batch_rerun_with_fewer_inputs_merges_the_index_and_removes_outputs_of_another
     );
     assert_eq!(rows(&out).keys().collect::<Vec<_>>(), ["a.mp4", "b.mp4"]);
     std::fs::write(out.join("batch.json"), "{\"videos\": [").unwrap();
-    let mut args = vec![s(&set.join("c.mp4"))];
+    let mut args = vec![s(&c)];
     args.extend(common);
     let o = batch_with(&setup, &args);
     let err = stderr(&o);
