@@ -697,3 +697,71 @@ fn batch_manifest_gives_each_video_its_camera_and_config() {
     assert!(!out3.exists());
     assert_eq!(bytes_of(&set), inputs, "inputs untouched");
 }
+
+/// Issue 24: the report index's notes column stayed empty where summary.json had a note. The
+/// geometry found in the video (no --config) is the note of batch.csv, batch.json and the
+/// index page's row.
+#[test]
+fn batch_notes_reach_the_csv_and_the_report_index() {
+    let dir = tmp();
+    let set = synthetic_set(dir.path(), &["a.mp4"]);
+    let out = dir.path().join("out");
+    let cam = repo_root().join("calibration/synthetic.yml");
+    let o = batch(&[
+        s(&set),
+        "--camera",
+        s(&cam),
+        "-o",
+        s(&out),
+        "--frames",
+        "10",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = read_json(&out.join("a.mp4/summary.json"));
+    let note = summary["note"].as_str().unwrap().to_string();
+    assert!(note.starts_with("geometry found in "), "{note}");
+    assert_eq!(rows(&out)["a.mp4"]["note"].as_str(), Some(note.as_str()));
+    let csv = std::fs::read_to_string(out.join("batch.csv")).unwrap();
+    assert!(
+        csv.lines().nth(1).unwrap().contains(&format!("\"{note}\"")),
+        "{csv}"
+    );
+    let index = out.join("index.html");
+    let o = lanes(&["report", s(&out), "-o", s(&index)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(
+        html.contains(
+            "<th>radius median (m)</th><th>lane width median (m)</th><th>offset median (m)</th>"
+        ),
+        "{html}"
+    );
+    let row = html
+        .lines()
+        .find(|l| l.contains("a.mp4/report.html"))
+        .unwrap_or_else(|| panic!("{html}"));
+    assert!(
+        row.contains(&format!("<td data-v=\"1\">{note}</td></tr>")),
+        "{row}"
+    );
+    // The medians columns (from the telemetry; JSON parsing may move the last bit); the
+    // first cell, the name, is not a number.
+    let cells: Vec<f64> = row
+        .split("<td data-v=\"")
+        .skip(1)
+        .filter_map(|c| c.split('"').next()?.parse().ok())
+        .collect();
+    let r = &rows(&out)["a.mp4"];
+    for (k, i) in [
+        ("radius_median_m", 6),
+        ("lane_width_median_m", 7),
+        ("offset_median_m", 8),
+    ] {
+        let want = r[k].as_f64().unwrap();
+        assert!(
+            (cells[i] - want).abs() < 1e-9,
+            "{k}: {} vs {want}: {row}",
+            cells[i]
+        );
+    }
+}
