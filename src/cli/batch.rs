@@ -150,9 +150,14 @@ pub fn run(a: BatchArgs) -> Result<i32> {
     let mut inputs: Vec<(&str, Option<&Path>)> = Vec::new();
     for t in &tasks {
         inputs.push(("input video", Some(t.item.path.as_path())));
-        inputs.push(("camera file", t.setup.camera_file.as_deref()));
-        inputs.push(("config file", t.setup.config_file.as_deref()));
     }
+    // The manifest's camera and config files, each once.
+    let mut files = std::collections::BTreeSet::new();
+    for t in &tasks {
+        files.insert(("camera file", t.setup.camera_file.as_deref()));
+        files.insert(("config file", t.setup.config_file.as_deref()));
+    }
+    inputs.extend(files);
     inputs.push(("camera file (--camera)", a.job.camera.as_deref()));
     inputs.push(("config file (--config)", a.job.config.as_deref()));
     inputs.push(("manifest (--manifest)", a.manifest.as_deref()));

@@ -72,7 +72,10 @@ pub fn run() -> Result<i32> {
     preset::set(match &cli.command {
         Command::Video(a) => &a.encode.preset.preset,
         Command::Batch(a) => &a.job.encode.preset.preset,
-        Command::Queue(a) => a.presets(),
+        Command::Queue(a) => match &a.cmd {
+            queue::QueueCmd::Work { job, .. } => &job.encode.preset.preset,
+            _ => &[],
+        },
         Command::Image(a) => &a.preset.preset,
         Command::Eval(a) => &a.preset.preset,
         Command::Tune(a) => &a.preset.preset,
