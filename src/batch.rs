@@ -1138,6 +1138,42 @@ mod tests {
     }
 
     #[test]
+    fn stale_outputs_go_but_never_the_input_or_another_file() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        for f in [
+            "diagnostic.mp4",
+            "report.html",
+            "notes.txt",
+            "telemetry.jsonl",
+        ] {
+            std::fs::write(dir.join(f), f).unwrap();
+        }
+        // The input video was given from inside the folder, under an output's name (a hard
+        // link: the same file under two names).
+        let input = d.path().join("input.mp4");
+        std::fs::write(&input, b"video").unwrap();
+        std::fs::hard_link(&input, dir.join("overlay.mp4")).unwrap();
+        let keep = vec!["telemetry.jsonl".to_string(), "diagnostic.mp4".to_string()];
+        assert_eq!(
+            remove_stale_outputs(dir, &keep, &input),
+            vec!["report.html"]
+        );
+        for f in [
+            "overlay.mp4",
+            "diagnostic.mp4",
+            "notes.txt",
+            "telemetry.jsonl",
+        ] {
+            assert!(dir.join(f).is_file(), "{f}");
+        }
+        assert!(!dir.join("report.html").exists());
+        assert_eq!(std::fs::read(&input).unwrap(), b"video");
+        // Nothing left to remove: nothing happens.
+        assert!(remove_stale_outputs(dir, &keep, &input).is_empty());
+    }
+
+    #[test]
     fn atomic_write_leaves_no_partial() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("a.json");
