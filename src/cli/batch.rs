@@ -151,16 +151,17 @@ pub fn run(a: BatchArgs) -> Result<i32> {
     for t in &tasks {
         inputs.push(("input video", Some(t.item.path.as_path())));
     }
-    // The manifest's camera and config files, each once.
+    // The manifest rows' camera and config files, each once (after the flags' own, whose
+    // names an error then uses).
     let mut files = std::collections::BTreeSet::new();
     for t in &tasks {
         files.insert(("camera file", t.setup.camera_file.as_deref()));
         files.insert(("config file", t.setup.config_file.as_deref()));
     }
-    inputs.extend(files);
     inputs.push(("camera file (--camera)", a.job.camera.as_deref()));
     inputs.push(("config file (--config)", a.job.config.as_deref()));
     inputs.push(("manifest (--manifest)", a.manifest.as_deref()));
+    inputs.extend(files);
     let outputs: Vec<(&str, Option<&Path>)> = folders
         .iter()
         .map(|p| ("output folder in -o", Some(p.as_path())))
