@@ -22,6 +22,13 @@ pub enum Error {
     WriteImage { path: PathBuf },
     #[error("{path}: {message}")]
     Io { path: PathBuf, message: String },
+    /// A bad row of a `lanes batch --manifest` file.
+    #[error("{path}: line {line}: {message}")]
+    Manifest {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
     #[error("{path}: no {cols}x{rows} chessboard (or sub-grid) found")]
     ChessboardNotFound { path: PathBuf, cols: i32, rows: i32 },
     #[error("no chessboard found in any of {count} images: {tried}")]

@@ -10,4 +10,5 @@ pub mod poly;
 pub mod same_file;
 pub mod stats;
 pub mod still;
+pub mod summary;
 pub mod telemetry;

@@ -8,8 +8,9 @@ use lanes::base::cancel::Cancel;
 use lanes::fleet::batch::{self, BatchReport, Event, Options, Setup, Shard, Status};
 use lanes::video::RenderMode;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Flags shared by `lanes batch` and `lanes queue work`.
@@ -65,8 +66,13 @@ impl JobArgs {
 #[derive(Args)]
 pub struct BatchArgs {
     /// Video files, directories (searched recursively) or @list.txt (one path a line).
-    #[arg(required = true, value_name = "INPUT")]
+    #[arg(required_unless_present = "manifest", value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
+    /// Videos with a camera and config each (mixed fleets): CSV with the header
+    /// input,camera,config or JSON lines {"input": .., "camera": .., "config": ..}; an empty
+    /// cell takes --camera/--config; paths relative to the manifest's folder.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
     #[command(flatten)]
     pub job: JobArgs,
     /// Videos processed at the same time (threads in this process).
@@ -83,7 +89,7 @@ pub fn outcome_line(o: &batch::Outcome) -> String {
     match (r.status, o.skipped) {
         (Status::Done, true) => format!("skipped {} (already done)", o.item.rel),
         (Status::Done, false) => format!(
-            "done    {}: {} frames, {:.1} fps, lane in {:.1}% of frames{}",
+            "done    {}: {} frames, {:.1} fps, lane in {:.1}% of frames{}{}",
             o.item.rel,
             r.frames,
             r.fps,
@@ -91,7 +97,8 @@ pub fn outcome_line(o: &batch::Outcome) -> String {
             r.note
                 .as_deref()
                 .map(|n| format!(" (note: {n})"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            removed_note(&o.removed)
         ),
         (s, _) => format!(
             "{:<7} {}: {}",
@@ -102,11 +109,33 @@ pub fn outcome_line(o: &batch::Outcome) -> String {
     }
 }
 
+fn removed_note(removed: &[String]) -> String {
+    if removed.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; removed {} of an earlier run with another --render",
+        removed.join(", ")
+    )
+}
+
 pub fn run(a: BatchArgs) -> Result<i32> {
     let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
-    let mut items = batch::collect_inputs(&a.inputs)?;
+    let items = if a.inputs.is_empty() {
+        Vec::new()
+    } else {
+        batch::collect_inputs(&a.inputs)?
+    };
+    // Every video's set-up (a manifest row's camera and config) is loaded before any work.
+    let (setup, opts) = a.job.resolve()?;
+    let mut tasks = lanes::fleet::manifest::tasks(
+        items,
+        a.manifest.as_deref(),
+        Arc::new(setup),
+        super::preset(),
+    )?;
     if let Some(s) = shard {
-        items.retain(|it| s.owns(&it.rel));
+        tasks.retain(|t| s.owns(&t.item.rel));
     }
     // Before anything is written: the output folder is not an input folder (its outputs would
     // be inputs next time), and no video's folder is an input (`lanes batch a.mp4 -o .`).
@@ -117,23 +146,31 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         .map(|p| p.as_path())
         .collect();
     lanes::base::same_file::check_out_dir(&dirs, &a.job.out, "-o directory")?;
-    let folders: Vec<PathBuf> = items.iter().map(|it| a.job.out.join(&it.rel)).collect();
-    let mut inputs: Vec<(&str, Option<&std::path::Path>)> = items
-        .iter()
-        .map(|it| ("input video", Some(it.path.as_path())))
-        .collect();
+    let folders: Vec<PathBuf> = tasks.iter().map(|t| a.job.out.join(&t.item.rel)).collect();
+    let mut inputs: Vec<(&str, Option<&Path>)> = Vec::new();
+    for t in &tasks {
+        inputs.push(("input video", Some(t.item.path.as_path())));
+    }
+    // The manifest rows' camera and config files, each once (after the flags' own, whose
+    // names an error then uses).
+    let mut files = std::collections::BTreeSet::new();
+    for t in &tasks {
+        files.insert(("camera file", t.setup.camera_file.as_deref()));
+        files.insert(("config file", t.setup.config_file.as_deref()));
+    }
     inputs.push(("camera file (--camera)", a.job.camera.as_deref()));
     inputs.push(("config file (--config)", a.job.config.as_deref()));
-    let outputs: Vec<(&str, Option<&std::path::Path>)> = folders
+    inputs.push(("manifest (--manifest)", a.manifest.as_deref()));
+    inputs.extend(files);
+    let outputs: Vec<(&str, Option<&Path>)> = folders
         .iter()
         .map(|p| ("output folder in -o", Some(p.as_path())))
         .collect();
     super::check_outputs(&inputs, &outputs)?;
-    let (setup, opts) = a.job.resolve()?;
     batch::prepare_out_dir(&opts.out_dir)?;
     let cancel = Cancel::on_signals().context("installing signal handlers")?;
     let bar = if std::io::stderr().is_terminal() {
-        ProgressBar::new(items.len() as u64)
+        ProgressBar::new(tasks.len() as u64)
     } else {
         ProgressBar::hidden()
     };
@@ -159,26 +196,42 @@ pub fn run(a: BatchArgs) -> Result<i32> {
             bar.inc(1);
         }
     };
-    let outcomes = batch::run_batch(&setup, &items, &opts, a.jobs, &cancel, &on_event);
+    let outcomes = batch::run_batch(&tasks, &opts, a.jobs, &cancel, &on_event);
     bar.finish_and_clear();
-    let report = BatchReport::new(&outcomes, started.elapsed().as_secs_f64());
+    let wall = started.elapsed().as_secs_f64();
+    let report = BatchReport::new(&outcomes, wall);
     let stem = match shard {
         Some(s) => format!("batch-shard-{}-of-{}", s.index, s.count),
         None => "batch".to_string(),
     };
-    report.write(&opts.out_dir, &stem)?;
+    // The index keeps the videos of earlier runs into this folder (`batch_index`).
+    let owns = |rel: &str| shard.is_none_or(|s| s.owns(rel));
+    let (index, merge) =
+        lanes::fleet::batch_index::merged(&opts.out_dir, &stem, &outcomes, wall, &owns);
+    index.write(&opts.out_dir, &stem)?;
+    let removed: usize = outcomes.iter().map(|o| o.removed.len()).sum();
+    let removed = match removed {
+        0 => String::new(),
+        n => format!(
+            "; removed {} of earlier runs with another --render",
+            super::count(n, "output", "outputs")
+        ),
+    };
     eprintln!(
-        "lanes batch: {}: {} done ({} skipped), {} failed, {} interrupted, {} not started; {}, {:.1} frames/s; {}",
-        super::count(items.len(), "video", "videos"),
+        "lanes batch: {}: {} done ({} skipped), {} failed, {} interrupted, {} not started; {}, {:.1} frames/s{removed}; {}",
+        super::count(tasks.len(), "video", "videos"),
         report.done,
         report.skipped,
         report.failed,
         report.interrupted,
-        items.len() - outcomes.len(),
+        tasks.len() - outcomes.len(),
         super::count(report.totals.frames, "frame", "frames"),
         report.totals.fps,
         opts.out_dir.join(format!("{stem}.json")).display()
     );
+    if let Some(line) = merge.describe(&opts.out_dir.join(format!("{stem}.json"))) {
+        eprintln!("lanes batch: {line}");
+    }
     // Each failed video once more as an error line (its error names the file).
     for o in outcomes
         .iter()

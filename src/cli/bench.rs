@@ -25,6 +25,8 @@ pub struct BenchArgs {
     /// Repeat each timed run this many times and keep the best (less noise).
     #[arg(long, default_value_t = 2)]
     repeat: usize,
+    #[command(flatten)]
+    pub preset: super::preset::ConfigPresetArgs,
 }
 
 /// Run `lanes video` in a child process; returns (fps from its summary, peak RSS in MB).

@@ -2,27 +2,38 @@
 
 use anyhow::Result;
 use clap::Args;
-use lanes::base::config::Config;
+use lanes::base::config::{Config, Preset};
 use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ConfigArgs {
-    /// Print the default configuration as TOML.
+    /// Print the default configuration as TOML (with `--preset reference`, the reference
+    /// preset's).
     #[arg(long)]
     print_default: bool,
-    /// Check a configuration file and print it with defaults filled in.
+    /// Check a configuration file and print it with the preset's values (robust unless
+    /// `--preset` says otherwise) filled in.
     #[arg(long, value_name = "FILE")]
     check: Option<PathBuf>,
+    #[command(flatten)]
+    pub preset: super::preset::ConfigPresetArgs,
 }
 
 pub fn run(a: ConfigArgs) -> Result<i32> {
+    let preset = super::preset();
     if let Some(p) = a.check {
-        let c = Config::load(&p).map_err(|e| lanes::base::config::in_file(&p, e))?;
+        let c = Config::load_over(Some(&p), preset)?;
         print!("{}", c.to_toml());
         return Ok(0);
     }
     if a.print_default {
-        print!("{}", Config::default_toml());
+        match preset {
+            Preset::Robust => print!("{}", Config::default_toml()),
+            Preset::Reference => print!(
+                "# lanes configuration (the reference preset). Units: pixels unless named.\n{}",
+                Config::reference().to_toml()
+            ),
+        }
         return Ok(0);
     }
     anyhow::bail!("nothing to do: use --print-default or --check FILE");

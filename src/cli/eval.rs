@@ -36,6 +36,8 @@ pub struct EvalArgs {
     /// Also list every frame or image in the table.
     #[arg(long)]
     frames: bool,
+    #[command(flatten)]
+    pub preset: super::preset::ConfigPresetArgs,
 }
 
 /// One thing to score.

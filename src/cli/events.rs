@@ -17,6 +17,8 @@ pub struct EventsArgs {
     /// Configuration TOML; its `[events]` section holds the thresholds.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub preset: super::preset::ConfigPresetArgs,
 }
 
 /// Read a telemetry file; bad lines and out-of-order records are counted in one warning line
@@ -43,11 +45,11 @@ pub fn run(a: EventsArgs) -> Result<i32> {
         .map(|(k, n)| format!("{n} {k}"))
         .collect();
     println!(
-        "{}: {} frames at {:.2} fps, {} events: {}",
+        "{}: {} at {:.2} fps, {}: {}",
         a.telemetry.display(),
-        records.len(),
+        super::count(records.len(), "frame", "frames"),
         fps,
-        ev.len(),
+        super::count(ev.len(), "event", "events"),
         counts.join(", ")
     );
     for e in &ev {

@@ -30,6 +30,8 @@ pub struct ImageArgs {
     /// Print one JSON object per image on stdout.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub preset: super::preset::ConfigPresetArgs,
 }
 
 /// One image's results, as printed by `--json`.

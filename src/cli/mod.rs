@@ -15,6 +15,7 @@ pub mod eval;
 pub mod events;
 pub mod image;
 pub mod perspective;
+pub mod preset;
 pub mod queue;
 pub mod report;
 pub mod synth;
@@ -31,41 +32,7 @@ pub mod video;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// A configuration preset: `robust` (the default: local-contrast markings, robust fits,
-    /// confidence, Kalman tracking) or `reference` (the Udacity reference pipeline's behaviour
-    /// and numbers), a `--config` file's keys applying on top; or libx264's speed preset for
-    /// the videos written (`ultrafast` .. `placebo`, default `veryfast`). The two sets of names
-    /// do not overlap; give `--preset` twice for one of each.
-    #[arg(long, global = true, value_name = "NAME", value_parser = parse_preset, action = clap::ArgAction::Append)]
-    preset: Vec<PresetArg>,
 }
-
-/// A `--preset` value: a configuration preset or libx264's speed preset.
-#[derive(Debug, Clone, Copy)]
-enum PresetArg {
-    Config(lanes::base::config::Preset),
-    X264(lanes::video::X264Preset),
-}
-
-fn parse_preset(s: &str) -> std::result::Result<PresetArg, String> {
-    use clap::ValueEnum;
-    if let Ok(p) = lanes::base::config::Preset::from_str(s, true) {
-        return Ok(PresetArg::Config(p));
-    }
-    if let Ok(p) = lanes::video::X264Preset::from_str(s, true) {
-        return Ok(PresetArg::X264(p));
-    }
-    Err(format!(
-        "unknown preset {s:?}: a configuration preset (robust, reference) or libx264's speed \
-         preset (ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, \
-         placebo)"
-    ))
-}
-
-/// The `--preset` of this run (resolved once in `run`).
-static PRESET: std::sync::OnceLock<lanes::base::config::Preset> = std::sync::OnceLock::new();
-/// The libx264 speed preset of this run (`--preset veryfast` etc.; resolved once in `run`).
-static X264_PRESET: std::sync::OnceLock<lanes::video::X264Preset> = std::sync::OnceLock::new();
 
 #[derive(Subcommand)]
 enum Command {
@@ -102,16 +69,25 @@ enum Command {
 /// Parse the command line and run; returns the process exit code.
 pub fn run() -> Result<i32> {
     let cli = Cli::parse();
-    let mut config_preset = lanes::base::config::Preset::Robust;
-    let mut x264_preset = lanes::video::X264Preset::Veryfast;
-    for p in &cli.preset {
-        match *p {
-            PresetArg::Config(c) => config_preset = c,
-            PresetArg::X264(x) => x264_preset = x,
-        }
-    }
-    let _ = PRESET.set(config_preset);
-    let _ = X264_PRESET.set(x264_preset);
+    preset::set(match &cli.command {
+        Command::Video(a) => &a.encode.preset.preset,
+        Command::Batch(a) => &a.job.encode.preset.preset,
+        Command::Queue(a) => match &a.cmd {
+            queue::QueueCmd::Work { job, .. } => &job.encode.preset.preset,
+            _ => &[],
+        },
+        Command::Image(a) => &a.preset.preset,
+        Command::Eval(a) => &a.preset.preset,
+        Command::Tune(a) => &a.preset.preset,
+        Command::Bench(a) => &a.preset.preset,
+        Command::Config(a) => &a.preset.preset,
+        Command::Events(a) => &a.preset.preset,
+        Command::Report(a) => &a.preset.preset,
+        Command::Calibrate(_)
+        | Command::Undistort(_)
+        | Command::Synth(_)
+        | Command::Perspective(_) => &[],
+    });
     match cli.command {
         Command::Calibrate(a) => calibrate::run_calibrate(a),
         Command::Undistort(a) => undistort::run(a),
@@ -137,10 +113,7 @@ pub fn load_config(path: Option<&Path>) -> Result<Config> {
 
 /// The `--preset` chosen on the command line (robust by default).
 pub fn preset() -> lanes::base::config::Preset {
-    PRESET
-        .get()
-        .copied()
-        .unwrap_or(lanes::base::config::Preset::Robust)
+    preset::config()
 }
 
 /// How output videos are encoded (`lanes video`, `lanes batch`, `lanes queue work`); the
@@ -154,6 +127,8 @@ pub struct EncodeArgs {
     /// libx264's constant rate factor, 0..=51: lower is better quality and larger files.
     #[arg(long, default_value_t = 23, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=51))]
     pub crf: u8,
+    #[command(flatten)]
+    pub preset: preset::VideoPresetArgs,
 }
 
 impl EncodeArgs {
@@ -162,10 +137,7 @@ impl EncodeArgs {
         match self.codec.as_str() {
             "mpeg4" | "mp4v" => lanes::video::Codec::Mp4v,
             _ => lanes::video::Codec::H264 {
-                preset: X264_PRESET
-                    .get()
-                    .copied()
-                    .unwrap_or(lanes::video::X264Preset::Veryfast),
+                preset: preset::x264(),
                 crf: self.crf,
             },
         }

@@ -13,12 +13,12 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct QueueArgs {
     #[command(subcommand)]
-    cmd: QueueCmd,
+    pub(super) cmd: QueueCmd,
 }
 
 /// Where the queue is.
 #[derive(Args, Clone)]
-struct Conn {
+pub(super) struct Conn {
     /// Redis URL: redis://[USER:PASSWORD@]HOST:PORT/[DB], rediss:// for TLS. The password
     /// may come from LANES_REDIS_PASSWORD instead; it is never printed.
     #[arg(long, value_name = "URL")]
@@ -79,7 +79,7 @@ impl Conn {
 }
 
 #[derive(Subcommand)]
-enum QueueCmd {
+pub(super) enum QueueCmd {
     /// Enqueue one job per video (paths made absolute, as the workers see them on shared storage).
     Push {
         #[command(flatten)]

@@ -30,6 +30,8 @@ pub struct ReportArgs {
     /// Configuration TOML; its `[events]` section holds the event thresholds.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub preset: super::preset::ConfigPresetArgs,
 }
 
 pub fn run(a: ReportArgs) -> Result<i32> {
@@ -59,10 +61,10 @@ pub fn run(a: ReportArgs) -> Result<i32> {
             }
         }
         eprintln!(
-            "lanes report: {} drives ({} failed), {} frames, index {}",
-            o.drives.len(),
+            "lanes report: {} ({} failed), {}, index {}",
+            super::count(o.drives.len(), "drive", "drives"),
             o.failed(),
-            o.total.frames,
+            super::count(o.total.frames, "frame", "frames"),
             a.output.display()
         );
         return Ok(if o.failed() > 0 { 1 } else { 0 });
@@ -89,10 +91,10 @@ pub fn run(a: ReportArgs) -> Result<i32> {
         eprintln!("lanes: {w}");
     }
     eprintln!(
-        "lanes report: {} frames, {} events, {} thumbnails, {:.0} KB, {}",
-        r.stats.frames,
-        r.events.len(),
-        r.thumbnails,
+        "lanes report: {}, {}, {}, {:.0} KB, {}",
+        super::count(r.stats.frames, "frame", "frames"),
+        super::count(r.events.len(), "event", "events"),
+        super::count(r.thumbnails, "thumbnail", "thumbnails"),
         r.html.len() as f64 / 1024.0,
         a.output.display()
     );
@@ -118,7 +120,11 @@ pub fn after_video(
     if let Some(p) = &a.events {
         let ev = lanes::drive::events::detect(records, fps, &cfg.events);
         lanes::drive::events::write_json(p, &ev)?;
-        eprintln!("lanes video: {} events, {}", ev.len(), p.display());
+        eprintln!(
+            "lanes video: {}, {}",
+            super::count(ev.len(), "event", "events"),
+            p.display()
+        );
     }
     if let Some(p) = &a.report {
         // The page shows the overlay just written (it starts at the first analysed frame), or
@@ -140,9 +146,9 @@ pub fn after_video(
             eprintln!("lanes: {w}");
         }
         eprintln!(
-            "lanes video: report {} ({} events)",
+            "lanes video: report {} ({})",
             p.display(),
-            r.events.len()
+            super::count(r.events.len(), "event", "events")
         );
     }
     Ok(())

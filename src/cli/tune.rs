@@ -50,6 +50,8 @@ pub struct TuneArgs {
     /// Width of one cell of the contact sheet, px.
     #[arg(long, default_value_t = 320, requires = "sweep")]
     cell_width: i32,
+    #[command(flatten)]
+    pub preset: super::preset::ConfigPresetArgs,
 }
 
 pub fn run(a: TuneArgs) -> Result<i32> {

@@ -132,6 +132,8 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     };
     let keep = a.events.is_some() || a.report.is_some();
     let mut records: Vec<lanes::base::telemetry::FrameRecord> = Vec::new();
+    // A run that draws no lane at all says so while it runs, once.
+    let mut hint = lanes::base::summary::NoLaneHint::default();
     let summary = video::run(
         &job,
         &cfg,
@@ -140,6 +142,12 @@ pub fn run(a: VideoArgs) -> Result<i32> {
             if keep {
                 records.push(r.clone());
             }
+            if let Some(h) = hint.add(r, &a.input) {
+                match &bar {
+                    Some(pb) => pb.println(format!("lanes: warning: {h}")),
+                    None => eprintln!("lanes: warning: {h}"),
+                }
+            }
         },
         &progress,
     );
@@ -147,6 +155,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         pb.finish_and_clear();
     }
     let s = summary?;
+    if let Some(h) = hint.at_end(&a.input) {
+        eprintln!("lanes: warning: {h}");
+    }
     let out = match (&s.output, &a.telemetry) {
         (Some(o), _) => format!("output {}", o.display()),
         (None, Some(t)) => format!("telemetry {}", t.display()),
@@ -169,11 +180,12 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         None => String::new(),
     };
     eprintln!(
-        "lanes video: {} read, {} with a lane drawn, {} search failed, {} rejected by tracking, {:.1} fps{codec}, {out}{trunc}{interrupted}",
+        "lanes video: {} read, {} with a lane drawn, {} search failed, {} rejected by tracking, {}, {:.1} fps{codec}, {out}{trunc}{interrupted}",
         super::count(s.frames_read, "frame", "frames"),
         s.frames_drawn,
         s.search_failed,
         s.rejected,
+        s.measures.medians().describe(cfg.render.straight_above_m),
         s.fps()
     );
     if let Some(n) = &s.quad_note {

@@ -29,7 +29,10 @@
 //!   car's centre reaches the line at that speed (the edge has already crossed it by the
 //!   margin; `None` when the car is not moving towards the line).
 //! - **tight_bend**: a run of frames whose tracked radius is below `tight_radius_m` for at
-//!   least `tight_min_s`; its direction from the sign of the drawn fits' curvature.
+//!   least `tight_min_s`; its direction from the sign of the drawn fits' curvature. Runs of the
+//!   same direction less than `tight_merge_gap_s` apart (from the end of one to the start of
+//!   the next: a frame or two whose radius crossed the threshold) are one bend, and the merged
+//!   bend's length is what must reach `tight_min_s`.
 
 use crate::base::config::EventsConfig;
 use crate::base::error::{Error, Result};
@@ -424,31 +427,53 @@ pub fn detect(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Even
             ));
         }
     }
-    // Tight bends.
+    // Tight bends: runs with a tight radius, the same direction and less than
+    // `tight_merge_gap_s` between them are one bend, which must last `tight_min_s`.
     let tight = |r: &FrameRecord| {
         r.status != "none"
             && r.radius_m
                 .is_some_and(|v| v.is_finite() && v < cfg.tight_radius_m)
     };
+    let direction = |i: usize, j: usize| {
+        let k: f64 = records[i..=j]
+            .iter()
+            .filter(|r| tight(r))
+            .filter_map(signed_curvature_per_m)
+            .sum();
+        if k >= 0.0 {
+            Side::Left
+        } else {
+            Side::Right
+        }
+    };
+    let mut bends: Vec<(usize, usize, Side)> = Vec::new();
     for (i, j) in runs(records, tight) {
+        let side = direction(i, j);
+        if let Some(last) = bends.last_mut() {
+            let gap = records[i].time_s - (records[last.1].time_s + 1.0 / fps);
+            if last.2 == side && gap < cfg.tight_merge_gap_s - 1e-9 {
+                last.1 = j;
+                continue;
+            }
+        }
+        bends.push((i, j, side));
+    }
+    for (i, j, side) in bends {
         if !long_enough(records, (i, j), fps, cfg.tight_min_s) {
             continue;
         }
         let min_radius = records[i..=j]
             .iter()
+            .filter(|r| tight(r))
             .filter_map(|r| r.radius_m)
             .fold(f64::MAX, f64::min);
-        let k: f64 = records[i..=j]
-            .iter()
-            .filter_map(signed_curvature_per_m)
-            .sum();
         out.push(span(
             records,
             i,
             j,
             fps,
             Detail::TightBend {
-                direction: if k >= 0.0 { Side::Left } else { Side::Right },
+                direction: side,
                 min_radius_m: min_radius,
             },
         ));
@@ -654,6 +679,65 @@ mod tests {
         );
         assert!(signed_curvature_per_m(&rs[60]).unwrap() < 0.0);
         assert!((signed_curvature_per_m(&rs[0]).unwrap() - 1e-3).abs() < 1e-12);
+    }
+
+    /// The drive: tight 9.77-11.93 s and 12.00-13.00 s at 25 fps (one frame of 273 m
+    /// between) were two events; they are one bend, unless the gap is 0.5 s or more or the
+    /// bend changes direction.
+    #[test]
+    fn back_to_back_tight_bends_are_merged_below_the_gap() {
+        let bend = |rs: &mut [FrameRecord], a: usize, b: usize, sign: f64| {
+            for r in &mut rs[a..b] {
+                r.radius_m = Some(200.0);
+                r.left_fit = Some(Poly2::from([sign * 3e-4, 0.0, 450.0]));
+                r.right_fit = Some(Poly2::from([sign * 3e-4, 0.0, 830.0]));
+            }
+        };
+        // Frames 244..=298 (9.76-11.96 s) and 300..=324 (12.00-13.00 s); frame 299 at 273 m.
+        let mut rs = drive(|_| Some(0.0), 400);
+        bend(&mut rs, 244, 299, 1.0);
+        rs[299].radius_m = Some(273.0);
+        bend(&mut rs, 300, 325, 1.0);
+        let cfg = EventsConfig::default();
+        let ev = detect(&rs, FPS, &cfg);
+        assert_eq!(kinds(&ev), vec!["tight_bend"], "{ev:?}");
+        assert_eq!((ev[0].start_frame, ev[0].end_frame), (244, 324));
+        assert!((ev[0].start_s - 9.76).abs() < 1e-9 && (ev[0].end_s - 13.0).abs() < 1e-9);
+        assert_eq!(
+            ev[0].detail,
+            Detail::TightBend {
+                direction: Side::Right,
+                min_radius_m: 200.0
+            }
+        );
+        // tight_merge_gap_s = 0 keeps the two.
+        let apart = EventsConfig {
+            tight_merge_gap_s: 0.0,
+            ..cfg
+        };
+        assert_eq!(detect(&rs, FPS, &apart).len(), 2);
+        // A gap of 0.52 s (13 frames) is not bridged.
+        let mut rs = drive(|_| Some(0.0), 400);
+        bend(&mut rs, 244, 299, 1.0);
+        bend(&mut rs, 312, 337, 1.0);
+        assert_eq!(detect(&rs, FPS, &cfg).len(), 2);
+        // Two short runs (0.32 s each) 0.08 s apart are one bend of 0.72 s.
+        let mut rs = drive(|_| Some(0.0), 200);
+        bend(&mut rs, 50, 58, 1.0);
+        bend(&mut rs, 60, 68, 1.0);
+        let ev = detect(&rs, FPS, &cfg);
+        assert_eq!(ev.len(), 1);
+        assert!((ev[0].duration_s - 0.72).abs() < 1e-9);
+        // An S-bend (right then left) stays two bends.
+        let mut rs = drive(|_| Some(0.0), 400);
+        bend(&mut rs, 244, 299, 1.0);
+        bend(&mut rs, 300, 325, -1.0);
+        let ev = detect(&rs, FPS, &cfg);
+        assert_eq!(ev.len(), 2);
+        assert_eq!(
+            (ev[0].side(), ev[1].side()),
+            (Some(Side::Right), Some(Side::Left))
+        );
     }
 
     #[test]

@@ -2,4 +2,3 @@
 
 pub mod events;
 pub mod report;
-pub mod summary;

@@ -8,7 +8,7 @@ use crate::base::camera::Camera;
 use crate::base::cancel::Cancel;
 use crate::base::config::{Config, Preset};
 use crate::base::error::{Error, Result};
-use crate::drive::summary::DriveStats;
+use crate::base::summary::{DriveMedians, DriveStats};
 use crate::lane::pipeline::Pipeline;
 use crate::video::{self, Codec, RenderMode, VideoJob, VideoSource};
 use serde::{Deserialize, Serialize};
@@ -46,7 +46,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 }
 
 /// `/`-joined normal components of a path (no root, `.` or `..`), for output folder names.
-fn rel_name(p: &Path) -> String {
+pub fn rel_name(p: &Path) -> String {
     p.components()
         .filter_map(|c| match c {
             Component::Normal(s) => Some(s.to_string_lossy().to_string()),
@@ -138,8 +138,17 @@ pub fn collect_inputs(inputs: &[PathBuf]) -> Result<Vec<Item>> {
             });
         }
     }
+    if items.is_empty() {
+        return Err(Error::Invalid("no input videos given".into()));
+    }
+    check_names(&items)?;
+    Ok(items)
+}
+
+/// Every item has a name, and no two share one (they would share an output folder).
+pub fn check_names(items: &[Item]) -> Result<()> {
     let mut seen: HashMap<&str, &Path> = HashMap::new();
-    for it in &items {
+    for it in items {
         if it.rel.is_empty() {
             return Err(Error::Io {
                 path: it.path.clone(),
@@ -157,10 +166,7 @@ pub fn collect_inputs(inputs: &[PathBuf]) -> Result<Vec<Item>> {
             });
         }
     }
-    if items.is_empty() {
-        return Err(Error::Invalid("no input videos given".into()));
-    }
-    Ok(items)
+    Ok(())
 }
 
 /// `--shard I/N`: the inputs whose FNV-1a hash of the relative name is `I-1` modulo `N`.
@@ -203,11 +209,15 @@ pub struct Setup {
     /// Find each video's road geometry in the video itself (the config names no
     /// `[perspective]`), as `lanes video` does; else every video uses the config's.
     pub find_geometry: bool,
+    /// The camera and config files this set-up was loaded from (shown in the index).
+    pub camera_file: Option<PathBuf>,
+    pub config_file: Option<PathBuf>,
 }
 
 impl Setup {
     /// A set-up from a validated config and an optional camera with the file it came from.
     pub fn new(cfg: Config, camera: Option<(Camera, &Path)>) -> Result<Self> {
+        let camera_file = camera.as_ref().map(|(_, p)| p.to_path_buf());
         let camera_hash = match &camera {
             Some((_, p)) => {
                 let bytes = std::fs::read(p).map_err(|e| Error::Io {
@@ -226,6 +236,8 @@ impl Setup {
             camera_hash,
             pipelines: Mutex::new(HashMap::new()),
             find_geometry: false,
+            camera_file,
+            config_file: None,
         })
     }
 
@@ -240,6 +252,7 @@ impl Setup {
 
     /// Find each video's geometry unless the config file names `[perspective]`.
     pub fn geometry_from(mut self, config: Option<&Path>) -> Result<Self> {
+        self.config_file = config.map(Path::to_path_buf);
         self.find_geometry = match config {
             Some(p) => !Config::file_names_section(p, "perspective")?,
             None => true,
@@ -374,6 +387,15 @@ pub struct VideoReport {
     /// frames). Absent in reports written before it existed.
     #[serde(default)]
     pub note: Option<String>,
+    /// Medians of radius, offset and lane width over the frames with a lane (absent, all
+    /// `None`, in reports written before they existed).
+    #[serde(default)]
+    pub medians: DriveMedians,
+    /// The camera and config files the video ran with (`None`: no camera; the preset).
+    #[serde(default)]
+    pub camera: Option<String>,
+    #[serde(default)]
+    pub config: Option<String>,
 }
 
 impl VideoReport {
@@ -398,10 +420,38 @@ pub struct Outcome {
     pub report: VideoReport,
     /// Already done by an earlier run: nothing was redone.
     pub skipped: bool,
+    /// Outputs of an earlier run with another `--render` removed from the video's folder when
+    /// it was redone (`STALE_OUTPUTS`).
+    pub removed: Vec<String>,
 }
 
 /// The file that marks a video done, written last.
 pub const SUMMARY: &str = "summary.json";
+
+/// Files that describe one run of a video and that another run may not write: the videos of
+/// each `--render` mode and the drive report `lanes report` writes beside the telemetry. A
+/// video that is redone removes those it does not write itself, so its folder never mixes the
+/// outputs of two runs (an `overlay.mp4` of last week beside today's telemetry).
+pub const STALE_OUTPUTS: &[&str] = &["overlay.mp4", "diagnostic.mp4", "report.html"];
+
+/// Remove the `STALE_OUTPUTS` in `dir` that are not among `keep`, never a file that is the
+/// input video itself (an input given from inside an output folder); returns their names.
+pub fn remove_stale_outputs(dir: &Path, keep: &[String], input: &Path) -> Vec<String> {
+    let mut removed = Vec::new();
+    for name in STALE_OUTPUTS {
+        let p = dir.join(name);
+        if keep.iter().any(|k| k == name)
+            || !p.is_file()
+            || crate::base::same_file::same_file(&p, input)
+        {
+            continue;
+        }
+        if std::fs::remove_file(&p).is_ok() {
+            removed.push(name.to_string());
+        }
+    }
+    removed
+}
 const TELEMETRY: &str = "telemetry.jsonl";
 
 fn render_name(r: RenderMode) -> &'static str {
@@ -470,6 +520,9 @@ fn fresh_report(setup: &Setup, item: &Item, opts: &Options) -> VideoReport {
         stats: DriveStats::default(),
         outputs: Vec::new(),
         note: None,
+        medians: DriveMedians::default(),
+        camera: setup.camera_file.as_ref().map(|p| p.display().to_string()),
+        config: setup.config_file.as_ref().map(|p| p.display().to_string()),
     }
 }
 
@@ -512,6 +565,7 @@ pub fn process(
                 item: item.clone(),
                 report: prev,
                 skipped: true,
+                removed: Vec::new(),
             };
         }
     }
@@ -526,6 +580,7 @@ pub fn process(
         video_name.as_deref(),
     );
     report.seconds = started.elapsed().as_secs_f64();
+    let mut removed = Vec::new();
     match result {
         Ok((summary, stats)) => {
             report.frames = summary.frames_read;
@@ -534,8 +589,10 @@ pub fn process(
             report.stats = stats;
             report.truncated_at = summary.truncated_at;
             report.note = summary.quad_note.clone();
+            report.medians = summary.measures.medians();
             report.outputs.push(TELEMETRY.to_string());
             report.outputs.extend(video_name);
+            removed = remove_stale_outputs(&dir, &report.outputs, &item.path);
             match summary.truncated_at {
                 Some(n) => {
                     report.status = Status::Failed;
@@ -564,6 +621,7 @@ pub fn process(
         item: item.clone(),
         report,
         skipped: false,
+        removed,
     }
 }
 
@@ -659,19 +717,26 @@ pub enum Event<'a> {
     Finished(&'a Outcome),
 }
 
-/// Run `process` over the items on `jobs` threads; stop taking new videos once `cancel` is set.
-/// Outcomes are returned in item order (videos never started are left out).
+/// A video and the set-up it runs with (`lanes batch --manifest` gives each video its own
+/// camera and config; set-ups are shared between the videos that name the same files).
+#[derive(Clone)]
+pub struct Task {
+    pub item: Item,
+    pub setup: Arc<Setup>,
+}
+
+/// Run `process` over the tasks on `jobs` threads; stop taking new videos once `cancel` is set.
+/// Outcomes are returned in task order (videos never started are left out).
 pub fn run_batch(
-    setup: &Setup,
-    items: &[Item],
+    tasks: &[Task],
     opts: &Options,
     jobs: usize,
     cancel: &Cancel,
     on_event: &(dyn Fn(Event) + Sync),
 ) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; items.len()]);
-    let running = jobs.max(1).min(items.len().max(1));
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; tasks.len()]);
+    let running = jobs.max(1).min(tasks.len().max(1));
     if running > 1 {
         // Several videos at once: each decoder gets its share of the cores (threaded decoding
         // costs CPU in hand-offs; with the cores busy anyway, fewer threads decode more frames
@@ -680,19 +745,19 @@ pub fn run_batch(
         video::set_decoder_threads((cores / running).max(1));
     }
     std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1).min(items.len().max(1)) {
+        for _ in 0..running {
             scope.spawn(|| loop {
                 if cancel.requested() {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(item) = items.get(i) else { break };
+                let Some(task) = tasks.get(i) else { break };
                 let last = AtomicUsize::new(0);
                 let progress = |n: usize| {
                     let before = last.swap(n, Ordering::Relaxed);
                     on_event(Event::Frames(n.saturating_sub(before)));
                 };
-                let outcome = process(setup, item, opts, cancel, &progress);
+                let outcome = process(&task.setup, &task.item, opts, cancel, &progress);
                 on_event(Event::Finished(&outcome));
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(outcome);
@@ -721,34 +786,65 @@ pub struct Row {
     pub search_failed_share: f64,
     pub offset_abs_mean_m: Option<f64>,
     pub offset_abs_max_m: Option<f64>,
+    /// Medians over the frames with a lane (`summary::DriveMedians`; empty on the TOTAL row).
+    pub radius_median_m: Option<f64>,
+    pub lane_width_median_m: Option<f64>,
+    pub offset_median_m: Option<f64>,
+    /// Not among this run's inputs: kept from an earlier run into the same folder (its
+    /// `summary.json` is still there).
+    pub earlier_run: bool,
+    pub camera: Option<String>,
+    pub config: Option<String>,
+    /// The video's note (`summary.json`: the geometry found in the video, or a quad that
+    /// reaches outside the frames).
+    pub note: Option<String>,
     pub error: Option<String>,
 }
 
 impl Row {
-    fn with_stats(mut self, s: &DriveStats) -> Self {
-        self.lane_share = s.lane_share();
-        self.search_failed_share = s.search_failed_share();
-        self.offset_abs_mean_m = s.offset_abs_mean_m();
-        self.offset_abs_max_m = (s.offset_frames > 0).then_some(s.offset_abs_max_m);
-        self
+    fn total(stats: &DriveStats, frames: usize, seconds: f64, fps: f64) -> Self {
+        Self {
+            path: "TOTAL".into(),
+            status: String::new(),
+            skipped: false,
+            frames,
+            seconds,
+            fps,
+            lane_share: stats.lane_share(),
+            search_failed_share: stats.search_failed_share(),
+            offset_abs_mean_m: stats.offset_abs_mean_m(),
+            offset_abs_max_m: (stats.offset_frames > 0).then_some(stats.offset_abs_max_m),
+            radius_median_m: None,
+            lane_width_median_m: None,
+            offset_median_m: None,
+            earlier_run: false,
+            camera: None,
+            config: None,
+            note: None,
+            error: None,
+        }
     }
 
-    fn of(o: &Outcome) -> Self {
-        let r = &o.report;
+    /// The row of a video's report (`rel` names its folder).
+    pub fn of_report(rel: &str, r: &VideoReport, skipped: bool, earlier_run: bool) -> Self {
+        let s = &r.stats;
         Self {
-            path: o.item.rel.clone(),
+            path: rel.to_string(),
             status: r.status.as_str().to_string(),
-            skipped: o.skipped,
+            skipped,
             frames: r.frames,
             seconds: r.seconds,
             fps: r.fps,
-            lane_share: 0.0,
-            search_failed_share: 0.0,
-            offset_abs_mean_m: None,
-            offset_abs_max_m: None,
+            radius_median_m: r.medians.radius_median_m,
+            lane_width_median_m: r.medians.lane_width_median_m,
+            offset_median_m: r.medians.offset_median_m,
+            earlier_run,
+            camera: r.camera.clone(),
+            config: r.config.clone(),
+            note: r.note.clone(),
             error: r.error.clone(),
+            ..Self::total(s, 0, 0.0, 0.0)
         }
-        .with_stats(&r.stats)
     }
 }
 
@@ -758,25 +854,39 @@ pub struct BatchReport {
     pub lanes_version: String,
     pub videos: Vec<Row>,
     /// Totals: frames and seconds summed over the videos, fps = frames processed by this run
-    /// (skipped videos left out) / its wall-clock seconds, shares over all frames.
+    /// (skipped videos and those of earlier runs left out) / its wall-clock seconds, shares
+    /// over all frames.
     pub totals: Row,
+    /// Videos by status, over every row (this run's and those kept from earlier runs).
     pub done: usize,
     pub failed: usize,
     pub interrupted: usize,
+    /// This run's videos that were already done.
     pub skipped: usize,
+    /// Rows kept from earlier runs into the same folder (`earlier_run`).
+    pub earlier_runs: usize,
     pub wall_seconds: f64,
 }
 
 impl BatchReport {
+    /// The report of this run's outcomes alone.
     pub fn new(outcomes: &[Outcome], wall_seconds: f64) -> Self {
+        Self::with_earlier(outcomes, &[], wall_seconds)
+    }
+
+    /// This run's outcomes, then the reports of videos kept from earlier runs (`earlier`).
+    pub fn with_earlier(outcomes: &[Outcome], earlier: &[VideoReport], wall_seconds: f64) -> Self {
         let mut total = DriveStats::default();
         let mut frames = 0;
         let mut processed_frames = 0;
         let mut seconds = 0.0;
         let mut rows = Vec::new();
         let (mut done, mut failed, mut interrupted, mut skipped) = (0, 0, 0, 0);
-        for o in outcomes {
-            let r = &o.report;
+        let this_run = outcomes
+            .iter()
+            .map(|o| (o.item.rel.as_str(), &o.report, o.skipped, false));
+        let kept = earlier.iter().map(|r| (r.rel.as_str(), r, false, true));
+        for (rel, r, was_skipped, earlier_run) in this_run.chain(kept) {
             total.merge(&r.stats);
             frames += r.frames;
             seconds += r.seconds;
@@ -785,11 +895,11 @@ impl BatchReport {
                 Status::Failed => failed += 1,
                 Status::Interrupted => interrupted += 1,
             }
-            skipped += o.skipped as usize;
-            if !o.skipped {
+            skipped += was_skipped as usize;
+            if !was_skipped && !earlier_run {
                 processed_frames += r.frames;
             }
-            rows.push(Row::of(o));
+            rows.push(Row::of_report(rel, r, was_skipped, earlier_run));
         }
         let fps = if wall_seconds > 0.0 {
             processed_frames as f64 / wall_seconds
@@ -799,35 +909,24 @@ impl BatchReport {
         Self {
             lanes_version: LANES_VERSION.to_string(),
             videos: rows,
-            totals: Row {
-                path: "TOTAL".into(),
-                status: String::new(),
-                skipped: false,
-                frames,
-                seconds,
-                fps,
-                lane_share: 0.0,
-                search_failed_share: 0.0,
-                offset_abs_mean_m: None,
-                offset_abs_max_m: None,
-                error: None,
-            }
-            .with_stats(&total),
+            totals: Row::total(&total, frames, seconds, fps),
             done,
             failed,
             interrupted,
             skipped,
+            earlier_runs: earlier.len(),
             wall_seconds,
         }
     }
 
     /// The CSV form: a header, one row per video, a TOTAL row.
     pub fn to_csv(&self) -> String {
-        let mut s = String::from("path,status,skipped,frames,seconds,fps,lane_share,search_failed_share,offset_abs_mean_m,offset_abs_max_m,error\n");
+        let mut s = String::from("path,status,skipped,frames,seconds,fps,lane_share,search_failed_share,offset_abs_mean_m,offset_abs_max_m,radius_median_m,lane_width_median_m,offset_median_m,earlier_run,camera,config,note,error\n");
         let opt = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
+        let text = |v: &Option<String>| csv_field(v.as_deref().unwrap_or(""));
         for r in self.videos.iter().chain(std::iter::once(&self.totals)) {
             s += &format!(
-                "{},{},{},{},{:.3},{:.2},{:.4},{:.4},{},{},{}\n",
+                "{},{},{},{},{:.3},{:.2},{:.4},{:.4},{},{},{},{},{},{},{},{},{},{}\n",
                 csv_field(&r.path),
                 r.status,
                 r.skipped,
@@ -838,7 +937,16 @@ impl BatchReport {
                 r.search_failed_share,
                 opt(r.offset_abs_mean_m),
                 opt(r.offset_abs_max_m),
-                csv_field(r.error.as_deref().unwrap_or(""))
+                r.radius_median_m
+                    .map(|v| format!("{v:.1}"))
+                    .unwrap_or_default(),
+                opt(r.lane_width_median_m),
+                opt(r.offset_median_m),
+                r.earlier_run,
+                text(&r.camera),
+                text(&r.config),
+                text(&r.note),
+                text(&r.error)
             );
         }
         s
@@ -985,8 +1093,12 @@ mod tests {
                 stats,
                 outputs: vec![],
                 note: None,
+                medians: DriveMedians::default(),
+                camera: None,
+                config: None,
             },
             skipped,
+            removed: vec![],
         }
     }
 
@@ -1024,6 +1136,42 @@ mod tests {
             lines[3]
         );
         assert!(lines[4].starts_with("TOTAL,,false,12,"));
+    }
+
+    #[test]
+    fn stale_outputs_go_but_never_the_input_or_another_file() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        for f in [
+            "diagnostic.mp4",
+            "report.html",
+            "notes.txt",
+            "telemetry.jsonl",
+        ] {
+            std::fs::write(dir.join(f), f).unwrap();
+        }
+        // The input video was given from inside the folder, under an output's name (a hard
+        // link: the same file under two names).
+        let input = d.path().join("input.mp4");
+        std::fs::write(&input, b"video").unwrap();
+        std::fs::hard_link(&input, dir.join("overlay.mp4")).unwrap();
+        let keep = vec!["telemetry.jsonl".to_string(), "diagnostic.mp4".to_string()];
+        assert_eq!(
+            remove_stale_outputs(dir, &keep, &input),
+            vec!["report.html"]
+        );
+        for f in [
+            "overlay.mp4",
+            "diagnostic.mp4",
+            "notes.txt",
+            "telemetry.jsonl",
+        ] {
+            assert!(dir.join(f).is_file(), "{f}");
+        }
+        assert!(!dir.join("report.html").exists());
+        assert_eq!(std::fs::read(&input).unwrap(), b"video");
+        // Nothing left to remove: nothing happens.
+        assert!(remove_stale_outputs(dir, &keep, &input).is_empty());
     }
 
     #[test]

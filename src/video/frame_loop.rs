@@ -337,6 +337,7 @@ impl Analyser<'_> {
             };
             let (rec, item) = self.analyse_frame(raw, frame_idx)?;
             (self.on_record)(&rec);
+            self.summary.measures.add(&rec);
             if let Some(t) = self.telemetry.as_mut() {
                 t.write(&rec)?;
             }

@@ -192,6 +192,8 @@ pub struct VideoSummary {
     pub stages: StageSeries,
     /// `Pipeline::quad_note`: the perspective quad reaches outside the frames.
     pub quad_note: Option<String>,
+    /// Radius, offset and lane width of the frames with a lane (their medians: `medians()`).
+    pub measures: crate::base::summary::MeasureSeries,
 }
 
 impl VideoSummary {
@@ -211,6 +213,7 @@ impl VideoSummary {
             interrupted_at: None,
             stages: StageSeries::default(),
             quad_note: None,
+            measures: Default::default(),
         }
     }
 

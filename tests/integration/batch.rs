@@ -132,7 +132,7 @@ fn batch_telemetry_equals_lanes_video_per_clip_with_jobs_1_and_2() {
         );
         // The row's numbers are DriveStats of that telemetry.
         let (records, _) = lanes::base::telemetry::read_jsonl(&t).unwrap();
-        let stats = lanes::drive::summary::DriveStats::of(&records);
+        let stats = lanes::base::summary::DriveStats::of(&records);
         assert_eq!(v["frames"].as_u64().unwrap() as usize, stats.frames);
         assert!((v["lane_share"].as_f64().unwrap() - stats.lane_share()).abs() < 1e-12);
         assert!(
@@ -372,4 +372,396 @@ fn batch_sigterm_stops_taking_videos_and_leaves_no_temp_files() {
     let o = lanes(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(read_json(&out.join("batch.json"))["done"], clip_count());
+}
+
+/// Camera and config of the committed synthetic clip, as batch flags.
+fn synthetic_setup() -> [String; 4] {
+    [
+        "--camera".into(),
+        s(&repo_root().join("calibration/synthetic.yml")).into(),
+        "--config".into(),
+        s(&repo_root().join("test_videos/synthetic_drive.toml")).into(),
+    ]
+}
+
+/// A folder `set/` with copies of the synthetic clip named `names`.
+fn synthetic_set(dir: &Path, names: &[&str]) -> PathBuf {
+    let set = dir.join("set");
+    std::fs::create_dir_all(&set).unwrap();
+    for n in names {
+        std::fs::copy(
+            repo_root().join("test_videos/synthetic_drive.mp4"),
+            set.join(n),
+        )
+        .unwrap();
+    }
+    set
+}
+
+fn batch_with(setup: &[String], args: &[&str]) -> Output {
+    let mut a: Vec<&str> = setup.iter().map(String::as_str).collect();
+    a.extend_from_slice(args);
+    batch(&a)
+}
+
+/// path -> row of `batch.json`.
+fn rows(out: &Path) -> BTreeMap<String, Value> {
+    read_json(&out.join("batch.json"))["videos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["path"].as_str().unwrap().to_string(), v.clone()))
+        .collect()
+}
+
+fn bytes_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    files_under(dir)
+        .into_iter()
+        .map(|f| {
+            let b = std::fs::read(dir.join(&f)).unwrap();
+            (f, b)
+        })
+        .collect()
+}
+
+/// Issue 24: a rerun with fewer inputs rewrote the index with only them, and a rerun with
+/// another --render left the old overlay.mp4 and report.html beside the new telemetry.
+#[test]
+fn batch_rerun_with_fewer_inputs_merges_the_index_and_removes_outputs_of_another_render() {
+    let dir = tmp();
+    let set = synthetic_set(dir.path(), &["a.mp4", "b.mp4", "c.mp4"]);
+    let inputs = bytes_of(&set);
+    let out = dir.path().join("out");
+    let setup = synthetic_setup();
+    let common = ["-o", s(&out), "--frames", "10"];
+    let (a, c) = (set.join("a.mp4"), set.join("c.mp4"));
+    let mut args = vec![s(&set), "--render", "overlay"];
+    args.extend(common);
+    let o = batch_with(&setup, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("kept from earlier runs"),
+        "{}",
+        stderr(&o)
+    );
+    let o = lanes(&["report", s(&out), "-o", s(&out.join("index.html"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for v in ["a.mp4", "b.mp4", "c.mp4"] {
+        for f in ["overlay.mp4", "report.html", "telemetry.jsonl"] {
+            assert!(out.join(v).join(f).is_file(), "{v}/{f}");
+        }
+    }
+    // Fewer inputs, another --render: a.mp4 alone is redone without a video.
+    let mut args = vec![s(&a)];
+    args.extend(common);
+    let o = batch_with(&setup, &args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!(
+            "lanes batch: index {}: 1 video from this run, 2 kept from earlier runs",
+            out.join("batch.json").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("removed overlay.mp4, report.html of an earlier run with another --render")
+            && err.contains("removed 2 outputs of earlier runs with another --render"),
+        "{err}"
+    );
+    assert!(!out.join("a.mp4/overlay.mp4").exists());
+    assert!(!out.join("a.mp4/report.html").exists());
+    assert!(out.join("a.mp4/telemetry.jsonl").is_file());
+    for v in ["b.mp4", "c.mp4"] {
+        assert!(out.join(v).join("overlay.mp4").is_file(), "{v}");
+        assert!(out.join(v).join("report.html").is_file(), "{v}");
+    }
+    assert!(out.join("index.html").is_file(), "not a video's output");
+    assert_eq!(bytes_of(&set), inputs, "inputs untouched");
+    let r = rows(&out);
+    assert_eq!(r.keys().collect::<Vec<_>>(), ["a.mp4", "b.mp4", "c.mp4"]);
+    assert_eq!(r["a.mp4"]["earlier_run"], false);
+    assert_eq!(r["b.mp4"]["earlier_run"], true);
+    assert_eq!(r["c.mp4"]["earlier_run"], true);
+    let index = read_json(&out.join("batch.json"));
+    assert_eq!(index["totals"]["frames"], 30);
+    assert_eq!(
+        (index["done"].clone(), index["earlier_runs"].clone()),
+        (3.into(), 2.into())
+    );
+    // Each row's medians are those of the video's telemetry; its camera and config are named.
+    for (rel, row) in &r {
+        let (records, _) =
+            lanes::base::telemetry::read_jsonl(&out.join(rel).join("telemetry.jsonl")).unwrap();
+        let mut m = lanes::base::summary::MeasureSeries::default();
+        records.iter().for_each(|rec| m.add(rec));
+        let m = m.medians();
+        for (key, want) in [
+            ("radius_median_m", m.radius_median_m),
+            ("lane_width_median_m", m.lane_width_median_m),
+            ("offset_median_m", m.offset_median_m),
+        ] {
+            let got = row[key].as_f64().unwrap();
+            assert!((got - want.unwrap()).abs() < 1e-9, "{rel} {key}: {got}");
+        }
+        assert!(row["config"]
+            .as_str()
+            .unwrap()
+            .ends_with("synthetic_drive.toml"));
+    }
+    let w = r["a.mp4"]["lane_width_median_m"].as_f64().unwrap();
+    assert!((3.5..3.9).contains(&w), "synthetic lane 3.7 m: {w}");
+    let csv = std::fs::read_to_string(out.join("batch.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 5, "{csv}");
+    assert!(lines[0].contains(
+        ",offset_abs_max_m,radius_median_m,lane_width_median_m,offset_median_m,earlier_run,camera,config,note,error"
+    ));
+    assert!(
+        lines[2].starts_with("b.mp4,done,") && lines[2].contains(",true,"),
+        "{csv}"
+    );
+    // A video whose folder is gone leaves the index (said so); an unreadable index is rebuilt
+    // from the folders' summary.json files.
+    std::fs::remove_dir_all(out.join("c.mp4")).unwrap();
+    let mut args = vec![s(&a)];
+    args.extend(common);
+    let o = batch_with(&setup, &args);
+    let err = stderr(&o);
+    assert!(err.contains("skipped a.mp4"), "{err}");
+    assert!(
+        err.contains("1 video from this run, 1 kept from earlier runs, 1 of the old index dropped (no readable summary.json in its folder: c.mp4)"),
+        "{err}"
+    );
+    assert_eq!(rows(&out).keys().collect::<Vec<_>>(), ["a.mp4", "b.mp4"]);
+    std::fs::write(out.join("batch.json"), "{\"videos\": [").unwrap();
+    let mut args = vec![s(&c)];
+    args.extend(common);
+    let o = batch_with(&setup, &args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("1 video from this run, 2 kept from earlier runs; rebuilt from the folders' summary.json files")
+            && err.contains("batch.json unreadable"),
+        "{err}"
+    );
+    let order: Vec<String> = read_json(&out.join("batch.json"))["videos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        order,
+        ["c.mp4", "a.mp4", "b.mp4"],
+        "this run's rows, then the kept ones"
+    );
+    let r = rows(&out);
+    assert_eq!(r["c.mp4"]["earlier_run"], false);
+    assert_eq!(r["a.mp4"]["earlier_run"], true);
+    assert!(partials_under(&out).is_empty());
+}
+
+/// Issue 24: one --camera/--config for a whole batch; a manifest gives each video its own.
+#[test]
+fn batch_manifest_gives_each_video_its_camera_and_config() {
+    let dir = tmp();
+    let root = dir.path();
+    let set = synthetic_set(root, &["a.mp4", "b.mp4", "c.mp4"]);
+    let inputs = bytes_of(&set);
+    // b's config: the synthetic one with 10% wider pixels (units.xm_per_px).
+    let text =
+        std::fs::read_to_string(repo_root().join("test_videos/synthetic_drive.toml")).unwrap();
+    let mut cfg: toml::Table = toml::from_str(&text).unwrap();
+    let units = cfg["units"].as_table_mut().unwrap();
+    let xm = units["xm_per_px"].as_float().unwrap();
+    units.insert("xm_per_px".into(), toml::Value::Float(xm * 1.1));
+    std::fs::write(root.join("wide.toml"), toml::to_string(&cfg).unwrap()).unwrap();
+    std::fs::copy(
+        repo_root().join("calibration/udacity.yml"),
+        root.join("udacity.yml"),
+    )
+    .unwrap();
+    let manifest = root.join("fleet.csv");
+    std::fs::write(
+        &manifest,
+        "input,camera,config\n# a: the batch's camera and config\nset/a.mp4,,\nset/b.mp4,,wide.toml\n\"set/c.mp4\",udacity.yml,\n",
+    )
+    .unwrap();
+    let out = root.join("out");
+    let setup = synthetic_setup();
+    let o = batch_with(
+        &setup,
+        &["--manifest", s(&manifest), "-o", s(&out), "--frames", "10"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = rows(&out);
+    assert_eq!(
+        r.keys().collect::<Vec<_>>(),
+        ["set/a.mp4", "set/b.mp4", "set/c.mp4"]
+    );
+    assert!(r["set/b.mp4"]["config"]
+        .as_str()
+        .unwrap()
+        .ends_with("wide.toml"));
+    assert!(r["set/c.mp4"]["camera"]
+        .as_str()
+        .unwrap()
+        .ends_with("udacity.yml"));
+    assert!(r["set/c.mp4"]["config"]
+        .as_str()
+        .unwrap()
+        .ends_with("synthetic_drive.toml"));
+    // Each video's telemetry is that of `lanes video` with its own camera and config.
+    let synth_cam = repo_root().join("calibration/synthetic.yml");
+    let synth_cfg = repo_root().join("test_videos/synthetic_drive.toml");
+    let mut tel = BTreeMap::new();
+    for (v, cam, cfg) in [
+        ("a.mp4", &synth_cam, &synth_cfg),
+        ("b.mp4", &synth_cam, &root.join("wide.toml")),
+        ("c.mp4", &root.join("udacity.yml"), &synth_cfg),
+    ] {
+        let t = root.join(format!("{v}.jsonl"));
+        let o = lanes(&[
+            "video",
+            "--camera",
+            s(cam),
+            "--config",
+            s(cfg),
+            s(&set.join(v)),
+            "--no-render",
+            "--frames",
+            "10",
+            "--telemetry",
+            s(&t),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let batch_tel = std::fs::read(out.join("set").join(v).join("telemetry.jsonl")).unwrap();
+        assert_eq!(
+            std::fs::read(&t).unwrap(),
+            batch_tel,
+            "{v}: not lanes video's telemetry"
+        );
+        tel.insert(v, batch_tel);
+    }
+    assert_ne!(tel["a.mp4"], tel["b.mp4"]);
+    assert_ne!(tel["a.mp4"], tel["c.mp4"]);
+    let width = |v: &str| r[v]["lane_width_median_m"].as_f64().unwrap();
+    let ratio = width("set/b.mp4") / width("set/a.mp4");
+    assert!(
+        (ratio - 1.1).abs() < 0.02,
+        "xm_per_px x1.1 -> lane width x{ratio}"
+    );
+    // The same as JSON lines into another folder: the same telemetry.
+    let jl = root.join("fleet.jsonl");
+    std::fs::write(
+        &jl,
+        "{\"input\": \"set/b.mp4\", \"config\": \"wide.toml\"}\n{\"input\": \"set/c.mp4\", \"camera\": \"udacity.yml\", \"config\": null}\n",
+    )
+    .unwrap();
+    let out2 = root.join("out2");
+    let o = batch_with(
+        &setup,
+        &["--manifest", s(&jl), "-o", s(&out2), "--frames", "10"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for v in ["b.mp4", "c.mp4"] {
+        assert_eq!(
+            std::fs::read(out2.join("set").join(v).join("telemetry.jsonl")).unwrap(),
+            tel[v]
+        );
+    }
+    // A bad row: one line naming the manifest, the line and the value, before any work.
+    std::fs::write(
+        &manifest,
+        "input,camera,config\nset/a.mp4,,\nset/b.mp4,,missing.toml\n",
+    )
+    .unwrap();
+    let out3 = root.join("out3");
+    let o = batch_with(&setup, &["--manifest", s(&manifest), "-o", s(&out3)]);
+    assert_one_line_error(
+        &o,
+        &format!(
+            "{}: line 3: config \"missing.toml\": no such file",
+            manifest.display()
+        ),
+    );
+    assert!(
+        !out3.exists(),
+        "nothing written before the manifest is checked"
+    );
+    std::fs::write(&manifest, "input,camera,config\nset/a.mp4,wide.toml,\n").unwrap();
+    let o = batch_with(&setup, &["--manifest", s(&manifest), "-o", s(&out3)]);
+    assert_one_line_error(&o, "fleet.csv: line 2: ");
+    assert!(stderr(&o).contains("wide.toml"), "{}", stderr(&o));
+    assert!(!out3.exists());
+    assert_eq!(bytes_of(&set), inputs, "inputs untouched");
+}
+
+/// Issue 24: the report index's notes column stayed empty where summary.json had a note. The
+/// geometry found in the video (no --config) is the note of batch.csv, batch.json and the
+/// index page's row.
+#[test]
+fn batch_notes_reach_the_csv_and_the_report_index() {
+    let dir = tmp();
+    let set = synthetic_set(dir.path(), &["a.mp4"]);
+    let out = dir.path().join("out");
+    let cam = repo_root().join("calibration/synthetic.yml");
+    let o = batch(&[
+        s(&set),
+        "--camera",
+        s(&cam),
+        "-o",
+        s(&out),
+        "--frames",
+        "10",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = read_json(&out.join("a.mp4/summary.json"));
+    let note = summary["note"].as_str().unwrap().to_string();
+    assert!(note.starts_with("geometry found in "), "{note}");
+    assert_eq!(rows(&out)["a.mp4"]["note"].as_str(), Some(note.as_str()));
+    let csv = std::fs::read_to_string(out.join("batch.csv")).unwrap();
+    assert!(
+        csv.lines().nth(1).unwrap().contains(&format!("\"{note}\"")),
+        "{csv}"
+    );
+    let index = out.join("index.html");
+    let o = lanes(&["report", s(&out), "-o", s(&index)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(
+        html.contains(
+            "<th>radius median (m)</th><th>lane width median (m)</th><th>offset median (m)</th>"
+        ),
+        "{html}"
+    );
+    let row = html
+        .lines()
+        .find(|l| l.contains("a.mp4/report.html"))
+        .unwrap_or_else(|| panic!("{html}"));
+    assert!(
+        row.contains(&format!("<td data-v=\"1\">{note}</td></tr>")),
+        "{row}"
+    );
+    // The medians columns (from the telemetry; JSON parsing may move the last bit); the
+    // first cell, the name, is not a number.
+    let cells: Vec<f64> = row
+        .split("<td data-v=\"")
+        .skip(1)
+        .filter_map(|c| c.split('"').next()?.parse().ok())
+        .collect();
+    let r = &rows(&out)["a.mp4"];
+    for (k, i) in [
+        ("radius_median_m", 6),
+        ("lane_width_median_m", 7),
+        ("offset_median_m", 8),
+    ] {
+        let want = r[k].as_f64().unwrap();
+        assert!(
+            (cells[i] - want).abs() < 1e-9,
+            "{k}: {} vs {want}: {row}",
+            cells[i]
+        );
+    }
 }

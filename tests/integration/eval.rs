@@ -247,11 +247,38 @@ fn synthetic_truth_table_is_printed() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let s = stdout(&o);
     eprintln!("{s}");
-    assert!(s.contains("synthetic truth: 1 frames from 1 files"), "{s}");
+    assert!(s.contains("synthetic truth: 1 frame from 1 file"), "{s}");
     assert!(
         s.contains("detection rate (both lines)") && s.contains("100.0% (1/1)"),
         "{s}"
     );
+}
+
+/// Issue 24: `make demo` printed "TuSimple accuracy, to 100 m 0.765 (FP 1.000, FN 1.000)",
+/// which read as broken. The number is right (the drawn lines end where the bird's-eye view
+/// does, so no line reaches the 0.85 of points to 100 m a TuSimple match needs); the row says so.
+#[test]
+fn tusimple_to_100_m_row_says_why_no_line_matches() {
+    let o = lanes(&["eval", "test_videos/synthetic_drive.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = stdout(&o);
+    let row = s
+        .lines()
+        .find(|l| l.contains("TuSimple accuracy, to 100 m"))
+        .unwrap_or_else(|| panic!("{s}"));
+    let acc: f64 = row
+        .split_whitespace()
+        .nth(5)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{row}"));
+    assert!((0.7..0.85).contains(&acc), "{row}");
+    assert!(
+        row.contains("of the labelled points; no line matched (FP 1.000, FN 1.000)")
+            && row.contains("as far as the bird's-eye view reaches"),
+        "{row}"
+    );
+    // Over the rows the view covers, the lines match.
+    assert!(s.contains("TuSimple accuracy, bird's-eye    0.99"), "{s}");
 }
 
 #[test]

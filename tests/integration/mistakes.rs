@@ -111,6 +111,17 @@ fn work_folder(w: &Path) -> Option<()> {
         w.join("synth/camera.yml"),
     )
     .unwrap();
+    std::fs::write(
+        w.join("m_cam.csv"),
+        "input,camera,config\nin.mp4,,\nin2.mp4,nope.yml,\n",
+    )
+    .unwrap();
+    std::fs::write(w.join("m_cols.csv"), "video,camera\nin.mp4,\n").unwrap();
+    std::fs::write(
+        w.join("m_swap.jsonl"),
+        "{\"input\": \"in.mp4\", \"camera\": \"cfg.toml\"}\n",
+    )
+    .unwrap();
     std::fs::create_dir(w.join("sub")).unwrap();
     std::fs::create_dir(w.join("taken.mp4")).unwrap();
     let st = Command::new("ffmpeg")
@@ -423,6 +434,41 @@ fn corpus() -> Vec<Case> {
             "calibrate boards --board 9 -o c.yml",
             2,
             &["--board", "expected COLSxROWS inner corners, e.g. 9x6"],
+        ),
+        // Manifests (`lanes batch --manifest`): checked before any work.
+        case(
+            "manifest row with a missing camera",
+            "batch --manifest m_cam.csv -o outm",
+            2,
+            &["m_cam.csv: line 3: camera \"nope.yml\": no such file"],
+        ),
+        case(
+            "manifest without an input column",
+            "batch --manifest m_cols.csv -o outm",
+            2,
+            &[
+                "m_cols.csv: line 1: unknown column \"video\"",
+                "input,camera,config",
+            ],
+        ),
+        case(
+            "manifest row with a config as its camera",
+            "batch --manifest m_swap.jsonl -o outm",
+            2,
+            &["m_swap.jsonl: line 1:", "cfg.toml: a TOML file", "--config"],
+        ),
+        // `--preset` where it does nothing.
+        case(
+            "--preset on calibrate",
+            "calibrate boards --board 9x6 -o c.yml --preset reference",
+            2,
+            &["unexpected argument '--preset'"],
+        ),
+        case(
+            "libx264 preset on lanes image",
+            "image stills -o out_img --preset slow",
+            2,
+            &["\"slow\" is libx264's speed preset", "robust or reference"],
         ),
     ]
 }

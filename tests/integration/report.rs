@@ -445,3 +445,67 @@ fn thumbnails_show_the_event_frame() {
         assert!(own < 3.0 && own < prev && own < next, "frame {n}");
     }
 }
+
+/// Issue 24: back-to-back tight-bend events (9.77-11.93 s and 12.00-13.00 s) of one curve
+/// were reported twice. Runs less than `events.tight_merge_gap_s` (0.5 s) apart are one bend.
+#[test]
+fn back_to_back_tight_bends_are_one_event() {
+    let dir = tmp();
+    let rec = |frame: usize, radius: f64| {
+        serde_json::json!({
+            "frame": frame, "time_s": frame as f64 / 25.0, "search": "prior", "detected": true,
+            "status": "both", "left_confidence": 0.9, "right_confidence": 0.9, "confidence": 0.9,
+            "left_fit": [3e-4, 0.0, 450.0], "right_fit": [3e-4, 0.0, 830.0],
+            "radius_m": radius, "offset_m": 0.0, "lane_width_m": 3.6,
+            "left_pixels": 100, "right_pixels": 100
+        })
+        .to_string()
+    };
+    // Tight (200 m) on frames 244-298 and 300-324, 273 m on frame 299 between them.
+    let lines: Vec<String> = (0..400)
+        .map(|f| match f {
+            244..=298 | 300..=324 => rec(f, 200.0),
+            299 => rec(f, 273.0),
+            _ => rec(f, 1000.0),
+        })
+        .collect();
+    let t = dir.path().join("t.jsonl");
+    std::fs::write(&t, lines.join("\n") + "\n").unwrap();
+    let o = lanes(&["events", s(&t), "--json"]);
+    ok(&o);
+    let ev: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert_eq!(ev[0]["kind"], "tight_bend");
+    assert_eq!(
+        (ev[0]["start_frame"].clone(), ev[0]["end_frame"].clone()),
+        (244.into(), 324.into())
+    );
+    assert!((ev[0]["start_s"].as_f64().unwrap() - 9.76).abs() < 1e-9);
+    assert!((ev[0]["end_s"].as_f64().unwrap() - 13.0).abs() < 1e-9);
+    assert_eq!(ev[0]["min_radius_m"], 200.0);
+    // With the merge turned off the two runs come back.
+    let cfg = dir.path().join("apart.toml");
+    std::fs::write(&cfg, "[events]\ntight_merge_gap_s = 0.0\n").unwrap();
+    let o = lanes(&["events", s(&t), "--json", "--config", s(&cfg)]);
+    ok(&o);
+    let ev: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let spans: Vec<(u64, u64)> = ev
+        .iter()
+        .map(|e| {
+            (
+                e["start_frame"].as_u64().unwrap(),
+                e["end_frame"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(spans, [(244, 298), (300, 324)]);
+    // The drive report counts one bend.
+    let html = dir.path().join("r.html");
+    let o = lanes(&["report", s(&t), "-o", s(&html)]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("lanes report: 400 frames, 1 event, 0 thumbnails,"),
+        "{}",
+        stderr(&o)
+    );
+}

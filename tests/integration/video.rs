@@ -360,3 +360,89 @@ fn video_with_zero_frames_is_an_error() {
 }
 
 // A quad made for another frame size is refused when the video is opened: selfcal.rs.
+
+/// Issue 24: the summary line had no median radius, offset or width. They are the medians of
+/// the telemetry's frames with a lane.
+#[test]
+fn summary_line_gives_the_medians_of_the_telemetry() {
+    let dir = tmp();
+    let tel = dir.path().join("t.jsonl");
+    let o = lanes(&[
+        "video",
+        "--camera",
+        "calibration/synthetic.yml",
+        "--config",
+        "test_videos/synthetic_drive.toml",
+        "test_videos/synthetic_drive.mp4",
+        "--no-render",
+        "--telemetry",
+        tel.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let (records, _) = lanes::base::telemetry::read_jsonl(&tel).unwrap();
+    let mut m = lanes::base::summary::MeasureSeries::default();
+    records.iter().for_each(|r| m.add(r));
+    let m = m.medians();
+    let (r, off, w) = (
+        m.radius_median_m.unwrap(),
+        m.offset_median_m.unwrap(),
+        m.lane_width_median_m.unwrap(),
+    );
+    // The synthetic drive: 3.7 m lane, bends of a few hundred metres, car right of centre.
+    assert!((3.6..3.8).contains(&w) && (300.0..3000.0).contains(&r) && off > 0.0);
+    let want = format!(
+        "125 frames read, 125 with a lane drawn, 0 search failed, 0 rejected by tracking, median radius {r:.0} m, offset {:.2} m right, lane width {w:.2} m,",
+        off
+    );
+    assert!(err.contains(&want), "{want}\n{err}");
+    assert!(!err.contains("warning"), "{err}");
+}
+
+/// Issue 24: a run where no frame has a lane gave no hint while it ran. After 100 frames
+/// without a lane one warning names the likely cause and the fixes, before the summary.
+#[test]
+fn a_run_without_any_lane_says_so_while_it_runs() {
+    let dir = tmp();
+    let gray = dir.path().join("gray.mp4");
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("color=c=gray:s=1280x720:d=6:r=25")
+        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        .arg(&gray)
+        .status()
+        .expect("ffmpeg is installed (README set-up installs it)");
+    assert!(st.success());
+    let o = lanes(&[
+        "video",
+        "--config",
+        "calibration/udacity.toml",
+        gray.to_str().unwrap(),
+        "--no-render",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let hint = lines
+        .iter()
+        .position(|l| l.starts_with("lanes: warning:"))
+        .unwrap_or_else(|| panic!("no hint: {err}"));
+    let summary = lines
+        .iter()
+        .position(|l| l.starts_with("lanes video: 150 frames read, 0 with a lane drawn"))
+        .unwrap_or_else(|| panic!("no summary: {err}"));
+    assert!(hint < summary, "{err}");
+    assert_eq!(err.matches("lanes: warning:").count(), 1, "once: {err}");
+    let h = lines[hint];
+    assert!(
+        h.contains("gray.mp4: no lane found in the first 100 frames")
+            && h.contains("lanes perspective")
+            && h.contains("--camera/--config")
+            && h.contains("docs/any-camera.md"),
+        "{h}"
+    );
+    assert!(
+        err.contains("median radius -, offset -, lane width -"),
+        "{err}"
+    );
+}

@@ -415,6 +415,10 @@ pub struct EventsConfig {
     pub tight_radius_m: f64,
     /// ... for at least this long. Default 0.5.
     pub tight_min_s: f64,
+    /// Tight-bend runs of the same direction less than this far apart (end of one to start of
+    /// the next) are one bend: back-to-back events of one curve (9.77-11.93 s and 12.00-13.00 s)
+    /// are reported once. Default 0.5 (0 keeps every run apart).
+    pub tight_merge_gap_s: f64,
 }
 
 impl Default for EventsConfig {
@@ -431,6 +435,7 @@ impl Default for EventsConfig {
             lateral_speed_window_s: 0.5,
             tight_radius_m: 250.0,
             tight_min_s: 0.5,
+            tight_merge_gap_s: 0.5,
         }
     }
 }

@@ -217,6 +217,7 @@ impl Config {
             ),
             ("events.tight_radius_m", e.tight_radius_m, 1.0, 100_000.0),
             ("events.tight_min_s", e.tight_min_s, 0.0, 3600.0),
+            ("events.tight_merge_gap_s", e.tight_merge_gap_s, 0.0, 60.0),
         ] {
             float_in(key, v, lo, hi)?;
         }

@@ -7,9 +7,9 @@ use super::{esc, read_warning, relative_href, write_drive_report, ReportOptions,
 use crate::base::atomic::write_atomic;
 use crate::base::config::EventsConfig;
 use crate::base::error::{Error, Result};
+use crate::base::summary::{DriveMedians, DriveStats, MeasureSeries};
 use crate::base::telemetry;
 use crate::drive::events;
-use crate::drive::summary::DriveStats;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +27,11 @@ pub struct DriveOutcome {
     pub report: Option<PathBuf>,
     pub stats: Option<DriveStats>,
     pub counts: Vec<usize>,
+    /// Medians of radius, lane width and offset over the frames with a lane.
+    pub medians: Option<DriveMedians>,
+    /// The note of the drive's `summary.json` (`lanes batch`: the geometry found in the
+    /// video, a quad reaching outside the frames).
+    pub note: Option<String>,
     /// The error that stopped this drive's report (counted, the others go on).
     pub error: Option<String>,
     pub warnings: Vec<String>,
@@ -77,6 +82,13 @@ pub fn source_video(folder: &Path) -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
+/// The note in a drive folder's `summary.json`, when there is one.
+pub fn summary_note(folder: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(folder.join(SUMMARY_NAME)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(v.get("note")?.as_str()?.to_string()).filter(|n| !n.is_empty())
+}
+
 /// Write a report beside every telemetry file under `dir` and the index page to `out`. A
 /// drive whose telemetry cannot be read is counted (its row says why); an empty folder is an
 /// error.
@@ -107,6 +119,8 @@ pub fn write_batch(
             report: None,
             stats: None,
             counts: Vec::new(),
+            medians: None,
+            note: summary_note(&folder),
             error: None,
             warnings: Vec::new(),
         };
@@ -140,10 +154,13 @@ pub fn write_batch(
                 Err(e) => return Err(e),
             };
             warnings.extend(r.warnings.iter().skip(opts.warnings.len()).cloned());
-            Ok((r, path, warnings))
+            let mut m = MeasureSeries::default();
+            records.iter().for_each(|rec| m.add(rec));
+            Ok((r, path, warnings, m.medians()))
         });
         match result {
-            Ok((r, path, warnings)) => {
+            Ok((r, path, warnings, medians)) => {
+                d.medians = Some(medians);
                 total.merge(&r.stats);
                 d.counts = events::count_by_kind(&r.events)
                     .iter()
@@ -183,7 +200,7 @@ fn index_html(dir: &Path, out: &Path, o: &BatchOutcome) -> String {
         100.0 * t.lane_share(),
         100.0 * t.search_failed_share()
     );
-    h.push_str("<table class=\"index\"><thead><tr><th>drive</th><th>frames</th><th>duration (s)</th><th>lane %</th><th>search failed %</th><th>|offset| mean (m)</th><th>|offset| max (m)</th><th>confidence</th>");
+    h.push_str("<table class=\"index\"><thead><tr><th>drive</th><th>frames</th><th>duration (s)</th><th>lane %</th><th>search failed %</th><th>|offset| mean (m)</th><th>|offset| max (m)</th><th>radius median (m)</th><th>lane width median (m)</th><th>offset median (m)</th><th>confidence</th>");
     for k in events::KINDS {
         let _ = write!(h, "<th>{k}</th>");
     }
@@ -211,23 +228,24 @@ fn index_html(dir: &Path, out: &Path, o: &BatchOutcome) -> String {
         cell(&mut h, s.map(|s| 100.0 * s.search_failed_share()), 1);
         cell(&mut h, s.and_then(|s| s.offset_abs_mean_m()), 2);
         cell(&mut h, s.map(|s| s.offset_abs_max_m), 2);
+        let m = d.medians.as_ref();
+        cell(&mut h, m.and_then(|m| m.radius_median_m), 0);
+        cell(&mut h, m.and_then(|m| m.lane_width_median_m), 2);
+        cell(&mut h, m.and_then(|m| m.offset_median_m), 2);
         cell(&mut h, s.map(|s| s.mean_confidence()), 2);
         for k in 0..events::KINDS.len() {
             cell(&mut h, d.counts.get(k).map(|n| *n as f64), 0);
         }
-        let notes = match &d.error {
-            Some(e) => format!("<span class=\"warn\">{}</span>", esc(e)),
-            None => d
-                .warnings
-                .iter()
-                .map(|w| esc(w))
-                .collect::<Vec<_>>()
-                .join("<br>"),
-        };
+        let mut notes: Vec<String> = d.note.iter().map(|n| esc(n)).collect();
+        match &d.error {
+            Some(e) => notes.push(format!("<span class=\"warn\">{}</span>", esc(e))),
+            None => notes.extend(d.warnings.iter().map(|w| esc(w))),
+        }
         let _ = writeln!(
             h,
-            "<td data-v=\"{}\">{notes}</td></tr>",
-            d.warnings.len() + d.error.iter().count()
+            "<td data-v=\"{}\">{}</td></tr>",
+            notes.len(),
+            notes.join("<br>")
         );
     }
     let _ = write!(

@@ -12,9 +12,9 @@ pub mod thumbs;
 
 use crate::base::config::EventsConfig;
 use crate::base::error::Result;
+use crate::base::summary::DriveStats;
 use crate::base::telemetry::{FrameRecord, ReadWarnings};
 use crate::drive::events::{self, Detail, Event};
-use crate::drive::summary::DriveStats;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 

@@ -422,6 +422,7 @@ impl Worker<'_> {
                 item,
                 report: prev,
                 skipped: true,
+                removed: Vec::new(),
             });
             self.record_done(&id, &rel)?;
             self.metrics
@@ -562,6 +563,10 @@ impl Worker<'_> {
             .unwrap_or_default();
         for f in outputs.iter().map(String::as_str).chain([batch::SUMMARY]) {
             std::fs::rename(from.join(f), to.join(f)).map_err(|e| Error::io(&to.join(f), e))?;
+        }
+        // Outputs of an earlier run with another --render go, as `lanes batch` removes them.
+        if outcome.is_some() {
+            batch::remove_stale_outputs(&to, &outputs, &item.path);
         }
         Ok(())
     }

@@ -41,7 +41,6 @@ mod tests {
     use super::lines::ImageLine;
     use crate::lane::warp::Perspective;
 
-
     #[test]
     fn default_options_rebuild_the_udacity_quad_from_its_own_lines() {
         // The Udacity quad's edges as lines; its horizon is where they meet.
