@@ -1,6 +1,6 @@
 //! `lanes batch`: many videos in one process, resumable, one output folder per video.
 
-use super::{load_camera, load_config};
+use super::common::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -29,7 +29,7 @@ pub struct JobArgs {
     #[arg(long, default_value = "none", value_parser = ["none", "overlay", "diagnostic"])]
     pub render: String,
     #[command(flatten)]
-    pub encode: super::EncodeArgs,
+    pub encode: super::common::EncodeArgs,
     /// Process at most N frames of each video.
     #[arg(long, value_name = "N")]
     pub frames: Option<usize>,
@@ -132,7 +132,7 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         items,
         a.manifest.as_deref(),
         Arc::new(setup),
-        super::preset(),
+        super::common::preset(),
     )?;
     if let Some(s) = shard {
         tasks.retain(|t| s.owns(&t.item.rel));
@@ -166,7 +166,7 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         .iter()
         .map(|p| ("output folder in -o", Some(p.as_path())))
         .collect();
-    super::check_outputs(&inputs, &outputs)?;
+    super::common::check_outputs(&inputs, &outputs)?;
     batch::prepare_out_dir(&opts.out_dir)?;
     let cancel = Cancel::on_signals().context("installing signal handlers")?;
     let bar = if std::io::stderr().is_terminal() {
@@ -214,18 +214,18 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         0 => String::new(),
         n => format!(
             "; removed {} of earlier runs with another --render",
-            super::count(n, "output", "outputs")
+            super::common::count(n, "output", "outputs")
         ),
     };
     eprintln!(
         "lanes batch: {}: {} done ({} skipped), {} failed, {} interrupted, {} not started; {}, {:.1} frames/s{removed}; {}",
-        super::count(tasks.len(), "video", "videos"),
+        super::common::count(tasks.len(), "video", "videos"),
         report.done,
         report.skipped,
         report.failed,
         report.interrupted,
         tasks.len() - outcomes.len(),
-        super::count(report.totals.frames, "frame", "frames"),
+        super::common::count(report.totals.frames, "frame", "frames"),
         report.totals.fps,
         opts.out_dir.join(format!("{stem}.json")).display()
     );

@@ -1,7 +1,7 @@
 //! `lanes bench`: decode-only and decode+encode floors, the three `lanes video` modes, per-stage
 //! times (median, p99) and peak memory, measured in one run on the same clip; prints ratios.
 
-use super::{load_camera, load_config};
+use super::common::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::tools::floors;

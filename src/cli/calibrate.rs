@@ -1,7 +1,8 @@
 //! `lanes calibrate`: chessboard images -> OpenCV camera file (`lanes undistort` is in
 //! `undistort.rs`).
 
-use super::{collect_images, ensure_out_dir};
+use super::common::ensure_out_dir;
+use super::inputs::collect_images;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use lanes::base::camera::CalibrationInfo;
@@ -83,7 +84,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
             .iter()
             .map(|p| ("--corners-dir", Some(p.as_path()))),
     );
-    super::check_outputs(&inputs, &outputs)?;
+    super::common::check_outputs(&inputs, &outputs)?;
     for p in &paths {
         let ext = p
             .extension()

@@ -20,7 +20,7 @@ pub struct ConfigArgs {
 }
 
 pub fn run(a: ConfigArgs) -> Result<i32> {
-    let preset = super::preset();
+    let preset = super::common::preset();
     if let Some(p) = a.check {
         let c = Config::load_over(Some(&p), preset)?;
         print!("{}", c.to_toml());

@@ -2,7 +2,7 @@
 //! (synthetic truth, TuSimple labels per subset, CULane `.lines.txt`, lane masks) and the share of
 //! lane-free images (`--negatives`) with a reported lane; a table or `--json`.
 
-use super::load_config;
+use super::common::load_config;
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::base::camera::Camera;
@@ -70,7 +70,7 @@ pub fn run(a: EvalArgs) -> Result<i32> {
                 .join(", ")
         );
     }
-    let mut runner = Runner::new(a.camera.clone(), a.config.clone(), super::preset());
+    let mut runner = Runner::new(a.camera.clone(), a.config.clone(), super::common::preset());
     let rep = evaluate(&mut runner, &items, &a.negatives, a.root.as_deref());
     for f in &rep.failed {
         eprintln!("lanes: {}: {}", f.file, f.error);

@@ -1,6 +1,6 @@
 //! `lanes events`: the lane events of a drive's telemetry (text or JSON).
 
-use super::load_config;
+use super::common::load_config;
 use anyhow::Result;
 use clap::Args;
 use lanes::base::telemetry::{self, FrameRecord};
@@ -47,9 +47,9 @@ pub fn run(a: EventsArgs) -> Result<i32> {
     println!(
         "{}: {} at {:.2} fps, {}: {}",
         a.telemetry.display(),
-        super::count(records.len(), "frame", "frames"),
+        super::common::count(records.len(), "frame", "frames"),
         fps,
-        super::count(ev.len(), "event", "events"),
+        super::common::count(ev.len(), "event", "events"),
         counts.join(", ")
     );
     for e in &ev {

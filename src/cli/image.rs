@@ -1,6 +1,7 @@
 //! `lanes image`: the lane pipeline on stills; overlay per image, optional stage pictures and JSON.
 
-use super::{collect_images, ensure_out_dir, load_camera, load_config};
+use super::common::{ensure_out_dir, load_camera, load_config};
+use super::inputs::collect_images;
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::base::frame::BgrFrame;
@@ -167,7 +168,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
         .iter()
         .map(|p| ("-o directory", Some(p.as_path())))
         .collect();
-    super::check_outputs(&inputs, &outputs)?;
+    super::common::check_outputs(&inputs, &outputs)?;
     ensure_out_dir(&a.output)?;
     let mut pipe: Option<Pipeline> = None;
     let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);

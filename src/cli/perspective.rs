@@ -1,7 +1,8 @@
 //! `lanes perspective`: estimate the perspective quad and metres per pixel from straight-road
 //! frames, write a config with those sections, and pictures of the quad and bird's-eye view.
 
-use super::{collect_images, load_camera};
+use super::common::load_camera;
+use super::inputs::collect_images;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use lanes::base::frame::BgrFrame;

@@ -207,7 +207,7 @@ pub fn run(a: QueueArgs) -> Result<i32> {
             let n = queue::work(
                 &mut q,
                 &setup,
-                super::preset(),
+                super::common::preset(),
                 &opts,
                 &wopts,
                 &cancel,

@@ -1,7 +1,7 @@
 //! `lanes report`: a self-contained HTML report of one drive's telemetry, or an index over a
 //! `lanes batch` output folder with one report per drive.
 
-use super::load_config;
+use super::common::load_config;
 use anyhow::Result;
 use clap::Args;
 use lanes::base::telemetry;
@@ -35,7 +35,7 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> Result<i32> {
-    super::check_outputs(
+    super::common::check_outputs(
         &[
             ("telemetry", Some(&a.input)),
             ("video (--video)", a.video.as_deref()),
@@ -62,9 +62,9 @@ pub fn run(a: ReportArgs) -> Result<i32> {
         }
         eprintln!(
             "lanes report: {} ({} failed), {}, index {}",
-            super::count(o.drives.len(), "drive", "drives"),
+            super::common::count(o.drives.len(), "drive", "drives"),
             o.failed(),
-            super::count(o.total.frames, "frame", "frames"),
+            super::common::count(o.total.frames, "frame", "frames"),
             a.output.display()
         );
         return Ok(if o.failed() > 0 { 1 } else { 0 });
@@ -92,64 +92,11 @@ pub fn run(a: ReportArgs) -> Result<i32> {
     }
     eprintln!(
         "lanes report: {}, {}, {}, {:.0} KB, {}",
-        super::count(r.stats.frames, "frame", "frames"),
-        super::count(r.events.len(), "event", "events"),
-        super::count(r.thumbnails, "thumbnail", "thumbnails"),
+        super::common::count(r.stats.frames, "frame", "frames"),
+        super::common::count(r.events.len(), "event", "events"),
+        super::common::count(r.thumbnails, "thumbnail", "thumbnails"),
         r.html.len() as f64 / 1024.0,
         a.output.display()
     );
     Ok(0)
-}
-
-/// `lanes video --events F --report R`: write the events and the report from the run's records.
-pub fn after_video(
-    a: &super::video::VideoArgs,
-    records: &[lanes::base::telemetry::FrameRecord],
-    cfg: &lanes::base::config::Config,
-) -> Result<()> {
-    if records.is_empty() {
-        if a.events.is_some() || a.report.is_some() {
-            anyhow::bail!(
-                "{}: no frame was analysed: no events or report written",
-                a.input.display()
-            );
-        }
-        return Ok(());
-    }
-    let fps = lanes::drive::events::fps_of(records, 25.0);
-    if let Some(p) = &a.events {
-        let ev = lanes::drive::events::detect(records, fps, &cfg.events);
-        lanes::drive::events::write_json(p, &ev)?;
-        eprintln!(
-            "lanes video: {}, {}",
-            super::count(ev.len(), "event", "events"),
-            p.display()
-        );
-    }
-    if let Some(p) = &a.report {
-        // The page shows the overlay just written (it starts at the first analysed frame), or
-        // the input itself after --no-render.
-        let player = match (&a.output, a.no_render) {
-            (Some(o), false) => report::Player::new(o, p, a.embed, records[0].time_s)?,
-            _ => report::Player::new(&a.input, p, a.embed, 0.0)?,
-        };
-        let opts = ReportOptions {
-            title: a.input.display().to_string(),
-            video: Some(a.input.clone()),
-            thumbnails: 24,
-            warnings: Vec::new(),
-            check_frame_count: false,
-            player: Some(player),
-        };
-        let r = report::write_drive_report(records, &cfg.events, &opts, p)?;
-        for w in &r.warnings {
-            eprintln!("lanes: {w}");
-        }
-        eprintln!(
-            "lanes video: report {} ({})",
-            p.display(),
-            super::count(r.events.len(), "event", "events")
-        );
-    }
-    Ok(())
 }

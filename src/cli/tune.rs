@@ -1,6 +1,6 @@
 //! `lanes tune`: the live threshold tuner in the browser, or a headless sweep to a contact sheet.
 
-use super::{load_camera, load_config};
+use super::common::{load_camera, load_config};
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::base::frame::write_mat;
@@ -57,8 +57,8 @@ pub struct TuneArgs {
 pub fn run(a: TuneArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
-    let sampled = super::SampledStills::new();
-    let images = super::stills_of(&a.inputs, a.frames as usize, &sampled)?;
+    let sampled = super::inputs::SampledStills::new();
+    let images = super::inputs::stills_of(&a.inputs, a.frames as usize, &sampled)?;
     let mut inputs: Vec<(&str, Option<&Path>)> = images
         .iter()
         .chain(a.inputs.iter())
@@ -71,7 +71,7 @@ pub fn run(a: TuneArgs) -> Result<i32> {
         inputs.push(("config file (--config)", a.config.as_deref()));
         outputs = vec![("-o path", a.output.as_deref())];
     }
-    super::check_outputs(&inputs, &outputs)?;
+    super::common::check_outputs(&inputs, &outputs)?;
     let tuner = Tuner::new(images, camera, cfg)?;
     match (&a.sweep, &a.output) {
         (Some(spec), Some(out)) => sweep(&tuner, spec, out, a.show, a.cell_width),

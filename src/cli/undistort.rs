@@ -1,6 +1,7 @@
 //! `lanes undistort`: camera file + images -> undistorted images.
 
-use super::{check_outputs, collect_images, ensure_out_dir};
+use super::common::{check_outputs, ensure_out_dir};
+use super::inputs::collect_images;
 use anyhow::{bail, Result};
 use clap::Args;
 use lanes::base::camera::Camera;

@@ -1,9 +1,10 @@
 //! `lanes video`: overlay or diagnostic video, telemetry, progress and a one-line summary.
 
-use super::load_camera;
+use super::common::load_camera;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use lanes::drive::outputs::DriveOutputs;
 use lanes::video::{self, RenderMode, VideoJob};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -42,7 +43,7 @@ pub struct VideoArgs {
     #[arg(long, value_name = "N")]
     pub frames: Option<usize>,
     #[command(flatten)]
-    pub encode: super::EncodeArgs,
+    pub encode: super::common::EncodeArgs,
     /// Run everything on one thread (same results, slower).
     #[arg(long)]
     pub single_thread: bool,
@@ -57,11 +58,11 @@ pub struct VideoArgs {
     #[arg(long, requires = "report")]
     pub embed: bool,
     #[command(flatten)]
-    pub geometry: super::GeometryArgs,
+    pub geometry: super::common::GeometryArgs,
 }
 
 pub fn run(a: VideoArgs) -> Result<i32> {
-    super::check_outputs(
+    super::common::check_outputs(
         &[
             ("input video", Some(&a.input)),
             ("camera file (--camera)", a.camera.as_deref()),
@@ -76,7 +77,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         ],
     )?;
     let camera = load_camera(a.camera.as_deref())?;
-    super::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
+    super::common::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
     let cfg = a
         .geometry
         .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
@@ -181,7 +182,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     };
     eprintln!(
         "lanes video: {} read, {} with a lane drawn, {} search failed, {} rejected by tracking, {}, {:.1} fps{codec}, {out}{trunc}{interrupted}",
-        super::count(s.frames_read, "frame", "frames"),
+        super::common::count(s.frames_read, "frame", "frames"),
         s.frames_drawn,
         s.search_failed,
         s.rejected,
@@ -191,7 +192,25 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     if let Some(n) = &s.quad_note {
         eprintln!("lanes: note: {}: {n}", a.input.display());
     }
-    super::report::after_video(&a, &records, &cfg)?;
+    let outputs = DriveOutputs {
+        input: &a.input,
+        overlay: a.output.as_deref().filter(|_| !a.no_render),
+        events: a.events.as_deref(),
+        report: a.report.as_deref(),
+        embed: a.embed,
+    };
+    let written = lanes::drive::outputs::write(&records, &cfg, &outputs)?;
+    if let Some((p, ev)) = &written.events {
+        let n = super::common::count(ev.len(), "event", "events");
+        eprintln!("lanes video: {n}, {}", p.display());
+    }
+    if let Some((p, r)) = &written.report {
+        for w in &r.warnings {
+            eprintln!("lanes: {w}");
+        }
+        let n = super::common::count(r.events.len(), "event", "events");
+        eprintln!("lanes video: report {} ({n})", p.display());
+    }
     if s.interrupted_at.is_some() {
         return Ok(job.cancel.exit_code().unwrap_or(130));
     }

@@ -192,7 +192,7 @@ pub(super) fn rig_from(a: &RigArgs) -> Result<(Rig, QuadGeometry)> {
 /// `--camera` file given, before anything is written.
 pub(super) fn check_camera_output(camera: Option<&Path>, dir: &Path) -> Result<()> {
     let cam_out = dir.join("camera.yml");
-    crate::cli::check_outputs(
+    crate::cli::common::check_outputs(
         &[("camera file (--camera)", camera)],
         &[("-o directory", Some(cam_out.as_path()))],
     )

@@ -1,6 +1,6 @@
 //! `lanes synth chessboards`: views of a board through a known camera, with their truth.
 
-use super::ensure_out_dir;
+use crate::cli::common::ensure_out_dir;
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::base::camera::Camera;

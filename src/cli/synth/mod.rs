@@ -7,7 +7,7 @@ mod chessboards;
 mod road;
 mod video;
 
-use super::ensure_out_dir;
+use crate::cli::common::ensure_out_dir;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use lanes::tools::synth::{self as synth};

@@ -1,7 +1,7 @@
 //! `lanes synth road`: stills with ground truth.
 
 use super::args::*;
-use super::ensure_out_dir;
+use crate::cli::common::ensure_out_dir;
 use anyhow::Result;
 use clap::Args;
 use lanes::tools::synth::road::{Direction, VehiclePose};

@@ -1,7 +1,7 @@
 //! `lanes synth video`: a drive rendered to a video with per-frame truth and its events.
 
 use super::args::*;
-use super::ensure_out_dir;
+use crate::cli::common::ensure_out_dir;
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::tools::synth::scene::Renderer;

@@ -1,0 +1,169 @@
+//! What the subcommands share: loading the config and camera, the output checks, the encode
+//! and geometry flags.
+
+use super::preset;
+use anyhow::{Context, Result};
+use lanes::base::camera::Camera;
+use lanes::base::config::Config;
+use std::path::{Path, PathBuf};
+
+/// Load the config file if given over the run's preset (else the preset) and validate it.
+pub fn load_config(path: Option<&Path>) -> Result<Config> {
+    Ok(Config::load_over(path, preset())?)
+}
+
+/// The `--preset` chosen on the command line (robust by default).
+pub fn preset() -> lanes::base::config::Preset {
+    preset::config()
+}
+
+/// How output videos are encoded (`lanes video`, `lanes batch`, `lanes queue work`); the
+/// libx264 speed preset is the global `--preset` (`veryfast` unless given).
+#[derive(clap::Args, Clone, Debug)]
+pub struct EncodeArgs {
+    /// Output codec: h264 (libx264, yuv420p, index at the front: plays in browsers) or mpeg4
+    /// (MPEG-4 Part 2, fourcc mp4v, as older versions wrote; `mp4v` is the same).
+    #[arg(long, default_value = "h264", value_parser = ["h264", "mpeg4", "mp4v"])]
+    pub codec: String,
+    /// libx264's constant rate factor, 0..=51: lower is better quality and larger files.
+    #[arg(long, default_value_t = 23, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=51))]
+    pub crf: u8,
+    #[command(flatten)]
+    pub preset: preset::VideoPresetArgs,
+}
+
+impl EncodeArgs {
+    /// The codec these flags and the run's `--preset` give.
+    pub fn codec(&self) -> lanes::video::Codec {
+        match self.codec.as_str() {
+            "mpeg4" | "mp4v" => lanes::video::Codec::Mp4v,
+            _ => lanes::video::Codec::H264 {
+                preset: preset::x264(),
+                crf: self.crf,
+            },
+        }
+    }
+}
+
+/// Load the camera file if given.
+pub fn load_camera(path: Option<&Path>) -> Result<Option<Camera>> {
+    path.map(|p| Camera::load(p).with_context(|| "loading camera".to_string()))
+        .transpose()
+}
+
+/// Refuse a camera file made for another frame size than the video's, naming both files and
+/// the fix (before any output is opened). A video that does not open is left to the run.
+pub fn check_camera_fits_video(
+    camera: Option<&Camera>,
+    camera_file: Option<&Path>,
+    video: &Path,
+) -> Result<()> {
+    if let Some(cam) = camera {
+        if let Ok(src) = lanes::video::VideoSource::open(video) {
+            cam.check_frame_size(video, camera_file, (src.width, src.height))?;
+        }
+    }
+    Ok(())
+}
+
+/// "1 frame", "2 frames": a count with its noun.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Refuse, before anything is written, an output that is the same file as an input or as
+/// another output (`lanes::base::same_file::check`), and an output file (a role ending in "path")
+/// whose directory does not exist. Each entry is (role, path); `None` paths are options not
+/// given.
+pub fn check_outputs(
+    inputs: &[(&str, Option<&Path>)],
+    outputs: &[(&str, Option<&Path>)],
+) -> Result<()> {
+    use lanes::base::same_file::Named;
+    let named = |v: &[(&str, Option<&Path>)]| -> Vec<(String, PathBuf)> {
+        v.iter()
+            .filter_map(|(r, p)| p.map(|p| (r.to_string(), p.to_path_buf())))
+            .collect()
+    };
+    let (ins, outs) = (named(inputs), named(outputs));
+    for (role, p) in &outs {
+        if role.ends_with(" path") {
+            lanes::base::atomic::check_parent_dir(p)?;
+        }
+    }
+    let ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();
+    let outs: Vec<Named> = outs.iter().map(|(r, p)| Named::new(r, p)).collect();
+    Ok(lanes::base::same_file::check(&ins, &outs)?)
+}
+
+/// Create an output directory (its parent must exist).
+pub fn ensure_out_dir(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Where `lanes video` and `lanes batch` take the road geometry from.
+#[derive(clap::Args, Clone)]
+pub struct GeometryArgs {
+    /// Lane width in metres: the scale across the road when the geometry is found in the video.
+    #[arg(long, default_value_t = 3.7, value_name = "M")]
+    pub lane_width: f64,
+    /// Write the geometry found in the video as a config that `--config` accepts.
+    #[arg(long, value_name = "FILE.toml")]
+    pub save_geometry: Option<PathBuf>,
+}
+
+impl GeometryArgs {
+    /// The configuration for one video: the `--config` file over the preset; its perspective
+    /// as given when the file names `[perspective]`, else found in the video (printed).
+    pub fn resolve(
+        &self,
+        input: &Path,
+        config: Option<&Path>,
+        camera: Option<&Camera>,
+    ) -> Result<Config> {
+        use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
+        let cfg = load_config(config)?;
+        let fixed = match config {
+            Some(p) => Config::file_names_section(p, "perspective")?,
+            None => false,
+        };
+        let mut opts = SelfCalOptions::default();
+        opts.estimate.lane_width_m = self.lane_width;
+        opts.estimate.validate()?;
+        let choice = if fixed {
+            GeometryChoice::Fixed
+        } else {
+            GeometryChoice::Find
+        };
+        let (cfg, found) = selfcal::resolve(input, &cfg, choice, camera, &opts)?;
+        if let Some(g) = &found {
+            eprintln!("lanes: {}: {}", input.display(), g.describe());
+            for w in &g.warnings {
+                eprintln!("lanes: warning: {}: {w}", input.display());
+            }
+            if let Some(out) = &self.save_geometry {
+                let text = lanes::geometry::autoperspective::report::config_file_text(
+                    &g.estimate,
+                    &opts.estimate,
+                    &cfg,
+                    g.frames_used,
+                    g.frames_sampled,
+                    g.size,
+                );
+                lanes::base::atomic::write_atomic(out, text.as_bytes())
+                    .with_context(|| format!("{}: cannot write the geometry", out.display()))?;
+                eprintln!("lanes: wrote the geometry to {}", out.display());
+            }
+        } else if self.save_geometry.is_some() {
+            anyhow::bail!(
+                "--save-geometry: the geometry comes from {} (it names [perspective]); nothing found to save",
+                config.map(|p| p.display().to_string()).unwrap_or_default()
+            );
+        }
+        Ok(cfg)
+    }
+}
