@@ -564,6 +564,30 @@ fn src_has_no_import_circle_and_layers_point_down() {
         );
     }
     assert!(g.len() > 60, "too few modules found: {}", g.len());
+    // The tree shows the layers: at most 8 modules directly under src/, none over 700 lines.
+    let top: Vec<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "lib.rs" && n != "main.rs")
+        .collect();
+    assert!(top.len() <= 8, "modules directly under src/: {top:?}");
+    for f in top.iter().filter(|n| !n.ends_with(".rs")) {
+        assert!(
+            LAYERS.contains(&f.as_str()),
+            "src/{f} is not a layer folder"
+        );
+    }
+    let mut long = Vec::new();
+    for m in read_modules(&src) {
+        let n = std::fs::read_to_string(src.join(&m.file))
+            .unwrap()
+            .lines()
+            .count();
+        if n > 700 {
+            long.push(format!("{}: {n} lines", m.file.display()));
+        }
+    }
+    assert!(long.is_empty(), "files over 700 lines: {long:?}");
     let v = violations(&src);
     assert!(v.is_empty(), "{}", v.join("\n"));
 }
