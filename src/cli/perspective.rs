@@ -158,22 +158,8 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         let name = report::unique_name(path, &mut used);
         let o = ap::analyze_frame(&undistorted, &opts)
             .with_context(|| format!("{}: finding lane lines", path.display()))?;
-        if let (Some(l), Some(c), true) = (&o.lines, &o.check, o.usable()) {
-            println!(
-                "{}: ok: horizon at row {:.1}, vanishing point x {:.1}; lines at bottom row x = {:.1} and {:.1}; bird's-eye angles left {:+.2}/{:+.2}/{:+.2}, right {:+.2}/{:+.2}/{:+.2} deg (top/middle/bottom){}",
-                path.display(),
-                l.vp.1,
-                l.vp.0,
-                l.left.line.x_at(h as f64),
-                l.right.line.x_at(h as f64),
-                c.angles[0][0],
-                c.angles[0][1],
-                c.angles[0][2],
-                c.angles[1][0],
-                c.angles[1][1],
-                c.angles[1][2],
-                if o.l_contrast == ap::L_CONTRASTS[0] { String::new() } else { format!("; faint paint, contrast {}", o.l_contrast) }
-            );
+        if let Some(line) = report::frame_ok_text(&o, h) {
+            println!("{}: {line}", path.display());
         }
         let r = report::FrameResult {
             name,
@@ -221,39 +207,12 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     )?;
 
     let cfg = report::config_from_estimate(&est)?;
-    let s = &est.perspective.src;
-    let d = &est.perspective.dst;
     let text = report::config_file_text(&est, &opts, &cfg, usable.len(), results.len(), (w, h));
     std::fs::write(out, text).with_context(|| format!("{}: cannot write config", out.display()))?;
 
-    println!(
-        "src ({:.1},{:.1}) ({:.1},{:.1}) ({:.1},{:.1}) ({:.1},{:.1}); dst ({:.0},{:.0}) ({:.0},{:.0}) ({:.0},{:.0}) ({:.0},{:.0})",
-        s[0][0], s[0][1], s[1][0], s[1][1], s[2][0], s[2][1], s[3][0], s[3][1], d[0][0], d[0][1], d[1][0], d[1][1], d[2][0], d[2][1], d[3][0], d[3][1]
-    );
-    match &est.ground {
-        Some(g) => println!("{}", report::geometry_text(est.assumed_k, g)),
-        None => println!("geometry: degenerate, not used"),
+    for line in report::estimate_text(&est, &opts) {
+        println!("{line}");
     }
-    match &est.dashes {
-        Some(ds) => {
-            let mut l = ds.lengths_px.clone();
-            l.sort_by(|a, b| a.total_cmp(b));
-            let list: Vec<String> = l.iter().map(|v| format!("{v:.0}")).collect();
-            println!(
-                "dashes: {} measured ({} px), {} in the densest cluster, its median {:.1} px -> ym_per_px {:.5}",
-                ds.lengths_px.len(),
-                list.join(", "),
-                ds.cluster_count,
-                ds.median_px,
-                ds.ym_per_px
-            );
-        }
-        None => println!("dashes: none measured"),
-    }
-    println!(
-        "xm_per_px {:.6} ({} m over {:.0} px), ym_per_px {:.6} (from {})",
-        est.units.xm_per_px, opts.lane_width_m, est.lane_width_px, est.units.ym_per_px, est.ym_from
-    );
     for w in lanes::geometry::selfcal::scale_warnings(&est) {
         eprintln!("lanes: warning: {w}");
     }

@@ -1,6 +1,6 @@
-//! Frames sampled from a video, for the tools that work on stills (`lanes tune`; meant for
-//! `lanes perspective` too): `count` frames spread evenly over the clip, read only through
-//! `video::VideoSource`'s public API (`open`, `seek`, `read`, `skip`).
+//! Frames sampled from a video, for the tools that work on stills (`lanes tune`, `lanes
+//! perspective`) and for self-calibration: frames spread evenly over the clip or a window of
+//! it, read only through `video::VideoSource`'s public API (`open`, `seek`, `read`, `skip`).
 
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
@@ -68,32 +68,47 @@ pub fn sample_video_frames(path: &Path, count: usize) -> Result<Vec<SampledFrame
         n
     };
     let wanted = evenly_spaced(total, count.max(1));
-    let mut out = Vec::with_capacity(wanted.len());
-    let mut pos = 0usize;
-    for &i in &wanted {
-        if i > pos + 50 && src.seek(i)? {
-            pos = i;
-        } else {
-            while pos < i {
-                if !src.skip()? {
-                    break;
-                }
-                pos += 1;
-            }
-        }
-        match src.read()? {
-            Some(frame) => {
-                out.push(SampledFrame { index: i, frame });
-                pos += 1;
-            }
-            None => break,
-        }
-    }
+    let out = read_frames_at(&mut src, 0, &wanted, true)?;
     if out.is_empty() {
         return Err(Error::Video {
             path: path.to_path_buf(),
             message: "no frame could be read to sample".into(),
         });
+    }
+    Ok(out)
+}
+
+/// The frames at `indices` (ascending) of `src`, whose next frame is `from`. With `seek`, a
+/// frame more than 50 ahead is reached by seeking when the backend confirms the position;
+/// without, every frame is decoded in order (a frame decoded after a seek into an open GOP can
+/// differ with the decoder's thread count: self-calibration must judge the same frames on every
+/// machine). Stops early at the end of the video.
+pub fn read_frames_at(
+    src: &mut VideoSource,
+    from: usize,
+    indices: &[usize],
+    seek: bool,
+) -> Result<Vec<SampledFrame>> {
+    let mut out = Vec::with_capacity(indices.len());
+    let mut pos = from;
+    for &i in indices {
+        if i < pos {
+            continue;
+        }
+        if seek && i > pos + 50 && src.seek(i)? {
+            pos = i;
+        }
+        while pos < i {
+            if !src.skip()? {
+                return Ok(out);
+            }
+            pos += 1;
+        }
+        let Some(frame) = src.read()? else {
+            return Ok(out);
+        };
+        pos += 1;
+        out.push(SampledFrame { index: i, frame });
     }
     Ok(out)
 }

@@ -14,6 +14,7 @@ use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::geometry::autoperspective::{self as ap, Estimate, FrameOutcome, LaneLines, Options};
+use crate::geometry::sample::{evenly_spaced, read_frames_at};
 use crate::lane::undistort::Undistorter;
 use crate::video::VideoSource;
 use std::path::Path;
@@ -146,12 +147,7 @@ pub fn sample_indices(announced: i64, fps: f64, opts: &SelfCalOptions) -> Vec<us
     } else {
         window
     };
-    let n = (opts.samples as i64).min(n_frames).max(1);
-    (0..n)
-        .map(|k| {
-            (((k as f64 + 0.5) * n_frames as f64 / n as f64) as i64).clamp(0, n_frames - 1) as usize
-        })
-        .collect()
+    evenly_spaced(n_frames as usize, opts.samples.max(1))
 }
 
 /// The row below which no frame's markings were seen: the median over frames of the lowest
@@ -311,36 +307,6 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
     out
 }
 
-/// Frames sampled from a video at `indices` (ascending), with their indices, decoded in order
-/// from the source's position `from` (no seeking: a frame decoded after a seek into an open GOP
-/// can differ with the decoder's thread count, and the geometry must not). Stops early at the
-/// end of the video.
-pub fn sample_frames(
-    src: &mut VideoSource,
-    from: usize,
-    indices: &[usize],
-) -> Result<Vec<(usize, BgrFrame)>> {
-    let mut frames = Vec::with_capacity(indices.len());
-    let mut pos = from;
-    for &i in indices {
-        if i < pos {
-            continue;
-        }
-        while pos < i {
-            if !src.skip()? {
-                return Ok(frames);
-            }
-            pos += 1;
-        }
-        let Some(f) = src.read()? else {
-            return Ok(frames);
-        };
-        pos += 1;
-        frames.push((i, f));
-    }
-    Ok(frames)
-}
-
 /// Sample a video's opening seconds and find its geometry. Frames are undistorted with the
 /// camera when one is given (its size must match the video's).
 pub fn find(
@@ -364,14 +330,16 @@ pub fn find(
     let mut outcomes = Vec::with_capacity(wanted.len());
     let mut pos = 0usize;
     for chunk in wanted.chunks(SAMPLE_CHUNK) {
-        let got = sample_frames(&mut src, pos, chunk)?;
-        let Some(&(last, _)) = got.last() else { break };
+        let got = read_frames_at(&mut src, pos, chunk, false)?;
+        let Some(last) = got.last().map(|s| s.index) else {
+            break;
+        };
         pos = last + 1;
         let frames = got
             .into_iter()
-            .map(|(_, f)| match &undistorter {
-                Some(u) => u.undistort(&f),
-                None => Ok(f),
+            .map(|s| match &undistorter {
+                Some(u) => u.undistort(&s.frame),
+                None => Ok(s.frame),
             })
             .collect::<Result<Vec<_>>>()?;
         let n = frames.len();
@@ -418,7 +386,7 @@ pub fn resolve(
     match choice {
         GeometryChoice::Fixed => {
             let src = VideoSource::open(path)?;
-            if let Some(c) = quad_outside(cfg, src.width, src.height) {
+            if let Some(c) = cfg.perspective.corner_outside(src.width, src.height) {
                 return Err(Error::Video {
                     path: path.to_path_buf(),
                     message: format!(
@@ -443,16 +411,6 @@ pub fn resolve(
             }),
         },
     }
-}
-
-/// The first corner of the config's source quad outside a `width` x `height` frame.
-pub fn quad_outside(cfg: &Config, width: i32, height: i32) -> Option<[f64; 2]> {
-    let (w, h) = (width as f64, height as f64);
-    cfg.perspective
-        .src
-        .iter()
-        .copied()
-        .find(|[x, y]| !(*x >= 0.0 && *x <= w - 1.0 && *y >= 0.0 && *y <= h - 1.0))
 }
 
 #[cfg(test)]

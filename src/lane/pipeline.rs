@@ -288,13 +288,10 @@ impl Pipeline {
     /// the frames: the quad was made for another camera or frame size, and lanes are then
     /// rarely found ("Lane not found" on every frame says nothing about why).
     pub fn quad_note(&self) -> Option<String> {
-        let (w, h) = (self.width as f64, self.height as f64);
         let out = self
             .cfg
             .perspective
-            .src
-            .iter()
-            .find(|[x, y]| !(*x >= 0.0 && *x <= w - 1.0 && *y >= 0.0 && *y <= h - 1.0))?;
+            .corner_outside(self.width, self.height)?;
         Some(format!(
             "perspective.src corner [{}, {}] lies outside the {}x{} frames: the quad was made for \
              another camera or frame size (`lanes perspective` makes one from this camera's \

@@ -234,16 +234,27 @@ const LINE_NOISE: [f64; 3] = [2.0e-4, 0.08, 15.0];
 /// marking's own width and the remap's resolution.
 const LINE_NOISE_FLOOR: [f64; 3] = [1.0e-5, 0.01, 3.0];
 
+/// What a tracker needs to know about the video and its view, besides its own config.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrackScene {
+    /// The nominal bird's-eye view's height, rows.
+    pub height: i32,
+    /// The video's frame rate (25 when unknown or not finite).
+    pub fps: f64,
+    /// The lane width (px) to assume when a track starts from one line.
+    pub default_width: f64,
+    /// Metres per bird's-eye pixel (curvature noise and floor are given in metres).
+    pub units: UnitsConfig,
+}
+
 impl KalmanTracker {
-    /// `height` is the nominal bird's-eye height, `fps` the video's frame rate, `default_width`
-    /// the lane width (px) to assume when a track starts from one line.
-    pub fn new(
-        cfg: TrackingConfig,
-        height: i32,
-        fps: f64,
-        default_width: f64,
-        units: &UnitsConfig,
-    ) -> Self {
+    pub fn new(cfg: TrackingConfig, scene: &TrackScene) -> Self {
+        let TrackScene {
+            height,
+            fps,
+            default_width,
+            units,
+        } = *scene;
         // Curvature kappa (1/m) of x = a*y^2 in view pixels: kappa = 2 a xm / ym^2.
         let to_a = |per_km: f64| per_km / 1000.0 / 2.0 * units.ym_per_px.powi(2) / units.xm_per_px;
         let a_floor = to_a(cfg.curvature_floor_per_km);
@@ -489,20 +500,10 @@ pub enum LaneTracker {
 }
 
 impl LaneTracker {
-    /// The tracker `cfg.method` names. `height` is the nominal bird's-eye height, `fps` the
-    /// frame rate, `default_width` the lane width (px) assumed when a track starts from one
-    /// line.
-    pub fn new(
-        cfg: TrackingConfig,
-        height: i32,
-        fps: f64,
-        default_width: f64,
-        units: &UnitsConfig,
-    ) -> Self {
+    /// The tracker `cfg.method` names, for the video and view `scene` describes.
+    pub fn new(cfg: TrackingConfig, scene: &TrackScene) -> Self {
         match cfg.method {
-            TrackingMethod::Kalman => {
-                LaneTracker::Kalman(KalmanTracker::new(cfg, height, fps, default_width, units))
-            }
+            TrackingMethod::Kalman => LaneTracker::Kalman(KalmanTracker::new(cfg, scene)),
             TrackingMethod::Average => LaneTracker::Average(AverageTracker::new(cfg)),
         }
     }

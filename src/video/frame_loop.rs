@@ -25,7 +25,7 @@ use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::Pipeline;
 use crate::lane::present;
 use crate::lane::render::{self, DiagInfo};
-use crate::lane::track::LaneTracker;
+use crate::lane::track::{LaneTracker, TrackScene};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
@@ -200,10 +200,12 @@ pub fn run_with(
     let mut an = Analyser {
         tracker: LaneTracker::new(
             pipe.cfg.tracking,
-            pipe.persp.height,
-            src.fps,
-            pipe.default_lane_width_px(),
-            &pipe.cfg.units,
+            &TrackScene {
+                height: pipe.persp.height,
+                fps: src.fps,
+                default_width: pipe.default_lane_width_px(),
+                units: pipe.cfg.units,
+            },
         ),
         summary: VideoSummary {
             encoder: sink.as_ref().map(|s| s.description.clone()),

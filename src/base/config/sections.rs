@@ -448,6 +448,16 @@ impl PerspectiveConfig {
             y: self.birdseye_scale_y,
         }
     }
+
+    /// The first corner of the source quad outside a `width` x `height` frame (a quad made for
+    /// another camera or frame size), if any.
+    pub fn corner_outside(&self, width: i32, height: i32) -> Option<[f64; 2]> {
+        let (w, h) = (width as f64, height as f64);
+        self.src
+            .iter()
+            .copied()
+            .find(|[x, y]| !(*x >= 0.0 && *x <= w - 1.0 && *y >= 0.0 && *y <= h - 1.0))
+    }
 }
 
 /// Scale of an analysed bird's-eye view relative to the nominal one, per axis.

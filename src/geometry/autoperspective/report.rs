@@ -2,7 +2,7 @@
 //! of every frame and their unique names.
 
 use super::estimate::Estimate;
-use super::frame::{LaneLines, Rejection};
+use super::frame::{FrameOutcome, LaneLines, Rejection, L_CONTRASTS};
 use super::ground::GroundScale;
 use super::options::Options;
 use super::pictures::{birdseye_picture, frame_picture};
@@ -174,4 +174,67 @@ pub fn config_file_text(
         ));
     }
     format!("{}\n{}", header.join("\n"), cfg.to_toml())
+}
+
+/// The line `lanes perspective` prints for a usable frame (after its name): horizon, vanishing
+/// point, the lines at the bottom row and their bird's-eye angles; `None` for a frame not used.
+pub fn frame_ok_text(o: &FrameOutcome, height: i32) -> Option<String> {
+    let (Some(l), Some(c), true) = (&o.lines, &o.check, o.usable()) else {
+        return None;
+    };
+    let h = height as f64;
+    let faint = if o.l_contrast == L_CONTRASTS[0] {
+        String::new()
+    } else {
+        format!("; faint paint, contrast {}", o.l_contrast)
+    };
+    Some(format!(
+        "ok: horizon at row {:.1}, vanishing point x {:.1}; lines at bottom row x = {:.1} and {:.1}; bird's-eye angles left {:+.2}/{:+.2}/{:+.2}, right {:+.2}/{:+.2}/{:+.2} deg (top/middle/bottom){faint}",
+        l.vp.1,
+        l.vp.0,
+        l.left.line.x_at(h),
+        l.right.line.x_at(h),
+        c.angles[0][0],
+        c.angles[0][1],
+        c.angles[0][2],
+        c.angles[1][0],
+        c.angles[1][1],
+        c.angles[1][2],
+    ))
+}
+
+/// What `lanes perspective` prints about an estimate: the quad, the geometry, the dashes and
+/// the scales, one line each.
+pub fn estimate_text(est: &Estimate, opts: &Options) -> Vec<String> {
+    let s = &est.perspective.src;
+    let d = &est.perspective.dst;
+    let mut out = vec![format!(
+        "src ({:.1},{:.1}) ({:.1},{:.1}) ({:.1},{:.1}) ({:.1},{:.1}); dst ({:.0},{:.0}) ({:.0},{:.0}) ({:.0},{:.0}) ({:.0},{:.0})",
+        s[0][0], s[0][1], s[1][0], s[1][1], s[2][0], s[2][1], s[3][0], s[3][1], d[0][0], d[0][1], d[1][0], d[1][1], d[2][0], d[2][1], d[3][0], d[3][1]
+    )];
+    out.push(match &est.ground {
+        Some(g) => geometry_text(est.assumed_k, g),
+        None => "geometry: degenerate, not used".into(),
+    });
+    out.push(match &est.dashes {
+        Some(ds) => {
+            let mut l = ds.lengths_px.clone();
+            l.sort_by(|a, b| a.total_cmp(b));
+            let list: Vec<String> = l.iter().map(|v| format!("{v:.0}")).collect();
+            format!(
+                "dashes: {} measured ({} px), {} in the densest cluster, its median {:.1} px -> ym_per_px {:.5}",
+                ds.lengths_px.len(),
+                list.join(", "),
+                ds.cluster_count,
+                ds.median_px,
+                ds.ym_per_px
+            )
+        }
+        None => "dashes: none measured".into(),
+    });
+    out.push(format!(
+        "xm_per_px {:.6} ({} m over {:.0} px), ym_per_px {:.6} (from {})",
+        est.units.xm_per_px, opts.lane_width_m, est.lane_width_px, est.units.ym_per_px, est.ym_from
+    ));
+    out
 }
