@@ -343,8 +343,11 @@ fn folder(path: &[String]) -> Option<&str> {
         .map(|f| if f == "main" { "cli" } else { f.as_str() })
 }
 
-/// module -> the modules it names, for every module under `src`.
-fn module_graph(src: &Path) -> (BTreeMap<Vec<String>, BTreeSet<Vec<String>>>, Vec<Module>) {
+/// module -> the modules it names.
+type Graph = BTreeMap<Vec<String>, BTreeSet<Vec<String>>>;
+
+/// The graph of every module under `src`, and the modules.
+fn module_graph(src: &Path) -> (Graph, Vec<Module>) {
     let mods = read_modules(src);
     let known: BTreeSet<Vec<String>> = mods.iter().map(|m| m.path.clone()).collect();
     // The deepest known module `p` passes through.
