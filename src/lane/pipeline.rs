@@ -425,8 +425,14 @@ mod tests {
     /// The band machinery under the reference threshold (whose band masks equal the whole
     /// view's pixel for pixel).
     fn pipelines() -> (Pipeline, Pipeline, BgrFrame) {
+        pipelines_with(|cfg| cfg.threshold.method = crate::base::config::ThresholdMethod::GlobalMax)
+    }
+
+    /// A band and a whole-view pipeline on the test camera (every source row computed), with
+    /// `tweak` applied to both, and the test frame.
+    fn pipelines_with(tweak: impl Fn(&mut Config)) -> (Pipeline, Pipeline, BgrFrame) {
         let mut cfg = Config::load(&repo("test_images/lanes.toml")).unwrap();
-        cfg.threshold.method = crate::base::config::ThresholdMethod::GlobalMax;
+        tweak(&mut cfg);
         cfg.search.band_min_source_rows = 0.0;
         let cam = Camera::load(&repo("test_images/camera.yml")).unwrap();
         let raw = BgrFrame::read(&repo("test_images/gentle_left.jpg")).unwrap();
@@ -502,18 +508,11 @@ mod tests {
 
     #[test]
     fn local_contrast_band_mask_equals_the_whole_view_mask_inside_the_search_band() {
-        let mut cfg = Config::load(&repo("test_images/lanes.toml")).unwrap();
-        cfg.threshold.method = crate::base::config::ThresholdMethod::LocalContrast;
-        // The vertical-run filter needs whole columns; the band pass has none. Every row.
-        cfg.threshold.min_run_px = 0;
-        cfg.search.band_min_source_rows = 0.0;
-        let cam = Camera::load(&repo("test_images/camera.yml")).unwrap();
-        let raw = BgrFrame::read(&repo("test_images/gentle_left.jpg")).unwrap();
-        let (w, h) = (raw.width(), raw.height());
-        let band = Pipeline::new(cfg.clone(), Some(&cam), w, h).unwrap();
-        let mut full_cfg = cfg;
-        full_cfg.search.band_only = false;
-        let full = Pipeline::new(full_cfg, Some(&cam), w, h).unwrap();
+        let (band, full, raw) = pipelines_with(|cfg| {
+            cfg.threshold.method = crate::base::config::ThresholdMethod::LocalContrast;
+            // The vertical-run filter needs whole columns; the band pass has none.
+            cfg.threshold.min_run_px = 0;
+        });
         let first = full.analyze(&raw, None).unwrap();
         let prior = (first.fit.left.unwrap(), first.fit.right.unwrap());
         let a = band.analyze(&raw, Some(prior)).unwrap();

@@ -158,21 +158,30 @@ pub(crate) fn bgr_mat_from_frame(f: &ffmpeg::frame::Video) -> std::result::Resul
     Ok(m)
 }
 
+thread_local! {
+    /// Each converting thread's I420 buffer, reused frame after frame (a fresh 1.4 MB buffer
+    /// per 720p frame would be a fresh mapping and its page faults every time).
+    static I420: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 /// `f` (video-range `yuv420p`, even `w` x `h`) packed into one I420 buffer and converted by
 /// OpenCV.
 fn bgr_mat_from_i420(f: &ffmpeg::frame::Video, w: i32, h: i32) -> opencv::Result<Mat> {
     let (wu, hu) = (w as usize, h as usize);
-    let mut packed = Vec::with_capacity(wu * hu * 3 / 2);
-    for (plane, pw, ph) in [(0, wu, hu), (1, wu / 2, hu / 2), (2, wu / 2, hu / 2)] {
-        let (data, stride) = (f.data(plane), f.stride(plane));
-        for row in 0..ph {
-            packed.extend_from_slice(&data[row * stride..row * stride + pw]);
+    I420.with(|buf| {
+        let mut packed = buf.borrow_mut();
+        packed.clear();
+        for (plane, pw, ph) in [(0, wu, hu), (1, wu / 2, hu / 2), (2, wu / 2, hu / 2)] {
+            let (data, stride) = (f.data(plane), f.stride(plane));
+            for row in 0..ph {
+                packed.extend_from_slice(&data[row * stride..row * stride + pw]);
+            }
         }
-    }
-    let i420 = Mat::new_rows_cols_with_data(h * 3 / 2, w, &packed)?;
-    let mut bgr = Mat::default();
-    opencv::imgproc::cvt_color(&i420, &mut bgr, opencv::imgproc::COLOR_YUV2BGR_I420, 0)?;
-    Ok(bgr)
+        let i420 = Mat::new_rows_cols_with_data(h * 3 / 2, w, &packed[..])?;
+        let mut bgr = Mat::default();
+        opencv::imgproc::cvt_color(&i420, &mut bgr, opencv::imgproc::COLOR_YUV2BGR_I420, 0)?;
+        Ok(bgr)
+    })
 }
 
 /// A decoded 8-bit 4:2:0 frame (`yuv420p`, or `yuvj420p` full range), planes as the decoder
