@@ -6,6 +6,7 @@ use crate::base::camera::Camera;
 use crate::base::config::Config;
 use crate::base::error::Result;
 use crate::base::frame::{BgrFrame, BinaryMask};
+use crate::base::planes::RawFrame;
 use crate::lane::confidence::{self, Detection, ViewGeometry};
 use crate::lane::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::lane::measure::{self, LaneMeasure};
@@ -317,7 +318,14 @@ impl Pipeline {
     }
 
     /// Analyse one raw frame: with `prior` fits, search a band around them, else sliding windows.
-    pub fn analyze(&self, raw: &BgrFrame, prior: Option<(Poly2, Poly2)>) -> Result<Analysis> {
+    /// A frame given as the decoder's planes is converted to BGR only when the whole view is
+    /// needed (no prior, or band analysis off); band analysis reads the planes.
+    pub fn analyze<'a>(
+        &self,
+        raw: impl Into<RawFrame<'a>>,
+        prior: Option<(Poly2, Poly2)>,
+    ) -> Result<Analysis> {
+        let raw = raw.into();
         let t0 = Instant::now();
         let s = self.cfg.perspective.scale();
         let search_cfg = scaled_search(&self.cfg.search, s);
@@ -348,7 +356,10 @@ impl Pipeline {
                 )
             }
             None => {
-                let img = self.birdseye.apply(raw)?;
+                let img = match raw {
+                    RawFrame::Bgr(bgr) => self.birdseye.apply(bgr)?,
+                    RawFrame::Yuv(planes) => self.birdseye.apply(&planes.to_bgr()?)?,
+                };
                 let t1 = Instant::now();
                 let th = threshold::threshold(&img, &thr_cfg)?;
                 (Some(img), th, t1)

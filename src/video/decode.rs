@@ -5,6 +5,7 @@
 
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
+use crate::base::planes::RawFrame;
 use crate::video::yuv::Yuv420;
 use ffmpeg::ffi;
 use ffmpeg_next as ffmpeg;
@@ -127,6 +128,22 @@ impl VideoFrame {
         match &self.pixels {
             Pixels::Planes(p) => Some(p),
             Pixels::Bgr(_) => None,
+        }
+    }
+
+    /// The frame as the analysis reads it: the planes when it was kept as planes, else BGR.
+    pub fn raw(&self) -> Result<RawFrame<'_>> {
+        Ok(match &self.pixels {
+            Pixels::Bgr(b) => RawFrame::Bgr(b),
+            Pixels::Planes(p) => RawFrame::Yuv(p.planes()?),
+        })
+    }
+
+    /// Width and height of the frame as the analysis sees it.
+    pub fn size(&self) -> (i32, i32) {
+        match &self.pixels {
+            Pixels::Bgr(b) => (b.width(), b.height()),
+            Pixels::Planes(p) => (p.width(), p.height()),
         }
     }
 

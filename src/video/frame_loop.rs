@@ -32,7 +32,8 @@ use std::time::Instant;
 
 /// What the analysis thread hands to the renderer for one frame.
 struct RenderItem {
-    raw: BgrFrame,
+    /// The decoded frame (converted to BGR by the renderer).
+    raw: VideoFrame,
     /// The frame's timestamp in the input's time base (the output keeps it).
     pts: Option<i64>,
     lane: Option<(Poly2, Poly2)>,
@@ -55,11 +56,15 @@ fn render_item(
 ) -> Result<(Encodable, RenderTimes)> {
     let pts = item.pts;
     let mut times = RenderTimes::default();
+    // The decoder's planes to BGR: part of drawing the frame (counted as overlay time).
+    let t = Instant::now();
+    let raw = item.raw.into_bgr()?;
+    let convert_ms = ms_since(t);
     let t = Instant::now();
     // The diagnostic's bird's-eye panel is taken from the raw frame before the overlay is
     // drawn on it (counted as composite time).
     let panel = match (mode, &item.diag) {
-        (RenderMode::Diagnostic, Some(_)) => Some(pipe.birdseye_panel(&item.raw)?),
+        (RenderMode::Diagnostic, Some(_)) => Some(pipe.birdseye_panel(&raw)?),
         _ => None,
     };
     let panel_ms = ms_since(t);
@@ -67,7 +72,7 @@ fn render_item(
     let lane = item.lane.as_ref().map(|(l, r)| (l, r));
     let overlay = match pipe.cfg.render.geometry {
         crate::base::config::Geometry::Undistorted => {
-            let undist = pipe.undistort(&item.raw)?;
+            let undist = pipe.undistort(&raw)?;
             times.undistort = ms_since(t);
             let t = Instant::now();
             let o = present::overlay_undistorted(
@@ -77,12 +82,12 @@ fn render_item(
                 item.measure.as_ref(),
                 item.status,
             )?;
-            times.overlay = ms_since(t);
+            times.overlay = ms_since(t) + convert_ms;
             o
         }
         crate::base::config::Geometry::Original => {
-            let o = present::overlay_raw(pipe, item.raw, lane, item.measure.as_ref(), item.status)?;
-            times.overlay = ms_since(t);
+            let o = present::overlay_raw(pipe, raw, lane, item.measure.as_ref(), item.status)?;
+            times.overlay = ms_since(t) + convert_ms;
             o
         }
     };
@@ -197,6 +202,10 @@ pub fn run_with(
     // Nothing is shown: the decoder may skip its deblocking filter (opt-in, see
     // `skip_loop_filter_allowed`).
     src.set_skip_loop_filter(mode == RenderMode::None && super::job::skip_loop_filter_allowed());
+    // The analysis reads the decoder's planes and converts only the pixels it samples (a frame
+    // the whole-view search needs is converted there); a frame drawn on is converted by the
+    // renderer. Drawing or not, the analysis reads the same pixels.
+    src.keep_planes(true);
     let mut an = Analyser {
         tracker: LaneTracker::new(
             pipe.cfg.tracking,
@@ -363,14 +372,9 @@ impl Analyser<'_> {
     ) -> Result<(FrameRecord, Option<RenderItem>)> {
         let pipe = self.pipe;
         let (pts, time_s) = (decoded.pts, decoded.time_s);
-        let raw = decoded.into_bgr()?;
-        crate::base::frame::check_size(
-            &self.job.input,
-            (pipe.width, pipe.height),
-            (raw.width(), raw.height()),
-        )?;
+        crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
         let (_, prior) = self.tracker.next_search();
-        let analysis = pipe.analyze(&raw, prior)?;
+        let analysis = pipe.analyze(decoded.raw()?, prior)?;
         let t_track = Instant::now();
         let out = self.tracker.update(&analysis.detection, pipe.persp.height);
         let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
@@ -425,7 +429,7 @@ impl Analyser<'_> {
             })
         });
         let item = RenderItem {
-            raw,
+            raw: decoded,
             pts,
             lane,
             measure,

@@ -1,8 +1,9 @@
 //! The decoder's own frames: `Yuv420` (8-bit 4:2:0 planes as FFmpeg decoded them, shared, not
 //! copied) and the conversions to BGR through libswscale, done only where something needs BGR.
 
-use crate::base::error::{Error, Result};
+use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
+use crate::base::planes::Yuv420Planes;
 use ffmpeg::ffi;
 use ffmpeg_next as ffmpeg;
 use opencv::core::{self, Mat};
@@ -89,6 +90,16 @@ impl Drop for Sws {
     }
 }
 
+/// Video-range 8-bit 4:2:0 of even size: the frames OpenCV's I420 conversion takes.
+fn is_i420(f: &ffmpeg::frame::Video) -> bool {
+    f.format() == ffmpeg::format::Pixel::YUV420P
+        && f.color_range() != ffmpeg::color::Range::JPEG
+        && f.width() > 0
+        && f.height() > 0
+        && f.width().is_multiple_of(2)
+        && f.height().is_multiple_of(2)
+}
+
 /// A pixel format's FFmpeg name (`yuv420p`, `yuv420p10le`).
 pub(crate) fn pix_fmt_name(f: ffi::AVPixelFormat) -> String {
     // SAFETY: av_get_pix_fmt_name returns a static string or null.
@@ -116,12 +127,8 @@ pub(crate) fn bgr_mat_from_frame(f: &ffmpeg::frame::Video) -> std::result::Resul
     if w <= 0 || h <= 0 {
         return Err("empty frame".into());
     }
-    if f.format() == ffmpeg::format::Pixel::YUV420P
-        && f.color_range() != ffmpeg::color::Range::JPEG
-        && w % 2 == 0
-        && h % 2 == 0
-    {
-        return bgr_mat_from_i420(f, w, h).map_err(|e| e.message);
+    if is_i420(f) {
+        return bgr_mat_from_i420(f, w, h).map_err(|e| e.to_string());
     }
     // SAFETY: every byte is written by sws_scale below before the Mat is read.
     let mut m = unsafe { Mat::new_rows_cols(h, w, core::CV_8UC3) }.map_err(|e| e.message)?;
@@ -158,49 +165,37 @@ pub(crate) fn bgr_mat_from_frame(f: &ffmpeg::frame::Video) -> std::result::Resul
     Ok(m)
 }
 
-thread_local! {
-    /// Each converting thread's I420 buffer, reused frame after frame (a fresh 1.4 MB buffer
-    /// per 720p frame would be a fresh mapping and its page faults every time).
-    static I420: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+/// `f` (video-range `yuv420p`, even `w` x `h`) converted by OpenCV.
+fn bgr_mat_from_i420(f: &ffmpeg::frame::Video, w: i32, h: i32) -> Result<Mat> {
+    Ok(planes_of(f, w, h)?.to_bgr()?.into_mat())
 }
 
-/// `f` (video-range `yuv420p`, even `w` x `h`) packed into one I420 buffer and converted by
-/// OpenCV.
-fn bgr_mat_from_i420(f: &ffmpeg::frame::Video, w: i32, h: i32) -> opencv::Result<Mat> {
-    let (wu, hu) = (w as usize, h as usize);
-    I420.with(|buf| {
-        let mut packed = buf.borrow_mut();
-        packed.clear();
-        for (plane, pw, ph) in [(0, wu, hu), (1, wu / 2, hu / 2), (2, wu / 2, hu / 2)] {
-            let (data, stride) = (f.data(plane), f.stride(plane));
-            for row in 0..ph {
-                packed.extend_from_slice(&data[row * stride..row * stride + pw]);
-            }
-        }
-        let i420 = Mat::new_rows_cols_with_data(h * 3 / 2, w, &packed[..])?;
-        let mut bgr = Mat::default();
-        opencv::imgproc::cvt_color(&i420, &mut bgr, opencv::imgproc::COLOR_YUV2BGR_I420, 0)?;
-        Ok(bgr)
-    })
+/// The planes of `f` (8-bit 4:2:0, `w` x `h`) as a checked view.
+fn planes_of(f: &ffmpeg::frame::Video, w: i32, h: i32) -> Result<Yuv420Planes<'_>> {
+    Yuv420Planes::new(
+        (w, h),
+        (f.data(0), f.stride(0)),
+        (f.data(1), f.stride(1)),
+        (f.data(2), f.stride(2)),
+    )
 }
 
-/// A decoded 8-bit 4:2:0 frame (`yuv420p`, or `yuvj420p` full range), planes as the decoder
-/// left them: Y at full size, U and V at half size each way (rounded up).
+/// A decoded video-range 8-bit 4:2:0 frame of even size (`yuv420p`, nearly every dashcam),
+/// planes as the decoder left them: Y at full size, U and V at half size each way.
 pub struct Yuv420 {
     frame: ffmpeg::frame::Video,
 }
 
 impl Yuv420 {
-    /// Keep `f` as planes when `keep` and it is 8-bit 4:2:0; otherwise hand it back.
+    /// Keep `f` as planes when `keep` and it is video-range 8-bit 4:2:0 of even size (the
+    /// frames `yuv_to_bgr`'s formula converts exactly as the BGR path does); otherwise hand it
+    /// back.
     pub(crate) fn from_frame(
         f: ffmpeg::frame::Video,
         keep: bool,
     ) -> std::result::Result<Self, ffmpeg::frame::Video> {
-        use ffmpeg::format::Pixel;
-        let ok = keep
-            && matches!(f.format(), Pixel::YUV420P | Pixel::YUVJ420P)
-            && f.width() > 0
-            && f.height() > 0;
+        let (w, h) = (f.width() as i32, f.height() as i32);
+        let ok = keep && is_i420(&f) && planes_of(&f, w, h).is_ok();
         if ok {
             Ok(Self { frame: f })
         } else {
@@ -216,20 +211,13 @@ impl Yuv420 {
         self.frame.height() as i32
     }
 
-    /// Full-range (JPEG) levels rather than video levels (16..235).
-    pub fn full_range(&self) -> bool {
-        self.frame.format() == ffmpeg::format::Pixel::YUVJ420P
-            || self.frame.color_range() == ffmpeg::color::Range::JPEG
+    /// The planes as the analysis reads them.
+    pub fn planes(&self) -> Result<Yuv420Planes<'_>> {
+        planes_of(&self.frame, self.width(), self.height())
     }
 
-    /// Plane `i` (0 = Y, 1 = U, 2 = V) and its stride in bytes.
-    pub fn plane(&self, i: usize) -> (&[u8], usize) {
-        (self.frame.data(i), self.frame.stride(i))
-    }
-
-    /// The frame as BGR through libswscale (the same conversion `VideoSource::read` does).
+    /// The frame as BGR (the same conversion `VideoSource::read` does).
     pub fn to_bgr(&self) -> Result<BgrFrame> {
-        let m = bgr_mat_from_frame(&self.frame).map_err(Error::Invalid)?;
-        BgrFrame::new(m)
+        self.planes()?.to_bgr()
     }
 }

@@ -17,6 +17,7 @@ mod interrupt;
 mod layers;
 mod mistakes;
 mod perspective;
+mod planes;
 mod queue;
 mod report;
 mod selfcal;

@@ -15,6 +15,7 @@ use contrast::{keep_vertical_runs, LocalContrast};
 use crate::base::config::{ThresholdConfig, ThresholdMethod};
 use crate::base::error::Result;
 use crate::base::frame::{BgrFrame, BinaryMask, GrayImage};
+use crate::base::planes::RawFrame;
 use crate::lane::warp::{BirdseyeRemap, ColumnBands};
 use opencv::core::{self, Mat};
 use opencv::imgproc;
@@ -168,7 +169,7 @@ fn decision_tables(lmax: u32, bmax: u32, cfg: &ThresholdConfig) -> ([u8; 256], [
 /// while the decoder is busy). The Sobel option needs whole rows and is not available here (the
 /// pipeline uses the whole view when it is on).
 pub fn threshold_bands(
-    raw: &BgrFrame,
+    raw: RawFrame,
     remap: &BirdseyeRemap,
     bands: ColumnBands,
     cfg: &ThresholdConfig,

@@ -1,5 +1,6 @@
 //! Fixed-point bilinear sampling with OpenCV's weights and rounding, scalar and SSE4.1.
 
+use crate::base::planes::{Yuv420Planes, CUB, CUG, CVG, CVR, CY, SHIFT};
 use opencv::core;
 
 /// OpenCV's bilinear weights for each of the 32 x 32 sub-pixel positions of a CV_16UC1 remap
@@ -62,41 +63,11 @@ impl Source<'_> {
         }
     }
 
-    /// Ask the cache for the source pixels the taps of map entries `m1` will read: the bounding
-    /// box of their first, middle and last points plus one row and column (at most 8 rows).
+    /// Ask the cache for the source pixels the taps of map entries `m1` will read.
     #[inline]
     pub(super) fn prefetch(&self, m1: &[core::Vec2s]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let (Some(a), Some(b)) = (m1.first(), m1.last()) else {
-                return;
-            };
-            if self.width < 1 || self.height < 1 {
-                return;
-            }
-            let c = m1[m1.len() / 2];
-            // Bounding box of the three points, one more row and column, inside the frame.
-            let span = |i: usize, last: i32| {
-                let v = [a[i], b[i], c[i]].map(|v| v as i32);
-                let (lo, hi) = (v[0].min(v[1]).min(v[2]), v[0].max(v[1]).max(v[2]) + 1);
-                (lo.clamp(0, last) as usize, hi.clamp(0, last) as usize)
-            };
-            let ((x0, x1), (y0, y1)) = (span(0, self.width - 1), span(1, self.height - 1));
-            let step = self.width as usize * 3;
-            for y in y0..=y1.min(y0 + 7) {
-                let (lo, hi) = (y * step + x0 * 3, y * step + x1 * 3 + 2);
-                for i in (lo..=hi).step_by(64).chain(std::iter::once(hi)) {
-                    if let Some(p) = self.img.get(i) {
-                        // SAFETY: a prefetch only hints the cache; `p` is inside `img`.
-                        unsafe {
-                            std::arch::x86_64::_mm_prefetch(
-                                p as *const u8 as *const i8,
-                                std::arch::x86_64::_MM_HINT_T0,
-                            )
-                        };
-                    }
-                }
-            }
+        if let Some((xs, ys)) = tap_box(m1, self.width, self.height) {
+            prefetch_box(self.img, self.width as usize * 3, 3, xs, ys);
         }
     }
 
@@ -146,6 +117,166 @@ impl Source<'_> {
         }
         out
     }
+}
+
+/// The bounding box (columns, rows, inclusive, inside the frame) of the first, middle and
+/// last of the map entries `m1` plus one row and column: where a run's taps lie (a run's taps
+/// lie on one to three source rows that the hardware prefetcher has not seen).
+#[inline]
+fn tap_box(
+    m1: &[core::Vec2s],
+    width: i32,
+    height: i32,
+) -> Option<((usize, usize), (usize, usize))> {
+    let (a, b) = (m1.first()?, m1.last()?);
+    if width < 1 || height < 1 {
+        return None;
+    }
+    let c = m1[m1.len() / 2];
+    let span = |i: usize, last: i32| {
+        let v = [a[i], b[i], c[i]].map(|v| v as i32);
+        let (lo, hi) = (v[0].min(v[1]).min(v[2]), v[0].max(v[1]).max(v[2]) + 1);
+        (lo.clamp(0, last) as usize, hi.clamp(0, last) as usize)
+    };
+    Some((span(0, width - 1), span(1, height - 1)))
+}
+
+/// Prefetch the box `xs` x `ys` (at most 8 rows) of an image of `bpp` bytes per pixel and row
+/// stride `step`.
+#[inline]
+#[allow(unused_variables)]
+fn prefetch_box(
+    img: &[u8],
+    step: usize,
+    bpp: usize,
+    (x0, x1): (usize, usize),
+    (y0, y1): (usize, usize),
+) {
+    #[cfg(target_arch = "x86_64")]
+    for y in y0..=y1.min(y0 + 7) {
+        let (lo, hi) = (y * step + x0 * bpp, y * step + x1 * bpp + bpp - 1);
+        for i in (lo..=hi).step_by(64).chain(std::iter::once(hi)) {
+            if let Some(p) = img.get(i) {
+                // SAFETY: a prefetch only hints the cache; `p` is inside `img`.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch(
+                        p as *const u8 as *const i8,
+                        std::arch::x86_64::_MM_HINT_T0,
+                    )
+                };
+            }
+        }
+    }
+}
+
+/// A raw frame's video-range 4:2:0 planes as the source of a remap: each bird's-eye pixel is
+/// OpenCV's fixed-point bilinear rule (same taps, same weights) on Y, U and V, the chroma taps
+/// read at their 2 x 2 block (as OpenCV's I420 conversion upsamples them), converted to BGR
+/// once from the unrounded sums. Away from the conversion's clamps this is the BGR path's pixel
+/// within one grey level (linear maps commute with bilinear weights; the two paths round at
+/// different places); where the four taps straddle a clamp (a marking's edge brighter than
+/// BGR can hold) it is the interpolation of the signal before clipping. Points with taps outside
+/// the frame take the BGR path's rule exactly (each tap converted, black outside).
+pub(super) struct PlaneSource<'a>(pub(super) Yuv420Planes<'a>);
+
+impl PlaneSource<'_> {
+    #[inline]
+    pub(super) fn prefetch(&self, m1: &[core::Vec2s]) {
+        let p = &self.0;
+        if let Some((xs, ys)) = tap_box(m1, p.width, p.height) {
+            prefetch_box(p.y, p.y_stride, 1, xs, ys);
+            let half = |(a, b): (usize, usize)| (a / 2, b / 2);
+            prefetch_box(p.u, p.u_stride, 1, half(xs), half(ys));
+            prefetch_box(p.v, p.v_stride, 1, half(xs), half(ys));
+        }
+    }
+
+    /// The bilinear pixels at the map entries `m1` (integer point) and `m2` (sub-pixel index).
+    pub(super) fn run(&self, m1: &[core::Vec2s], m2: &[u16], out: &mut [[u8; 3]]) {
+        let tab = bilinear_weights();
+        let (sw, sh) = (self.0.width, self.0.height);
+        for ((xy, fr), o) in m1.iter().zip(m2.iter()).zip(out.iter_mut()) {
+            let (x, y) = (xy[0] as i32, xy[1] as i32);
+            let w = &tab[(*fr & 1023) as usize];
+            *o = if x >= 0 && y >= 0 && x < sw - 1 && y < sh - 1 {
+                self.inside(x as usize, y as usize, w)
+            } else if x >= sw || x + 1 < 0 || y >= sh || y + 1 < 0 {
+                [0; 3]
+            } else {
+                self.border(x, y, w)
+            };
+        }
+    }
+
+    /// The pixel at a point whose four taps are inside the frame (`x + 1 < width`,
+    /// `y + 1 < height`).
+    #[inline(always)]
+    fn inside(&self, x: usize, y: usize, w: &[i16; 4]) -> [u8; 3] {
+        let p = &self.0;
+        let w = w.map(|v| v as i32);
+        let taps = |pl: &[u8], s: usize, (x0, x1): (usize, usize), (y0, y1): (usize, usize)| {
+            let at = |i: usize| {
+                debug_assert!(i < pl.len());
+                // SAFETY: `Yuv420Planes::new` checked that every plane holds its rows
+                // (`(rows - 1) * stride + row width` bytes); the luma taps are inside the frame
+                // (the caller's condition) and the chroma taps, halved, inside the half-size
+                // planes of an even-sized frame.
+                unsafe { *pl.get_unchecked(i) as i32 }
+            };
+            at(y0 * s + x0) * w[0]
+                + at(y0 * s + x1) * w[1]
+                + at(y1 * s + x0) * w[2]
+                + at(y1 * s + x1) * w[3]
+        };
+        let luma = taps(p.y, p.y_stride, (x, x + 1), (y, y + 1));
+        let (cx, cy) = ((x / 2, x.div_ceil(2)), (y / 2, y.div_ceil(2)));
+        let u = taps(p.u, p.u_stride, cx, cy);
+        let v = taps(p.v, p.v_stride, cx, cy);
+        sums_to_bgr_fast(luma, u, v)
+    }
+
+    /// Bilinear BGR at a point with some taps outside the frame (black there), as `Source`.
+    #[cold]
+    fn border(&self, x: i32, y: i32, w: &[i16; 4]) -> [u8; 3] {
+        let p = &self.0;
+        let tap = |xx: i32, yy: i32| -> [u8; 3] {
+            if xx >= 0 && yy >= 0 && xx < p.width && yy < p.height {
+                p.bgr_at(xx as usize, yy as usize)
+            } else {
+                [0; 3]
+            }
+        };
+        let t = [tap(x, y), tap(x + 1, y), tap(x, y + 1), tap(x + 1, y + 1)];
+        let w = w.map(|v| v as i32);
+        let mut out = [0u8; 3];
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = round_weighted(
+                t[0][c] as i32 * w[0]
+                    + t[1][c] as i32 * w[1]
+                    + t[2][c] as i32 * w[2]
+                    + t[3][c] as i32 * w[3],
+            );
+        }
+        out
+    }
+}
+
+/// OpenCV's BT.601 conversion (`yuv_to_bgr`) of Y, U and V given as bilinear sums in 1/1024
+/// units, rounded once, in 32-bit integers: the sums taken to 1/32 and the coefficients to
+/// 2^-14 (a relative change below 1e-4: under 0.03 grey level).
+#[inline(always)]
+pub(super) fn sums_to_bgr_fast(y: i32, u: i32, v: i32) -> [u8; 3] {
+    const S: u32 = SHIFT - 14;
+    let k = |c: i64| ((c + (1 << (S - 1))) >> S) as i32;
+    let (cy, cub, cug, cvg, cvr) = (k(CY), k(CUB), k(CUG), k(CVG), k(CVR));
+    let yy = ((y - (16 << 10)).max(0) >> 5) * cy + (1 << 18);
+    let (uu, vv) = ((u - (128 << 10)) >> 5, (v - (128 << 10)) >> 5);
+    let c = |s: i32| (s >> 19).clamp(0, 255) as u8;
+    [
+        c(yy + cub * uu),
+        c(yy + cug * uu + cvg * vv),
+        c(yy + cvr * vv),
+    ]
 }
 
 /// Bilinear BGR at a source point whose four taps are inside the image: `s` starts at the

@@ -1,11 +1,12 @@
 //! `BirdseyeRemap`: undistortion and warp in one remap from the raw frame, computed once; its
 //! row plans and the column bands the analysis reads.
 
-use super::kernel::Source;
+use super::kernel::{PlaneSource, Source};
 use super::perspective::Perspective;
 use crate::base::camera::Camera;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
+use crate::base::planes::RawFrame;
 use opencv::core::{self, Mat};
 use opencv::imgproc;
 use opencv::prelude::*;
@@ -95,15 +96,18 @@ impl BirdseyeRemap {
 
     /// The bird's-eye view of a raw frame on `bands` only (which index into this view), run by
     /// run, without storing it: for each run, `f(packed_index_of_its_first_pixel, pixels)` gets
-    /// its `[b, g, r]` pixels, exactly the pixels `apply` (OpenCV's `remap`) gives at the same
-    /// places: OpenCV's fixed-point bilinear rule on the same map entries (weights in 1/1024,
-    /// rounded, a constant black border). The caller consumes each run while it is in the L1
-    /// cache; the band view itself is never written.
+    /// its `[b, g, r]` pixels. From a BGR frame: exactly the pixels `apply` (OpenCV's `remap`)
+    /// gives at the same places: OpenCV's fixed-point bilinear rule on the same map entries
+    /// (weights in 1/1024, rounded, a constant black border). From the decoder's planes: the
+    /// same rule on Y, U and V, converted once per pixel (`PlaneSource`: the BGR path's pixel
+    /// within one grey level away from the conversion's clamps), so the frame is never
+    /// converted whole. The caller consumes each run while it is in the L1 cache; the band
+    /// view itself is never written.
     pub fn visit_band_runs(
         &self,
-        raw: &BgrFrame,
+        raw: RawFrame,
         bands: &ColumnBands,
-        mut f: impl FnMut(usize, &[[u8; 3]]),
+        f: impl FnMut(usize, &[[u8; 3]]),
     ) -> Result<()> {
         if bands.width != self.width || bands.height != self.height {
             return Err(Error::Invalid(format!(
@@ -111,37 +115,63 @@ impl BirdseyeRemap {
                 bands.width, bands.height, self.width, self.height
             )));
         }
+        match raw {
+            RawFrame::Bgr(bgr) => {
+                let src = Source {
+                    img: bgr.bytes()?,
+                    width: bgr.width(),
+                    height: bgr.height(),
+                };
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("sse4.1") {
+                    // SAFETY: SSE4.1 is present (checked here).
+                    let run =
+                        |m1: &[_], m2: &[_], out: &mut [_]| unsafe { src.run_sse41(m1, m2, out) };
+                    return self.visit_runs(bands, |m1| src.prefetch(m1), run, f);
+                }
+                self.visit_runs(
+                    bands,
+                    |m1| src.prefetch(m1),
+                    |m1, m2, out| src.run(m1, m2, out),
+                    f,
+                )
+            }
+            RawFrame::Yuv(planes) => {
+                let src = PlaneSource(planes);
+                self.visit_runs(
+                    bands,
+                    |m1| src.prefetch(m1),
+                    |m1, m2, out| src.run(m1, m2, out),
+                    f,
+                )
+            }
+        }
+    }
+
+    /// The run loop of `visit_band_runs` on one source: `prefetch` the next run's taps,
+    /// `sample` this run's pixels, hand them to `f`.
+    fn visit_runs(
+        &self,
+        bands: &ColumnBands,
+        prefetch: impl Fn(&[core::Vec2s]),
+        sample: impl Fn(&[core::Vec2s], &[u16], &mut [[u8; 3]]),
+        mut f: impl FnMut(usize, &[[u8; 3]]),
+    ) -> Result<()> {
         let map1: &[core::Vec2s] = self.map1.data_typed()?;
         let map2: &[u16] = self.map2.data_typed()?;
-        let src = Source {
-            img: raw.bytes()?,
-            width: raw.width(),
-            height: raw.height(),
-        };
-        #[cfg(target_arch = "x86_64")]
-        let simd = std::arch::is_x86_feature_detected!("sse4.1");
         let mut run = vec![[0u8; 3]; bands.cols];
         let mut spans = bands.spans().peekable();
         while let Some(sp) = spans.next() {
-            // The next run's source pixels are fetched while this run is computed: a run's
-            // taps lie on one to three source rows that the hardware prefetcher has not seen.
+            // The next run's source pixels are fetched while this run is computed.
             if let Some(next) = spans.peek() {
-                src.prefetch(&map1[next.view..next.view + next.len]);
+                prefetch(&map1[next.view..next.view + next.len]);
             }
             let out = &mut run[..sp.len];
-            let (m1, m2) = (
+            sample(
                 &map1[sp.view..sp.view + sp.len],
                 &map2[sp.view..sp.view + sp.len],
+                out,
             );
-            #[cfg(target_arch = "x86_64")]
-            if simd {
-                // SAFETY: SSE4.1 is present (checked above).
-                unsafe { src.run_sse41(m1, m2, out) };
-            } else {
-                src.run(m1, m2, out);
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            src.run(m1, m2, out);
             f(sp.packed, out);
         }
         Ok(())
