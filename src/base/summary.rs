@@ -218,13 +218,20 @@ impl NoLaneHint {
         let v = video.display();
         let n = self.frames;
         format!(
-            "{v}: no lane found in the first {n} frame{}: the perspective (or camera) most \
-             likely does not fit this video; check the quad that `lanes perspective {v} -o \
-             lanes.toml` draws, give this camera's --camera/--config, or leave out --config to \
-             find the geometry in the video (docs/any-camera.md)",
-            if n == 1 { "" } else { "s" }
+            "{v}: no lane found in the first {n} frame{}: {}",
+            if n == 1 { "" } else { "s" },
+            no_lane_advice("this video", &v.to_string())
         )
     }
+}
+
+/// What to do when no lane is found in `what` ("this video"), with `example` in the command.
+pub fn no_lane_advice(what: &str, example: &str) -> String {
+    format!(
+        "the perspective (or camera) most likely does not fit {what}; check the quad that \
+         `lanes perspective {example} -o lanes.toml` draws, give the camera's --camera/--config, \
+         or leave out --config to find the geometry in the video (docs/any-camera.md)"
+    )
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lanes::base::cancel::Cancel;
-use lanes::fleet::batch::{self, BatchReport, Event, Options, Setup, Shard, Status};
+use lanes::fleet::batch::{self, outcome_line, BatchReport, Event, Options, Setup, Shard, Status};
 use lanes::video::RenderMode;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -81,42 +81,6 @@ pub struct BatchArgs {
     /// Only the inputs of shard I of N (by a stable hash of the relative path).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-}
-
-/// The line printed for a finished video.
-pub fn outcome_line(o: &batch::Outcome) -> String {
-    let r = &o.report;
-    match (r.status, o.skipped) {
-        (Status::Done, true) => format!("skipped {} (already done)", o.item.rel),
-        (Status::Done, false) => format!(
-            "done    {}: {} frames, {:.1} fps, lane in {:.1}% of frames{}{}",
-            o.item.rel,
-            r.frames,
-            r.fps,
-            100.0 * r.stats.lane_share(),
-            r.note
-                .as_deref()
-                .map(|n| format!(" (note: {n})"))
-                .unwrap_or_default(),
-            removed_note(&o.removed)
-        ),
-        (s, _) => format!(
-            "{:<7} {}: {}",
-            s.as_str(),
-            o.item.rel,
-            r.error.as_deref().unwrap_or("")
-        ),
-    }
-}
-
-fn removed_note(removed: &[String]) -> String {
-    if removed.is_empty() {
-        return String::new();
-    }
-    format!(
-        "; removed {} of an earlier run with another --render",
-        removed.join(", ")
-    )
 }
 
 pub fn run(a: BatchArgs) -> Result<i32> {
@@ -231,6 +195,9 @@ pub fn run(a: BatchArgs) -> Result<i32> {
     );
     if let Some(line) = merge.describe(&opts.out_dir.join(format!("{stem}.json"))) {
         eprintln!("lanes batch: {line}");
+    }
+    if let Some(hint) = batch::no_lane_hint(&outcomes) {
+        eprintln!("lanes: warning: {hint}");
     }
     // Each failed video once more as an error line (its error names the file).
     for o in outcomes

@@ -1,10 +1,11 @@
 //! `lanes queue push|work|status`: the Redis Streams job queue (see `lanes::fleet::queue`).
 
-use super::batch::{outcome_line, JobArgs};
+use super::batch::JobArgs;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use lanes::base::cancel::Cancel;
 use lanes::fleet::batch;
+use lanes::fleet::batch::outcome_line;
 use lanes::fleet::queue::{self, ConnectOptions, EndpointOptions, Metrics, Queue, WorkerOptions};
 use std::path::PathBuf;
 use std::sync::Arc;

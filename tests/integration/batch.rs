@@ -765,3 +765,70 @@ fn batch_notes_reach_the_csv_and_the_report_index() {
         );
     }
 }
+
+#[test]
+fn batch_says_which_videos_had_no_lane_once_at_the_end() {
+    // Two flat grey videos under a fixed config (no lane can be found on them) and one
+    // synthetic drive with its own camera (lanes on every frame).
+    let dir = tmp();
+    let set = synthetic_set(dir.path(), &["drive.mp4"]);
+    for name in ["grey1.mp4", "grey2.mp4"] {
+        let st = Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+            .arg("color=c=gray:s=1280x720:d=1:r=25")
+            .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+            .arg(set.join(name))
+            .status()
+            .expect("ffmpeg is installed (README set-up installs it)");
+        assert!(st.success());
+    }
+    let out = dir.path().join("out");
+    let manifest = dir.path().join("m.csv");
+    let cfg = repo_root().join("calibration/udacity.toml");
+    let cam = repo_root().join("calibration/synthetic.yml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "input,camera,config\n{},{},\n{},,{}\n{},,{}\n",
+            s(&set.join("drive.mp4")),
+            s(&cam),
+            s(&set.join("grey1.mp4")),
+            s(&cfg),
+            s(&set.join("grey2.mp4")),
+            s(&cfg)
+        ),
+    )
+    .unwrap();
+    let o = batch(&["--manifest", s(&manifest), "-o", s(&out), "--frames", "10"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    for name in ["grey1.mp4", "grey2.mp4"] {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("done") && l.contains(name))
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(
+            line.contains("lane in 0.0% of frames (no lane found)"),
+            "{line}"
+        );
+    }
+    let drive = err
+        .lines()
+        .find(|l| l.starts_with("done") && l.contains("drive.mp4"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(!drive.contains("no lane found"), "{drive}");
+    let hints: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("lanes: warning:"))
+        .collect();
+    assert_eq!(hints.len(), 1, "{err}");
+    assert!(
+        hints[0].starts_with("lanes: warning: no lane found in 2 videos: ")
+            && hints[0].contains("grey1.mp4, ")
+            && hints[0].contains("grey2.mp4: the perspective (or camera) most likely does not fit")
+            && hints[0].contains("lanes perspective")
+            && hints[0].contains("docs/any-camera.md"),
+        "{}",
+        hints[0]
+    );
+}

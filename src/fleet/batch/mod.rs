@@ -20,7 +20,7 @@ pub use process::{
     remove_stale_outputs, video_dir, InputStamp, Options, Outcome, Status, VideoReport,
     STALE_OUTPUTS, SUMMARY,
 };
-pub use report::{prepare_out_dir, BatchReport, Row};
+pub use report::{no_lane_hint, outcome_line, prepare_out_dir, BatchReport, Row};
 pub use run::{run_batch, Event, Task};
 pub use setup::Setup;
 

@@ -8,6 +8,77 @@ use crate::base::summary::DriveStats;
 use serde::Serialize;
 use std::path::Path;
 
+/// The line printed for a finished video; a video analysed to the end without a lane says so.
+pub fn outcome_line(o: &Outcome) -> String {
+    let r = &o.report;
+    match (r.status, o.skipped) {
+        (Status::Done, true) => format!("skipped {} (already done)", o.item.rel),
+        (Status::Done, false) => format!(
+            "done    {}: {} frames, {:.1} fps, lane in {:.1}% of frames{}{}{}",
+            o.item.rel,
+            r.frames,
+            r.fps,
+            100.0 * r.stats.lane_share(),
+            if found_no_lane(o) {
+                " (no lane found)"
+            } else {
+                ""
+            },
+            r.note
+                .as_deref()
+                .map(|n| format!(" (note: {n})"))
+                .unwrap_or_default(),
+            removed_note(&o.removed)
+        ),
+        (s, _) => format!(
+            "{:<7} {}: {}",
+            s.as_str(),
+            o.item.rel,
+            r.error.as_deref().unwrap_or("")
+        ),
+    }
+}
+
+fn removed_note(removed: &[String]) -> String {
+    if removed.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; removed {} of an earlier run with another --render",
+        removed.join(", ")
+    )
+}
+
+/// Analysed in this run, frames read, no lane on any of them.
+fn found_no_lane(o: &Outcome) -> bool {
+    o.report.status == Status::Done
+        && !o.skipped
+        && o.report.frames > 0
+        && o.report.stats.lane_share() == 0.0
+}
+
+/// One hint for the videos of this run in which no lane was found (the batch's form of
+/// `lanes video`'s hint: `summary::no_lane_advice`), naming up to three of them by name.
+pub fn no_lane_hint(outcomes: &[Outcome]) -> Option<String> {
+    let mut none: Vec<&Outcome> = outcomes.iter().filter(|o| found_no_lane(o)).collect();
+    none.sort_by(|a, b| a.item.rel.cmp(&b.item.rel));
+    let first = none.first()?.item.path.display();
+    let none: Vec<&str> = none.iter().map(|o| o.item.rel.as_str()).collect();
+    let shown = none.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+    let more = match none.len() {
+        n if n > 3 => format!(" and {} more", n - 3),
+        _ => String::new(),
+    };
+    let (n, what) = match none.len() {
+        1 => (String::new(), "this video"),
+        n => (format!("{n} videos: "), "these videos"),
+    };
+    Some(format!(
+        "no lane found in {n}{shown}{more}: {}",
+        crate::base::summary::no_lane_advice(what, &first.to_string())
+    ))
+}
+
 /// One row of `batch.json`/`batch.csv`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
