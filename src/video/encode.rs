@@ -375,7 +375,7 @@ impl VideoSink {
                 size.0 as u32,
                 size.1 as u32,
             ),
-            sws: Sws::new(),
+            sws: Sws::fast(),
             partial,
             path: path.to_path_buf(),
             codec: spec.codec,

@@ -10,22 +10,40 @@ use opencv::core::{self, Mat};
 use opencv::prelude::*;
 use std::cell::RefCell;
 
-/// A libswscale context, freed on drop.
-pub(crate) struct Sws(*mut ffi::SwsContext);
+/// A libswscale context, freed on drop; `exact` asks for the bit-exact mode.
+pub(crate) struct Sws {
+    ctx: *mut ffi::SwsContext,
+    exact: bool,
+}
 
 // SAFETY: a SwsContext may be used from any thread, one at a time (`&mut self` below).
 unsafe impl Send for Sws {}
 
 impl Sws {
+    /// A context for frames the analysis reads: bit-exact (see `convert_raw`).
     pub(crate) const fn new() -> Self {
-        Sws(std::ptr::null_mut())
+        Sws {
+            ctx: std::ptr::null_mut(),
+            exact: true,
+        }
+    }
+
+    /// A context for frames written to a video: libswscale's fast paths (a pixel may differ by
+    /// one level between CPUs, which no viewer sees; `accurate_rnd` would triple the
+    /// conversion's time, about 3.5 ms of a 720p frame here).
+    pub(crate) const fn fast() -> Self {
+        Sws {
+            ctx: std::ptr::null_mut(),
+            exact: false,
+        }
     }
 
     /// Convert `f` (any pixel format libswscale reads) into `dst` planes of `dst_fmt`, same
     /// size (bicubic flags, as OpenCV's FFmpeg reader asks; a same-size conversion does not
-    /// resample), with `accurate_rnd` and `bitexact`: libswscale's fast x86 paths give results
-    /// that differ by the machine's CPU features, and a frame must be the same on every
-    /// machine (self-calibration judges frames at an acceptance edge; CI runs elsewhere).
+    /// resample); an `exact` context adds `accurate_rnd` and `bitexact`: libswscale's fast x86
+    /// paths give results that differ by the machine's CPU features, and a frame the analysis
+    /// reads must be the same on every machine (self-calibration judges frames at an
+    /// acceptance edge; CI runs elsewhere).
     /// `dst` and `dst_stride` are the destination's plane pointers and strides.
     ///
     /// # Safety
@@ -40,16 +58,21 @@ impl Sws {
         dst_stride: &[i32; 4],
         (dw, dh, dst_fmt): (i32, i32, ffi::AVPixelFormat),
     ) -> std::result::Result<(), String> {
+        let flags = if self.exact {
+            ffi::SWS_BICUBIC | ffi::SWS_ACCURATE_RND | ffi::SWS_BITEXACT
+        } else {
+            ffi::SWS_BICUBIC
+        };
         let ctx = unsafe {
             ffi::sws_getCachedContext(
-                self.0,
+                self.ctx,
                 w,
                 h,
                 src_fmt,
                 dw,
                 dh,
                 dst_fmt,
-                ffi::SWS_BICUBIC | ffi::SWS_ACCURATE_RND | ffi::SWS_BITEXACT,
+                flags,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
                 std::ptr::null(),
@@ -62,7 +85,7 @@ impl Sws {
                 pix_fmt_name(dst_fmt)
             ));
         }
-        self.0 = ctx;
+        self.ctx = ctx;
         let r = unsafe {
             ffi::sws_scale(
                 ctx,
@@ -83,9 +106,9 @@ impl Sws {
 
 impl Drop for Sws {
     fn drop(&mut self) {
-        if !self.0.is_null() {
+        if !self.ctx.is_null() {
             // SAFETY: a context from sws_getCachedContext, freed once.
-            unsafe { ffi::sws_freeContext(self.0) };
+            unsafe { ffi::sws_freeContext(self.ctx) };
         }
     }
 }
