@@ -14,7 +14,9 @@
 //! parallel lines (`max_width_change_m` between bottom and top); when the pair fails, only the
 //! stronger line is kept. Two rules let lines seen in the near half only count, where a
 //! confirmation stands in for the far half: the partner of a line that can stand alone is
-//! refitted as its parallel (the curvature given) and needs near-half support only; and when
+//! refitted as its parallel (the curvature given) and needs near-half support only, or failing
+//! that as its shifted copy (curvature and heading given) with support in either half (one
+//! dash fixes a position; a dashed line's gap can cover the near half); and when
 //! neither line stands, two lines strong in the near half, sharing one curvature a lane width
 //! apart, make a lane (a bend leaving the view sideways, a far half in shade or foliage);
 //! such lines may bend down to the radius that still stays in the view over the near half.
@@ -232,6 +234,10 @@ pub enum Coverage {
     /// curvature it takes, so its own pixels need to fix only its position and heading (a
     /// line running into deep shade or round a bend past the view's side).
     NearHalf,
+    /// Either half: for a line fitted as the shifted copy of a partner that stands alone (its
+    /// curvature and heading given), so its own pixels need to fix only its position, which one
+    /// dash anywhere in the view does (a dashed line whose gap covers the near half).
+    EitherHalf,
 }
 
 impl LineEvidence {
@@ -247,6 +253,7 @@ impl LineEvidence {
         let (seen, extent) = match cov {
             Coverage::BothHalves => (self.far.min(self.near), score(self.spread, 0.35, 0.5)),
             Coverage::NearHalf => (self.near, 1.0),
+            Coverage::EitherHalf => (self.near.max(self.far), 1.0),
         };
         score(self.support, 0.0, full)
             * score(seen, 0.0, 0.05)
@@ -307,7 +314,7 @@ pub fn assess(
             x > centre + near_px && x < centre + max_w_px
         };
         let min_radius = match coverage {
-            Coverage::BothHalves => cfg.min_radius_m,
+            Coverage::BothHalves | Coverage::EitherHalf => cfg.min_radius_m,
             Coverage::NearHalf => near_min_radius,
         };
         let radius_ok = measure::radius_m(&f, y_bottom, units) >= min_radius;
@@ -358,27 +365,33 @@ pub fn assess(
             } else {
                 Coverage::BothHalves
             };
-            if let Some(st) = strong {
-                let a = st.to_scaled(s).a;
-                let refit = crate::lane::fit::robust_fit_with_curvature(weak_px, a, 6.0 * s.x, 3)
-                    .map(|p| p.from_scaled(s));
-                let (ev, f) = line(refit, weak_px, weak_is_left, coverage);
-                let (l2, r2) = if weak_is_left {
-                    (f.filter(|_| pass(&ev)), right)
-                } else {
-                    (left, f.filter(|_| pass(&ev)))
-                };
-                let (le2, re2) = if weak_is_left {
-                    (&ev, &rev)
-                } else {
-                    (&lev, &ev)
-                };
-                if plausible(&l2, &r2, le2, re2) {
-                    (left, right) = (l2, r2);
-                    if weak_is_left {
-                        lev = ev;
+            if let Some(st) = strong.map(|p| p.to_scaled(s)) {
+                use crate::lane::fit::{robust_fit_with_curvature, robust_fit_with_shape};
+                let parallel = robust_fit_with_curvature(weak_px, st.a, 6.0 * s.x, 3);
+                let mut tries = vec![(parallel, coverage)];
+                // A partner that stands alone also gives the heading: one dash of the weak line,
+                // in either half, then fixes its position.
+                if coverage == Coverage::NearHalf {
+                    let shifted = robust_fit_with_shape(weak_px, (st.a, st.b), 6.0 * s.x, 3);
+                    tries.push((shifted, Coverage::EitherHalf));
+                }
+                for (refit, coverage) in tries {
+                    let (ev, f) = line(
+                        refit.map(|p| p.from_scaled(s)),
+                        weak_px,
+                        weak_is_left,
+                        coverage,
+                    );
+                    let f = f.filter(|_| pass(&ev));
+                    let (l2, r2, le2, re2) = if weak_is_left {
+                        (f, right, &ev, &rev)
                     } else {
-                        rev = ev;
+                        (left, f, &lev, &ev)
+                    };
+                    if plausible(&l2, &r2, le2, re2) {
+                        (left, right) = (l2, r2);
+                        *(if weak_is_left { &mut lev } else { &mut rev }) = ev;
+                        break;
                     }
                 }
             }

@@ -62,6 +62,29 @@ pub fn robust_fit_with_curvature(
     })
 }
 
+/// `robust_fit` with the curvature `a` and heading `b` given (only the position fitted): a
+/// line with a single dash in view, fitted as the shifted copy of its well-seen partner, whose
+/// shape the lane shares; one dash anywhere fixes the shift.
+pub fn robust_fit_with_shape(
+    p: &LinePixels,
+    (a, b): (f64, f64),
+    floor_px: f64,
+    min_rows: usize,
+) -> Option<Poly2> {
+    trimmed(p, floor_px, min_rows, |q| {
+        if q.is_empty() {
+            return None;
+        }
+        let sum: f64 =
+            q.xs.iter()
+                .zip(&q.ys)
+                .map(|(x, y)| *x as f64 - a * (*y as f64).powi(2) - b * *y as f64)
+                .sum();
+        let c = sum / q.len() as f64;
+        c.is_finite().then(|| Poly2::new(a, b, c))
+    })
+}
+
 /// Iteratively trimmed fit: `fit` on all pixels, then on those within `max(floor_px,
 /// 2.5 sigma)` of the curve (sigma from the median absolute residual), three rounds.
 fn trimmed(
