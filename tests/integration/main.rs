@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 mod batch;
 mod calibrate;
+mod confidence;
 mod config;
 mod corpus;
 mod eval;
