@@ -123,14 +123,6 @@ enum Pixels {
 }
 
 impl VideoFrame {
-    /// The decoder's 8-bit 4:2:0 planes, when the frame was kept as planes.
-    pub fn planes(&self) -> Option<&Yuv420> {
-        match &self.pixels {
-            Pixels::Planes(p) => Some(p),
-            Pixels::Bgr(_) => None,
-        }
-    }
-
     /// The frame as the analysis reads it: the planes when it was kept as planes, else BGR.
     pub fn raw(&self) -> Result<RawFrame<'_>> {
         Ok(match &self.pixels {

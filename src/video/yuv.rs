@@ -1,5 +1,6 @@
-//! The decoder's own frames: `Yuv420` (8-bit 4:2:0 planes as FFmpeg decoded them, shared, not
-//! copied) and the conversions to BGR through libswscale, done only where something needs BGR.
+//! The decoder's own frames: `Yuv420` (video-range 8-bit 4:2:0 planes as FFmpeg decoded them,
+//! shared, not copied; what the analysis reads) and the conversions to BGR, done only where
+//! something needs BGR: OpenCV's fixed-point BT.601 for 4:2:0, libswscale for the rest.
 
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
