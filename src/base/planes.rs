@@ -120,22 +120,6 @@ pub enum RawFrame<'a> {
     Yuv(Yuv420Planes<'a>),
 }
 
-impl RawFrame<'_> {
-    pub fn width(&self) -> i32 {
-        match self {
-            RawFrame::Bgr(b) => b.width(),
-            RawFrame::Yuv(p) => p.width,
-        }
-    }
-
-    pub fn height(&self) -> i32 {
-        match self {
-            RawFrame::Bgr(b) => b.height(),
-            RawFrame::Yuv(p) => p.height,
-        }
-    }
-}
-
 impl<'a> From<&'a BgrFrame> for RawFrame<'a> {
     fn from(b: &'a BgrFrame) -> Self {
         RawFrame::Bgr(b)

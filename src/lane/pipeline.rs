@@ -311,6 +311,12 @@ impl Pipeline {
         Ok(())
     }
 
+    /// Whether `analyze` samples a frame on its search bands (given a prior fit) rather than
+    /// converting and warping it whole.
+    pub fn samples_bands(&self, has_prior: bool) -> bool {
+        has_prior && self.analyses_bands()
+    }
+
     /// Whether frames with a prior fit are analysed on the search bands only
     /// (`search.band_only`; the Sobel option needs whole rows).
     fn analyses_bands(&self) -> bool {

@@ -139,6 +139,16 @@ impl VideoFrame {
         }
     }
 
+    /// The same frame with its pixels as BGR (converted here when it was kept as planes).
+    pub fn converted(self) -> Result<VideoFrame> {
+        let (pts, time_s) = (self.pts, self.time_s);
+        Ok(VideoFrame {
+            pts,
+            time_s,
+            pixels: Pixels::Bgr(self.into_bgr()?),
+        })
+    }
+
     /// The frame as BGR (converted here when it was kept as planes).
     pub fn into_bgr(self) -> Result<BgrFrame> {
         match self.pixels {
@@ -178,8 +188,6 @@ pub struct VideoSource {
     packets: usize,
     errors: usize,
     last_error: Option<String>,
-    /// Hand out 8-bit 4:2:0 frames as planes (`read_frame`) instead of converting them.
-    keep_planes: bool,
 }
 
 /// Errors in a row after which a stream counts as undecodable.
@@ -289,7 +297,6 @@ impl VideoSource {
             packets: 0,
             errors: 0,
             last_error: None,
-            keep_planes: false,
         };
         let (mut w, mut h) = (src.decoder.width() as i32, src.decoder.height() as i32);
         if w <= 0 || h <= 0 {
@@ -359,12 +366,6 @@ impl VideoSource {
         unsafe {
             (*self.decoder.as_mut_ptr()).skip_loop_filter = d.into();
         }
-    }
-
-    /// Let `read_frame` hand out 8-bit 4:2:0 frames as the decoder's planes (no conversion)
-    /// when the stream has no rotation; other frames are still converted to BGR.
-    pub fn keep_planes(&mut self, keep: bool) {
-        self.keep_planes = keep;
     }
 
     /// Decode the next frame as it comes from the decoder; `Ok(None)` at the end or where
@@ -459,14 +460,11 @@ impl VideoSource {
     /// Read the next frame as BGR; `Ok(None)` at the end, where decoding stops, or past the
     /// limit.
     pub fn read(&mut self) -> Result<Option<BgrFrame>> {
-        let keep = std::mem::replace(&mut self.keep_planes, false);
-        let r = self.read_frame();
-        self.keep_planes = keep;
-        r?.map(|f| f.into_bgr()).transpose()
+        self.read_frame()?.map(VideoFrame::into_bgr).transpose()
     }
 
-    /// Read the next frame with its presentation time; as planes when `keep_planes` is on and
-    /// the frame is 8-bit 4:2:0 without rotation, else as BGR.
+    /// Read the next frame with its presentation time: video-range 8-bit 4:2:0 frames of a
+    /// stream without rotation as the decoder's planes (not converted), others as BGR.
     pub fn read_frame(&mut self) -> Result<Option<VideoFrame>> {
         if self.remaining == 0 {
             return Ok(None);
@@ -482,8 +480,12 @@ impl VideoSource {
             }
             None => (self.decoded.saturating_sub(1)) as f64 / self.fps,
         };
-        let planes = self.keep_planes && self.rotation == Rotation::None;
-        let pixels = match Yuv420::from_frame(f, planes) {
+        let planes = if self.rotation == Rotation::None {
+            Yuv420::from_frame(f)
+        } else {
+            Err(f)
+        };
+        let pixels = match planes {
             Ok(p) => Pixels::Planes(p),
             Err(f) => Pixels::Bgr(self.to_bgr(&f)?),
         };

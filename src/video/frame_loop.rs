@@ -202,10 +202,6 @@ pub fn run_with(
     // Nothing is shown: the decoder may skip its deblocking filter (opt-in, see
     // `skip_loop_filter_allowed`).
     src.set_skip_loop_filter(mode == RenderMode::None && super::job::skip_loop_filter_allowed());
-    // The analysis reads the decoder's planes and converts only the pixels it samples (a frame
-    // the whole-view search needs is converted there); a frame drawn on is converted by the
-    // renderer. Drawing or not, the analysis reads the same pixels.
-    src.keep_planes(true);
     let mut an = Analyser {
         tracker: LaneTracker::new(
             pipe.cfg.tracking,
@@ -374,6 +370,13 @@ impl Analyser<'_> {
         let (pts, time_s) = (decoded.pts, decoded.time_s);
         crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
         let (_, prior) = self.tracker.next_search();
+        // A frame the analysis converts whole (no band to sample) and the renderer draws on:
+        // converted once, here.
+        let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {
+            decoded.converted()?
+        } else {
+            decoded
+        };
         let analysis = pipe.analyze(decoded.raw()?, prior)?;
         let t_track = Instant::now();
         let out = self.tracker.update(&analysis.detection, pipe.persp.height);

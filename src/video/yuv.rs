@@ -211,15 +211,13 @@ pub struct Yuv420 {
 }
 
 impl Yuv420 {
-    /// Keep `f` as planes when `keep` and it is video-range 8-bit 4:2:0 of even size (the
-    /// frames `yuv_to_bgr`'s formula converts exactly as the BGR path does); otherwise hand it
-    /// back.
+    /// Keep `f` as planes when it is video-range 8-bit 4:2:0 of even size (the frames
+    /// `yuv_to_bgr`'s formula converts exactly as the BGR path does); otherwise hand it back.
     pub(crate) fn from_frame(
         f: ffmpeg::frame::Video,
-        keep: bool,
     ) -> std::result::Result<Self, ffmpeg::frame::Video> {
         let (w, h) = (f.width() as i32, f.height() as i32);
-        let ok = keep && is_i420(&f) && planes_of(&f, w, h).is_ok();
+        let ok = is_i420(&f) && planes_of(&f, w, h).is_ok();
         if ok {
             Ok(Self { frame: f })
         } else {

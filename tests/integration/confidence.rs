@@ -1,13 +1,15 @@
-//! Integration tests: the confidence rules on constructed evidence (the library's `assess`).
+//! Integration tests: the confidence rules on constructed evidence (`line_evidence` and
+//! `assess`, the library's public API).
 
 use lanes::base::config::{ConfidenceConfig, UnitsConfig};
-use lanes::lane::confidence::{assess, LaneStatus, ViewGeometry};
+use lanes::lane::confidence::{assess, line_evidence, LaneStatus, ViewGeometry};
 use lanes::lane::fit::{LaneFit, LinePixels, Poly2, Scale};
+use lanes::lane::measure;
 
-/// Marking pixels 6 px wide along `p` (analysed view) on `rows`.
-fn pixels_along(p: &Poly2, rows: std::ops::Range<u32>) -> LinePixels {
+/// Marking pixels 6 px wide along `p` (analysed view) on every `every`-th of `rows`.
+fn pixels_along(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels {
     let mut out = LinePixels::default();
-    for y in rows {
+    for y in rows.step_by(every as usize) {
         let x = p.eval(y as f64).round() as u32;
         for dx in 0..6 {
             out.xs.push(x + dx - 3);
@@ -15,6 +17,187 @@ fn pixels_along(p: &Poly2, rows: std::ops::Range<u32>) -> LinePixels {
         }
     }
     out
+}
+
+#[test]
+fn solid_line_scores_full_and_noise_scores_zero() {
+    let p = Poly2::new(0.0, 0.0, 400.0);
+    let solid = pixels_along(&p, 0..360, 1);
+    let ev = line_evidence(&p, &solid, 360, 12.0, 0.2);
+    assert!(
+        (ev.support - 1.0).abs() < 1e-9 && ev.confidence > 0.99,
+        "{ev:?}"
+    );
+    // Pixels spread evenly over an 80 px band on every row: 25 of 161 columns near.
+    let mut noise = LinePixels::default();
+    for y in 0..360u32 {
+        for x in (320..=480u32).step_by(1) {
+            if (x * 7 + y * 13) % 5 == 0 {
+                noise.xs.push(x);
+                noise.ys.push(y);
+            }
+        }
+    }
+    let ev = line_evidence(&p, &noise, 360, 12.0, 0.2);
+    assert!(ev.concentration < 0.2 && ev.confidence == 0.0, "{ev:?}");
+}
+
+#[test]
+fn dashed_line_with_a_quarter_of_the_rows_is_confident() {
+    let p = Poly2::new(1e-4, -0.05, 850.0);
+    let mut px = LinePixels::default();
+    // Dashes of 25 rows every 100 rows, over 360 rows.
+    for start in [10u32, 110, 210, 310] {
+        let d = pixels_along(&p, start..start + 25, 1);
+        px.xs.extend(d.xs);
+        px.ys.extend(d.ys);
+    }
+    let ev = line_evidence(&p, &px, 360, 12.0, 0.2);
+    assert!(ev.support > 0.25 && ev.confidence > 0.99, "{ev:?}");
+    // A single short dash spreads over a tenth of the view: too little for curvature.
+    let one = pixels_along(&p, 300..336, 1);
+    let ev = line_evidence(&p, &one, 360, 12.0, 0.2);
+    assert!(ev.confidence < 0.5, "{ev:?}");
+    // A solid streak (glare) across the middle row, over 28% of the view: pixels in both
+    // halves, but shorter than two dashes span.
+    let streak = pixels_along(&p, 130..230, 1);
+    let ev = line_evidence(&p, &streak, 360, 12.0, 0.2);
+    assert!(ev.near > 0.1 && ev.far > 0.1 && ev.support > 0.2, "{ev:?}");
+    assert_eq!(ev.confidence, 0.0, "{ev:?}");
+    // Two dashes 12 m apart (dash 3 m), in a view of 22 m: confident.
+    let mut two = pixels_along(&p, 40..90, 1);
+    let d2 = pixels_along(&p, 237..287, 1);
+    two.xs.extend(d2.xs);
+    two.ys.extend(d2.ys);
+    let ev = line_evidence(&p, &two, 360, 12.0, 0.2);
+    assert!(ev.confidence > 0.99, "{ev:?}");
+}
+
+#[test]
+fn implausible_pair_keeps_only_the_stronger_line() {
+    let cfg = ConfidenceConfig::default();
+    let units = UnitsConfig::default();
+    let view = ViewGeometry {
+        width: 1280,
+        height: 720,
+        scale: Scale { x: 1.0, y: 0.5 },
+    };
+    let l = Poly2::new(0.0, 0.0, 450.0);
+    // 378 px = 3.7 m apart: a lane.
+    let r = Poly2::new(0.0, 0.0, 828.0);
+    let px = |p: &Poly2, every| pixels_along(&p.to_scaled(view.scale), 0..360, every);
+    let fit = LaneFit {
+        left: Some(l),
+        right: Some(r),
+        left_pixels: 0,
+        right_pixels: 0,
+    };
+    let d = assess(&fit, &px(&l, 1), &px(&r, 4), view, &cfg, &units);
+    assert_eq!(d.status, LaneStatus::Both);
+    assert!(d.confidence > 0.99);
+    // Right line converging to the left one at the top: not a lane; the left is stronger.
+    let bad = Poly2::new(0.0, 0.5, 828.0 - 360.0);
+    let fit = LaneFit {
+        right: Some(bad),
+        ..fit
+    };
+    let d = assess(&fit, &px(&l, 1), &px(&bad, 4), view, &cfg, &units);
+    assert_eq!(d.status, LaneStatus::LeftOnly);
+    assert!(d.right.is_none() && d.left.is_some());
+    let (pl, pr) = d.lane(378.0).unwrap();
+    assert_eq!((pl.c, pr.c), (450.0, 828.0));
+}
+
+fn view() -> ViewGeometry {
+    ViewGeometry {
+        width: 1280,
+        height: 720,
+        scale: Scale { x: 1.0, y: 0.5 },
+    }
+}
+
+/// Pixels of `p` (nominal) on the analysed rows `rows`, every `every` rows.
+fn seen(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels {
+    pixels_along(&p.to_scaled(view().scale), rows, every)
+}
+
+fn both(l: Poly2, r: Poly2) -> LaneFit {
+    LaneFit {
+        left: Some(l),
+        right: Some(r),
+        left_pixels: 0,
+        right_pixels: 0,
+    }
+}
+
+#[test]
+fn partner_of_a_confident_line_seen_only_in_the_near_half_is_kept_parallel() {
+    let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+    let l = Poly2::new(1e-4, -0.1, 480.0);
+    let r = Poly2::new(1e-4, -0.1, 858.0);
+    // The right line runs into deep shade: dashes in the near half (analysed rows
+    // 180..360) only. Fitted freely its far half is a guess.
+    let rpx = seen(&r, 200..360, 1);
+    let wild = Poly2::new(-8e-4, 0.5, 858.0 - 0.5 * 719.0 + 8e-4 * 719.0 * 719.0);
+    let d = assess(
+        &both(l, wild),
+        &seen(&l, 0..360, 1),
+        &rpx,
+        view(),
+        &cfg,
+        &units,
+    );
+    assert_eq!(d.status, LaneStatus::Both, "{d:?}");
+    let got = d.right.unwrap();
+    for y in [0.0, 360.0, 719.0] {
+        assert!((got.eval(y) - r.eval(y)).abs() < 3.0, "row {y}: {got:?}");
+    }
+    // Alone, a line seen in one half only is not reported.
+    let fit = LaneFit {
+        left: None,
+        ..both(l, r)
+    };
+    let d = assess(&fit, &LinePixels::default(), &rpx, view(), &cfg, &units);
+    assert_eq!(d.status, LaneStatus::None, "{d:?}");
+}
+
+#[test]
+fn a_pair_seen_only_in_the_near_half_is_a_lane_and_may_bend_tighter() {
+    let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+    // A 20 m bend (tighter than `min_radius_m`): x = a y^2 with a = xm/ym^2 / (2 R) in
+    // nominal px, centred on the bottom row; seen in the near half, the far half foliage.
+    let a = units.ym_per_px.powi(2) / units.xm_per_px / (2.0 * 20.0);
+    let at_bottom = |c: f64| Poly2::new(a, -2.0 * a * 719.0, c + a * 719.0 * 719.0);
+    let (l, r) = (at_bottom(450.0), at_bottom(828.0));
+    assert!(measure::radius_m(&l, 719.0, &units) < cfg.min_radius_m);
+    let d = assess(
+        &both(l, r),
+        &seen(&l, 180..360, 1),
+        &seen(&r, 180..360, 2),
+        view(),
+        &cfg,
+        &units,
+    );
+    assert_eq!(d.status, LaneStatus::Both, "{d:?}");
+    let (gl, gr) = (d.left.unwrap(), d.right.unwrap());
+    for y in [360.0, 540.0, 719.0] {
+        assert!((gl.eval(y) - l.eval(y)).abs() < 3.0, "left row {y}: {gl:?}");
+        assert!(
+            (gr.eval(y) - r.eval(y)).abs() < 3.0,
+            "right row {y}: {gr:?}"
+        );
+    }
+    // Not two lines a lane apart: 1.5 m.
+    let near = at_bottom(450.0 + 153.0);
+    let d = assess(
+        &both(l, near),
+        &seen(&l, 180..360, 1),
+        &seen(&near, 180..360, 2),
+        view(),
+        &cfg,
+        &units,
+    );
+    assert_eq!(d.status, LaneStatus::None, "{d:?}");
 }
 
 #[test]
@@ -33,11 +216,11 @@ fn a_single_far_dash_beside_a_solid_line_is_its_shifted_copy() {
     // A gentle bend, the lines 378 px (3.7 m) apart; the dash's pixels off by a pixel of noise.
     let right = Poly2::new(4e-5, -0.03, 828.0);
     let left_true = Poly2::new(4e-5, -0.03, 450.0);
-    let mut left_px = pixels_along(&left_true.to_scaled(s), 30..110);
+    let mut left_px = pixels_along(&left_true.to_scaled(s), 30..110, 1);
     for (i, x) in left_px.xs.iter_mut().enumerate() {
         *x = (*x as i64 + (i as i64 % 3) - 1) as u32;
     }
-    let right_px = pixels_along(&right.to_scaled(s), 0..360);
+    let right_px = pixels_along(&right.to_scaled(s), 0..360, 1);
     // What a free quadratic on the dash says: a steep, wrong line.
     let wrong = Poly2::new(-3e-4, 0.2, 380.0);
     let fit = LaneFit {

@@ -34,7 +34,6 @@ struct Compared {
 
 fn compare_clip(clip: &Path, step: usize, max_frames: usize) -> Compared {
     let mut src = VideoSource::open(clip).unwrap();
-    src.keep_planes(true);
     let (w, h) = (src.width, src.height);
     let cfg = Config::default();
     // The Udacity quad scaled to the frame: any remap samples the frame the same way.

@@ -98,25 +98,36 @@ impl Source<'_> {
     pub(super) fn border(&self, x: i32, y: i32, w: &[i16; 4]) -> [u8; 3] {
         let (sw, sh) = (self.width, self.height);
         let step = sw as usize * 3;
-        let tap = |xx: i32, yy: i32, c: usize| -> i32 {
+        let tap = |xx: i32, yy: i32| -> [u8; 3] {
             if xx >= 0 && yy >= 0 && xx < sw && yy < sh {
-                self.img[yy as usize * step + xx as usize * 3 + c] as i32
+                let i = yy as usize * step + xx as usize * 3;
+                [self.img[i], self.img[i + 1], self.img[i + 2]]
             } else {
-                0
+                [0; 3]
             }
         };
-        let w = w.map(|v| v as i32);
-        let mut out = [0u8; 3];
-        for (c, o) in out.iter_mut().enumerate() {
-            *o = round_weighted(
-                tap(x, y, c) * w[0]
-                    + tap(x + 1, y, c) * w[1]
-                    + tap(x, y + 1, c) * w[2]
-                    + tap(x + 1, y + 1, c) * w[3],
-            );
-        }
-        out
+        blend4(
+            &[tap(x, y), tap(x + 1, y), tap(x, y + 1), tap(x + 1, y + 1)],
+            w,
+        )
     }
+}
+
+/// OpenCV's fixed-point bilinear blend of four BGR taps (top-left, top-right, bottom-left,
+/// bottom-right) with weights `w` in 1/1024.
+#[inline(always)]
+fn blend4(t: &[[u8; 3]; 4], w: &[i16; 4]) -> [u8; 3] {
+    let w = w.map(|v| v as i32);
+    let mut out = [0u8; 3];
+    for (c, o) in out.iter_mut().enumerate() {
+        *o = round_weighted(
+            t[0][c] as i32 * w[0]
+                + t[1][c] as i32 * w[1]
+                + t[2][c] as i32 * w[2]
+                + t[3][c] as i32 * w[3],
+        );
+    }
+    out
 }
 
 /// The bounding box (columns, rows, inclusive, inside the frame) of the first, middle and
@@ -246,18 +257,10 @@ impl PlaneSource<'_> {
                 [0; 3]
             }
         };
-        let t = [tap(x, y), tap(x + 1, y), tap(x, y + 1), tap(x + 1, y + 1)];
-        let w = w.map(|v| v as i32);
-        let mut out = [0u8; 3];
-        for (c, o) in out.iter_mut().enumerate() {
-            *o = round_weighted(
-                t[0][c] as i32 * w[0]
-                    + t[1][c] as i32 * w[1]
-                    + t[2][c] as i32 * w[2]
-                    + t[3][c] as i32 * w[3],
-            );
-        }
-        out
+        blend4(
+            &[tap(x, y), tap(x + 1, y), tap(x, y + 1), tap(x + 1, y + 1)],
+            w,
+        )
     }
 }
 
@@ -283,18 +286,8 @@ pub(super) fn sums_to_bgr_fast(y: i32, u: i32, v: i32) -> [u8; 3] {
 /// top-left tap.
 #[inline(always)]
 pub(super) fn bilinear_inside(s: &[u8], step: usize, w: &[i16; 4]) -> [u8; 3] {
-    let (r0, r1) = (&s[..6], &s[step..step + 6]);
-    let w = w.map(|v| v as i32);
-    let mut out = [0u8; 3];
-    for (c, o) in out.iter_mut().enumerate() {
-        *o = round_weighted(
-            r0[c] as i32 * w[0]
-                + r0[c + 3] as i32 * w[1]
-                + r1[c] as i32 * w[2]
-                + r1[c + 3] as i32 * w[3],
-        );
-    }
-    out
+    let px = |i: usize| [s[i], s[i + 1], s[i + 2]];
+    blend4(&[px(0), px(3), px(step), px(step + 3)], w)
 }
 
 /// `bilinear_inside` with SSE4.1: each row's two taps are interleaved per channel and
