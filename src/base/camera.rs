@@ -14,6 +14,21 @@ pub const MAX_SIDE: i32 = 16_384;
 /// OpenCV's rational model, stay within tens; beyond this the model folds the image.
 pub const MAX_DISTORTION: f64 = 1_000.0;
 
+/// A horizontal field of view of 58 degrees: the Udacity dashcam's (`2*atan(640/1156.9)`), used
+/// as the focal length when no camera file is given.
+pub const ASSUMED_HFOV_DEG: f64 = 58.0;
+
+/// The camera matrix assumed without a camera file: principal point at the image centre, square
+/// pixels, focal length from [`ASSUMED_HFOV_DEG`].
+pub fn assumed_k(width: i32, height: i32) -> [[f64; 3]; 3] {
+    let f = (width as f64 / 2.0) / (ASSUMED_HFOV_DEG.to_radians() / 2.0).tan();
+    [
+        [f, 0.0, width as f64 / 2.0],
+        [0.0, f, height as f64 / 2.0],
+        [0.0, 0.0, 1.0],
+    ]
+}
+
 /// A pinhole camera with lens distortion (OpenCV's model: k1, k2, p1, p2, k3).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Camera {

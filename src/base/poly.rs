@@ -76,13 +76,26 @@ impl Poly2 {
             return None;
         }
         let s = ys.iter().copied().max().unwrap_or(1).max(1) as f64;
+        Self::fit_scaled(xs.iter().zip(ys).map(|(&x, &y)| (y as f64, x as f64)), s)
+    }
+
+    /// Least-squares fit of x = f(y) to `(y, x)` points; `None` as [`Poly2::fit`].
+    pub fn fit_points(points: &[(f64, f64)]) -> Option<Poly2> {
+        if points.len() < 3 {
+            return None;
+        }
+        let s = points.iter().map(|p| p.0.abs()).fold(1.0, f64::max);
+        Self::fit_scaled(points.iter().copied(), s)
+    }
+
+    /// The normal equations over `(y, x)` points in t = y / s.
+    fn fit_scaled(points: impl Iterator<Item = (f64, f64)>, s: f64) -> Option<Poly2> {
         let mut m = Matrix3::<f64>::zeros();
         let mut r = Vector3::<f64>::zeros();
         let (mut s0, mut s1, mut s2, mut s3, mut s4) = (0.0, 0.0, 0.0, 0.0, 0.0);
         let (mut r0, mut r1, mut r2) = (0.0, 0.0, 0.0);
-        for i in 0..n {
-            let t = ys[i] as f64 / s;
-            let x = xs[i] as f64;
+        for (y, x) in points {
+            let t = y / s;
             let t2 = t * t;
             s0 += 1.0;
             s1 += t;

@@ -255,6 +255,8 @@ mod tests {
             lane_width_m: None,
             left_pixels: 0,
             right_pixels: 0,
+            pitch_deg: None,
+            horizon_y: None,
         }
     }
 

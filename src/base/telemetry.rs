@@ -31,6 +31,13 @@ pub struct FrameRecord {
     pub lane_width_m: Option<f64>,
     pub left_pixels: usize,
     pub right_pixels: usize,
+    /// The camera's downward pitch relative to the road used for this frame's measurements,
+    /// degrees (`tracking.online_pitch`; null when it is off or the quad has no horizon).
+    #[serde(default)]
+    pub pitch_deg: Option<f64>,
+    /// The horizon row of that pitch in the undistorted frame, pixels.
+    #[serde(default)]
+    pub horizon_y: Option<f64>,
 }
 
 impl FrameRecord {
@@ -55,11 +62,13 @@ impl FrameRecord {
             lane_width_m: offset.map(|_| 3.6),
             left_pixels: 100,
             right_pixels: 100,
+            pitch_deg: None,
+            horizon_y: None,
         }
     }
 
     /// CSV header matching `to_csv`.
-    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels";
+    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels,pitch_deg,horizon_y";
 
     /// One CSV row (empty cells for nulls).
     pub fn to_csv(&self) -> String {
@@ -69,7 +78,7 @@ impl FrameRecord {
             None => ",,".to_string(),
         };
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             self.frame,
             self.time_s,
             self.search,
@@ -84,7 +93,9 @@ impl FrameRecord {
             f(self.offset_m),
             f(self.lane_width_m),
             self.left_pixels,
-            self.right_pixels
+            self.right_pixels,
+            f(self.pitch_deg),
+            f(self.horizon_y)
         )
     }
 }
@@ -242,6 +253,8 @@ mod tests {
             lane_width_m: Some(3.7),
             left_pixels: 100,
             right_pixels: 100,
+            pitch_deg: None,
+            horizon_y: None,
         }
     }
 

@@ -2,6 +2,7 @@
 
 pub mod confidence;
 pub mod fit;
+pub mod horizon;
 pub mod measure;
 pub mod pipeline;
 pub mod present;

@@ -2,13 +2,14 @@
 //! (raw frame -> bird's-eye -> threshold -> search -> fit -> measure); drawing is in
 //! `present` (pictures of the results) on top of `render`.
 
-use crate::base::camera::Camera;
+use crate::base::camera::{assumed_k, Camera};
 use crate::base::config::Config;
 use crate::base::error::Result;
 use crate::base::frame::{BgrFrame, BinaryMask};
 use crate::base::planes::RawFrame;
 use crate::lane::confidence::{self, Detection, ViewGeometry};
 use crate::lane::fit::{self, LaneFit, Poly2, Scale, SearchResult};
+use crate::lane::horizon::Horizon;
 use crate::lane::measure::{self, LaneMeasure};
 use crate::lane::threshold::{self, MaskRef, Thresholded};
 use crate::lane::undistort::Undistorter;
@@ -210,6 +211,8 @@ pub struct Pipeline {
     /// The bird's-eye rows band analysis computes (`search.band_row_step`,
     /// `search.band_min_source_rows`).
     rows: std::sync::Arc<RowPlan>,
+    /// The geometry's horizon (for the online pitch); `None` for an affine quad.
+    horizon: Option<Horizon>,
     /// The remap to the diagnostic panel's bird's-eye view, built on first use.
     panel: std::sync::OnceLock<std::result::Result<BirdseyeRemap, String>>,
     pub width: i32,
@@ -230,6 +233,8 @@ impl Pipeline {
         let persp = Perspective::from_config(&cfg.perspective, width, height)?;
         let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.scale())?;
         let undistorter = camera.map(Undistorter::new).transpose()?;
+        let k = camera.map_or_else(|| assumed_k(width, height), |c| c.k);
+        let horizon = Horizon::new(&persp, &k);
         threshold::prepare_small();
         let rows = std::sync::Arc::new(RowPlan::thinned(
             &birdseye.source_rows()?,
@@ -243,6 +248,7 @@ impl Pipeline {
             persp,
             birdseye,
             rows,
+            horizon,
             panel: std::sync::OnceLock::new(),
             width,
             height,
@@ -427,6 +433,22 @@ impl Pipeline {
             self.persp.height,
             &self.cfg.units,
         )
+    }
+
+    /// The geometry's horizon, when the quad has one (every perspective quad does; an affine
+    /// one does not).
+    pub fn horizon(&self) -> Option<&Horizon> {
+        self.horizon.as_ref()
+    }
+
+    /// A line of the fixed view in the view at `pitch` (radians, downward; `back`: the
+    /// reverse; see `horizon`). The line itself without a pitch, without a horizon, or when
+    /// it does not map.
+    pub fn line_at_pitch(&self, pitch: Option<f64>, line: Poly2, back: bool) -> Poly2 {
+        match (pitch, self.horizon.as_ref()) {
+            (Some(p), Some(h)) => h.map_line(p, &line, back).unwrap_or(line),
+            _ => line,
+        }
     }
 }
 

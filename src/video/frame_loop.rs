@@ -25,7 +25,7 @@ use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::Pipeline;
 use crate::lane::present;
 use crate::lane::render::{self, DiagInfo};
-use crate::lane::track::{LaneTracker, TrackScene};
+use crate::lane::track::{LaneTracker, PitchTracker, TrackOutput, TrackScene};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
@@ -212,6 +212,10 @@ pub fn run_with(
                 units: pipe.cfg.units,
             },
         ),
+        pitch: pipe
+            .horizon()
+            .filter(|_| pipe.cfg.tracking.online_pitch)
+            .map(|h| PitchTracker::new(&pipe.cfg.tracking, h.base_pitch(), src.fps)),
         summary: VideoSummary {
             encoder: sink.as_ref().map(|s| s.description.clone()),
             ..VideoSummary::new(sink.as_ref().map(|s| s.codec), announced)
@@ -318,6 +322,8 @@ struct Analyser<'a> {
     job: &'a VideoJob,
     mode: RenderMode,
     tracker: LaneTracker,
+    /// The pitch filter, when `tracking.online_pitch` is on and the quad has a horizon.
+    pitch: Option<PitchTracker>,
     summary: VideoSummary,
     telemetry: Option<TelemetryWriter>,
     on_record: &'a mut (dyn FnMut(&FrameRecord) + Send),
@@ -369,7 +375,14 @@ impl Analyser<'_> {
         let pipe = self.pipe;
         let (pts, time_s) = (decoded.pts, decoded.time_s);
         crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
-        let (_, prior) = self.tracker.next_search();
+        // The tracker works in the view of the camera's pitch; the search in the fixed view.
+        let before = self.pitch.as_ref().map(|t| t.pitch());
+        let prior = self.tracker.next_search().1.map(|(l, r)| {
+            (
+                pipe.line_at_pitch(before, l, true),
+                pipe.line_at_pitch(before, r, true),
+            )
+        });
         // A frame the analysis converts whole (no band to sample) and the renderer draws on:
         // converted once, here.
         let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {
@@ -379,7 +392,14 @@ impl Analyser<'_> {
         };
         let analysis = pipe.analyze(decoded.raw()?, prior)?;
         let t_track = Instant::now();
-        let out = self.tracker.update(&analysis.detection, pipe.persp.height);
+        let pitch = match (self.pitch.as_mut(), pipe.horizon()) {
+            (Some(t), Some(h)) => Some(t.update(h.observe(&analysis.detection))),
+            _ => None,
+        };
+        let mut seen = analysis.detection;
+        seen.left = seen.left.map(|l| pipe.line_at_pitch(pitch, l, false));
+        seen.right = seen.right.map(|r| pipe.line_at_pitch(pitch, r, false));
+        let out = self.tracker.update(&seen, pipe.persp.height);
         let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
         let s = &mut self.summary;
         s.stages.warp.push(analysis.times.warp_ms);
@@ -391,11 +411,18 @@ impl Analyser<'_> {
         } else if !out.detected {
             s.rejected += 1;
         }
-        let lane = match (out.left, out.right) {
+        let tracked = match (out.left, out.right) {
             (Some(l), Some(r)) => Some((l, r)),
             _ => None,
         };
-        let measure = lane.map(|(l, r)| pipe.measure(&l, &r));
+        let measure = tracked.map(|(l, r)| pipe.measure(&l, &r));
+        // What is drawn and recorded: the lane in the fixed view.
+        let lane = tracked.map(|(l, r)| {
+            (
+                pipe.line_at_pitch(pitch, l, true),
+                pipe.line_at_pitch(pitch, r, true),
+            )
+        });
         if lane.is_some() {
             s.frames_drawn += 1;
         }
@@ -416,11 +443,20 @@ impl Analyser<'_> {
             lane_width_m: measure.map(|m| m.lane_width_m),
             left_pixels: analysis.fit.left_pixels,
             right_pixels: analysis.fit.right_pixels,
+            pitch_deg: pitch.map(|p| round3(p.to_degrees())),
+            horizon_y: pitch
+                .zip(pipe.horizon())
+                .map(|(p, h)| (h.horizon_row(p) * 10.0).round() / 10.0),
         };
         if self.mode == RenderMode::None {
             return Ok((rec, None));
         }
         let status = out.status;
+        let out = TrackOutput {
+            left: out.left.map(|l| pipe.line_at_pitch(pitch, l, true)),
+            right: out.right.map(|r| pipe.line_at_pitch(pitch, r, true)),
+            ..out
+        };
         let diag = (self.mode == RenderMode::Diagnostic).then(|| {
             let (kept_left, kept_right) = self.tracker.kept();
             Box::new(DiagInfo {

@@ -249,6 +249,23 @@ pub struct TrackingConfig {
     /// over 70 m at the tightest motorway ramps), so at 30 m/s the curvature moves by a few
     /// tenths per km in a second; per-frame changes beyond that are the fit's noise.
     pub curvature_noise_per_km_s: f64,
+    /// Follow the camera's pitch relative to the road while driving (videos only): each frame
+    /// whose two lines are seen in both halves of the view gives the horizon row where they
+    /// meet in the image; a filter smooths it and the lane is measured in the bird's-eye view
+    /// of that pitch, so that a grade change or a bumped mount does not turn parallel lines
+    /// into a bend. Its value per frame is in the telemetry (`pitch_deg`, `horizon_y`).
+    /// Default true.
+    pub online_pitch: bool,
+    /// Largest change of the pitch from the geometry's own (config or self-calibration),
+    /// degrees: a road's grade changes by a few per cent (6% is 3.4 degrees), and a larger
+    /// apparent change comes from lines that are not parallel (a lane that widens, an exit).
+    /// Default 3.
+    pub pitch_max_change_deg: f64,
+    /// Process noise of the pitch, degrees per square root of a second (a random walk):
+    /// grade changes come over seconds. Default 0.5.
+    pub pitch_noise_deg_s: f64,
+    /// Noise of one frame's pitch from its lines' meeting point, degrees. Default 0.5.
+    pub pitch_observation_deg: f64,
 }
 
 impl Default for TrackingConfig {
@@ -264,6 +281,10 @@ impl Default for TrackingConfig {
             process_noise: [5e-5, 0.005, 1.0, 1.0, 0.3],
             curvature_floor_per_km: 1.0,
             curvature_noise_per_km_s: 0.3,
+            online_pitch: true,
+            pitch_max_change_deg: 3.0,
+            pitch_noise_deg_s: 0.5,
+            pitch_observation_deg: 0.5,
         }
     }
 }

@@ -164,6 +164,23 @@ impl Config {
             0.0,
             100.0,
         )?;
+        float_in(
+            "tracking.pitch_max_change_deg",
+            k.pitch_max_change_deg,
+            0.0,
+            15.0,
+        )?;
+        float_in("tracking.pitch_noise_deg_s", k.pitch_noise_deg_s, 0.0, 10.0)?;
+        if !(k.pitch_observation_deg.is_finite()
+            && k.pitch_observation_deg > 0.0
+            && k.pitch_observation_deg <= 10.0)
+        {
+            return Err(bad(
+                "tracking.pitch_observation_deg",
+                k.pitch_observation_deg,
+                "0 < value <= 10",
+            ));
+        }
         for (i, d) in k.process_noise.iter().enumerate() {
             if !(d.is_finite() && *d > 0.0) {
                 return Err(bad(&format!("tracking.process_noise[{i}]"), d, "> 0"));

@@ -69,6 +69,23 @@ pub(super) struct VideoArgs {
     /// Ramp time of a drift over a line, each way, s.
     #[arg(long, default_value_t = 2.5, value_name = "S")]
     pub(super) drift_over_ramp: f64,
+    /// A change of the camera's pitch relative to the road, degrees (positive: further down),
+    /// ramped in from --pitch-change-at over --pitch-change-ramp seconds: what a grade change
+    /// or a shifted load does to the view. The quad written stays the one of the start; each
+    /// frame's truth records its pitch.
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "DEG",
+        allow_hyphen_values = true
+    )]
+    pub(super) pitch_change: f64,
+    /// When the pitch change starts, s.
+    #[arg(long, default_value_t = 2.0, value_name = "S")]
+    pub(super) pitch_change_at: f64,
+    /// How long the pitch change takes, s.
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    pub(super) pitch_change_ramp: f64,
     #[command(flatten)]
     pub(super) look: LookArgs,
     #[command(flatten)]
@@ -78,6 +95,9 @@ pub(super) struct VideoArgs {
 /// The lane changes and drifts of `lanes synth video`'s flags, in time order.
 pub(super) fn manoeuvres(a: &VideoArgs) -> Result<Vec<Manoeuvre>> {
     for (name, v, lo, hi) in [
+        ("--pitch-change", a.pitch_change, -5.0, 5.0),
+        ("--pitch-change-at", a.pitch_change_at, 0.0, 600.0),
+        ("--pitch-change-ramp", a.pitch_change_ramp, 0.04, 60.0),
         ("--lane-change-duration", a.lane_change_duration, 0.2, 30.0),
         ("--drift-over-offset", a.drift_over_offset, 0.0, 3.0),
         ("--drift-over-ramp", a.drift_over_ramp, 0.2, 30.0),
@@ -119,6 +139,12 @@ pub(super) fn manoeuvres(a: &VideoArgs) -> Result<Vec<Manoeuvre>> {
         }
     }
     Ok(out)
+}
+
+/// The share (0..1) of the pitch change reached at time `t`: a smooth step.
+fn pitch_ramp(t: f64, a: &VideoArgs) -> f64 {
+    let u = ((t - a.pitch_change_at) / a.pitch_change_ramp).clamp(0.0, 1.0);
+    u * u * (3.0 - 2.0 * u)
 }
 
 pub(super) fn run(a: VideoArgs) -> Result<i32> {
@@ -164,7 +190,7 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
         opts.lane_width_m,
         &format!("{}.toml", a.name),
     )?;
-    let renderer = Renderer::new(&rig, a.rig.supersample)?;
+    let mut renderer = Renderer::new(&rig, a.rig.supersample)?;
     let file = format!("{}.mp4", a.name);
     let path = a.output.join(&file);
     let fourcc = videoio::VideoWriter::fourcc('m', 'p', '4', 'v')?;
@@ -184,7 +210,13 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
         let t = i as f64 / a.fps;
         let pose = drive.pose_in(t, opts.lane_width_m);
         let car = drive.car_at(t, opts.lane_width_m);
-        let (img, ft) = synth::render_frame(
+        let pitch = rig.pitch_deg + a.pitch_change * pitch_ramp(t, &a);
+        if pitch != renderer.rig().pitch_deg {
+            let mut r = rig.clone();
+            r.pitch_deg = pitch;
+            renderer = Renderer::new(&r, a.rig.supersample)?;
+        }
+        let (img, mut ft) = synth::render_frame(
             &renderer,
             &profile,
             pose,
@@ -198,6 +230,9 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
                 car,
             },
         )?;
+        if a.pitch_change != 0.0 {
+            ft.camera_pitch_deg = Some(pitch);
+        }
         writer
             .write(img.mat())
             .with_context(|| format!("{}: cannot write frame {i}", path.display()))?;

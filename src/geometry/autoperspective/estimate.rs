@@ -125,7 +125,7 @@ pub fn frame_dashes(
 }
 
 /// Combine usable frames into the estimate. `k` is the camera matrix when a camera file was
-/// given; without one, [`super::ground::assumed_k`] is used for the geometry.
+/// given; without one, [`crate::base::camera::assumed_k`] is used for the geometry.
 pub fn estimate(
     frames: &[&LaneLines],
     k: Option<&[[f64; 3]; 3]>,
@@ -143,7 +143,7 @@ pub fn estimate(
     let assumed = k.is_none();
     let kk = k
         .copied()
-        .unwrap_or_else(|| super::ground::assumed_k(width, height));
+        .unwrap_or_else(|| crate::base::camera::assumed_k(width, height));
     let (yt, yb) = quad_rows(combined.vp.1, height, opts);
     let dst_h = perspective.dst[2][1] - perspective.dst[0][1];
     let g = super::ground::ground_scale(

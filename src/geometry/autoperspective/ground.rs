@@ -33,21 +33,6 @@ pub struct GroundScale {
     pub width_ratio_top_bottom: f64,
 }
 
-/// A horizontal field of view of 58 degrees: the Udacity dashcam's (`2*atan(640/1156.9)`), used
-/// as the focal length when no camera file is given.
-pub const ASSUMED_HFOV_DEG: f64 = 58.0;
-
-/// The camera matrix assumed without a camera file: principal point at the image centre, square
-/// pixels, focal length from [`ASSUMED_HFOV_DEG`].
-pub fn assumed_k(width: i32, height: i32) -> [[f64; 3]; 3] {
-    let f = (width as f64 / 2.0) / (ASSUMED_HFOV_DEG.to_radians() / 2.0).tan();
-    [
-        [f, 0.0, width as f64 / 2.0],
-        [0.0, f, height as f64 / 2.0],
-        [0.0, 0.0, 1.0],
-    ]
-}
-
 /// The ground geometry of two parallel lane lines meeting at `vp`, for quad rows `(y_top,
 /// y_bottom)` mapped onto `dst_height` bird's-eye rows. `None` when the geometry is degenerate
 /// (singular K, vanishing point at infinity, rows at or above the horizon).

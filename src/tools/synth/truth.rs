@@ -101,6 +101,8 @@ pub fn true_events(
                 lane_width_m: Some(w),
                 left_pixels: 0,
                 right_pixels: 0,
+                pitch_deg: None,
+                horizon_y: None,
             }
         })
         .collect();
@@ -143,6 +145,10 @@ pub struct FrameTruth {
     /// Image rows between which both lane lines are inside the bird's-eye view that `lanes`
     /// fits (between the quad's far and near distances): `[top, bottom]`.
     pub birdseye_rows: [f64; 2],
+    /// The camera's downward pitch on this frame, degrees, when it differs over the video
+    /// (`lanes synth video --pitch-change`); else the header's `camera_pitch_deg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera_pitch_deg: Option<f64>,
     /// Image rows of the TuSimple layout.
     pub h_samples: Vec<f64>,
     /// `[left, right]` lane-line x in the rendered (distorted) image at each row; -2 = not visible.
@@ -271,6 +277,7 @@ pub fn frame_truth(
             (top_row * 100.0).round() / 100.0,
             (bottom_row * 100.0).round() / 100.0,
         ],
+        camera_pitch_deg: None,
         h_samples: rows,
         lanes,
     })

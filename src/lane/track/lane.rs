@@ -1,4 +1,4 @@
-//! The lane tracker: the one stateful stage. It takes this frame's detection (the lines the
+//! The lane tracker (with `pitch`, the one stateful stage). It takes this frame's detection (the lines the
 //! frame reports, with their confidences) and returns the lane to draw and its status.
 //!
 //! Two methods (`tracking.method`): a Kalman filter over the lane model in bird's-eye pixels
