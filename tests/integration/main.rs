@@ -18,6 +18,7 @@ mod interrupt;
 mod layers;
 mod mistakes;
 mod perspective;
+mod pitch;
 mod planes;
 mod queue;
 mod report;
