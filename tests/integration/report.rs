@@ -191,9 +191,9 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
     let drv = Driver::start(&driver, &chrome, &t.path().join("profile"));
     drv.goto(&format!("file://{}", out.display()));
     drv.wait_for("document.readyState === 'complete'", "the page");
-    // Six plots, each with data lines of many points.
+    // Seven plots (the pitch's too: the telemetry has it), each with data lines of many points.
     let svgs = drv.js("return document.querySelectorAll('div.plot svg').length;");
-    assert_eq!(svgs, 6);
+    assert_eq!(svgs, 7);
     let points = drv.js(
         "return [...document.querySelectorAll('div.plot svg')].map(s => Math.max(0, ...[...s.querySelectorAll('polyline')].map(p => p.points.numberOfItems)));",
     );
@@ -204,8 +204,8 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
         .map(|v| v.as_i64().unwrap())
         .collect();
     println!("largest polyline per plot: {points:?}");
-    // The offset, curvature, lane width and confidence plots have a point per frame.
-    for p in &points[1..5] {
+    // The offset, curvature, lane width, pitch and confidence plots have a point per frame.
+    for p in &points[1..6] {
         assert!(*p >= 100, "{points:?}");
     }
     // The thumbnails decode.

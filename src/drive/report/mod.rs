@@ -193,14 +193,15 @@ pub fn drive_report(
         warnings.extend(thumbs.warnings.iter().cloned());
     }
     let tl = plots::Timeline::new(records, &evs, fps, cfg.car_width_m);
-    let svgs = [
+    let mut svgs = vec![
         plots::event_strip(&tl)?,
         plots::offset(&tl)?,
         plots::curvature(&tl)?,
         plots::lane_width(&tl)?,
-        plots::status(&tl)?,
-        plots::search(&tl)?,
     ];
+    svgs.extend(plots::pitch(&tl)?);
+    svgs.push(plots::status(&tl)?);
+    svgs.push(plots::search(&tl)?);
     let mut h = String::with_capacity(svgs.iter().map(|s| s.len()).sum::<usize>() + 20_000);
     let title = esc(&opts.title);
     let _ = write!(

@@ -249,6 +249,29 @@ pub fn lane_width(tl: &Timeline) -> Result<String> {
     })
 }
 
+/// The camera's pitch relative to the road that the measurements used (`tracking.online_pitch`),
+/// degrees down; `None` when the telemetry has none (online pitch off, or older telemetry).
+pub fn pitch(tl: &Timeline) -> Result<Option<String>> {
+    let p = pieces(tl.records, |r| r.pitch_deg);
+    if p.is_empty() {
+        return Ok(None);
+    }
+    let (lo, hi) = range_of(&p, f64::INFINITY, f64::NEG_INFINITY);
+    let mid = (lo + hi) / 2.0;
+    // At least a degree of range: a steady pitch is drawn flat, not magnified noise.
+    let yr = (lo.min(mid - 0.5), hi.max(mid + 0.5));
+    chart(
+        tl,
+        "pitch",
+        "Camera pitch relative to the road (online estimate, + = down)",
+        "deg",
+        yr,
+        HEIGHT,
+        |c| lines(c, p, RGBColor(140, 86, 75), 2, "pitch"),
+    )
+    .map(Some)
+}
+
 /// Runs of equal `key` over the records: (start time, end time, key).
 fn bands<'r>(
     tl: &Timeline<'r>,
