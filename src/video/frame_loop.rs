@@ -10,6 +10,7 @@
 //! are identical. `open_outputs` and `finalise` put the outputs in place: written under hidden
 //! names, renamed when complete, removed on every error path.
 
+use super::analyser::{Analyser, Progress, RenderItem};
 use super::decode::{VideoFrame, VideoSource};
 use super::encode::{SinkSpec, VideoSink};
 use super::job::{Codec, RenderMode, RenderTimes, StageSeries, VideoJob, VideoSummary};
@@ -19,31 +20,12 @@ use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::base::telemetry::{FrameRecord, TelemetryWriter};
-use crate::lane::confidence::LaneStatus;
-use crate::lane::fit::Poly2;
-use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::Pipeline;
 use crate::lane::present;
-use crate::lane::render::{self, DiagInfo};
-use crate::lane::track::{LaneTracker, PitchTracker, TrackOutput, TrackScene};
+use crate::lane::render;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
-
-/// What the analysis thread hands to the renderer for one frame.
-struct RenderItem {
-    /// The decoded frame (converted to BGR by the renderer).
-    raw: VideoFrame,
-    /// The frame's timestamp in the input's time base (the output keeps it).
-    pts: Option<i64>,
-    lane: Option<(Poly2, Poly2)>,
-    measure: Option<LaneMeasure>,
-    status: LaneStatus,
-    diag: Option<Box<DiagInfo>>,
-}
-
-/// Callback for progress: frames done so far.
-pub type Progress<'a> = &'a (dyn Fn(usize) + Sync);
 
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
@@ -202,41 +184,19 @@ pub fn run_with(
     // Nothing is shown: the decoder may skip its deblocking filter (opt-in, see
     // `skip_loop_filter_allowed`).
     src.set_skip_loop_filter(mode == RenderMode::None && super::job::skip_loop_filter_allowed());
-    let mut an = Analyser {
-        tracker: LaneTracker::new(
-            pipe.cfg.tracking,
-            &TrackScene {
-                height: pipe.persp.height,
-                fps: src.fps,
-                default_width: pipe.default_lane_width_px(),
-                units: pipe.cfg.units,
-            },
-        ),
-        pitch: pipe
-            .horizon()
-            .filter(|_| pipe.cfg.tracking.online_pitch)
-            .map(|h| PitchTracker::new(&pipe.cfg.tracking, h.base_pitch(), src.fps)),
-        summary: VideoSummary {
-            encoder: sink.as_ref().map(|s| s.description.clone()),
-            ..VideoSummary::new(sink.as_ref().map(|s| s.codec), announced)
-        },
-        pipe,
-        job,
-        mode,
-        telemetry,
-        on_record,
-        progress,
+    let summary = VideoSummary {
+        encoder: sink.as_ref().map(|s| s.description.clone()),
+        ..VideoSummary::new(sink.as_ref().map(|s| s.codec), announced)
     };
+    let mut an = Analyser::new(
+        pipe, job, mode, src.fps, summary, telemetry, on_record, progress,
+    );
     let (result, sink) = if job.threaded {
         run_threaded(&mut an, src, sink)
     } else {
         run_single(&mut an, src, sink)
     };
-    let Analyser {
-        mut summary,
-        telemetry,
-        ..
-    } = an;
+    let (mut summary, telemetry) = an.finish();
     summary.seconds = started.elapsed().as_secs_f64();
     summary.quad_note = pipe.quad_note();
     let outputs = Outputs {
@@ -313,170 +273,6 @@ fn skip_to_start(src: &mut VideoSource, job: &VideoJob) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The frame loop's analysis side: the pipeline, the tracker (the one stateful stage), the
-/// counters, the telemetry and the caller's callbacks.
-struct Analyser<'a> {
-    pipe: &'a Pipeline,
-    job: &'a VideoJob,
-    mode: RenderMode,
-    tracker: LaneTracker,
-    /// The pitch filter, when `tracking.online_pitch` is on and the quad has a horizon.
-    pitch: Option<PitchTracker>,
-    summary: VideoSummary,
-    telemetry: Option<TelemetryWriter>,
-    on_record: &'a mut (dyn FnMut(&FrameRecord) + Send),
-    progress: Progress<'a>,
-}
-
-impl Analyser<'_> {
-    /// Analyse frames from `next_frame` until it ends, a stop is asked for or a stage fails;
-    /// each frame's render item goes to `deliver` (which returns false when the renderer has
-    /// stopped with an error of its own, reported when it is joined).
-    fn analysis_loop(
-        &mut self,
-        next_frame: &mut dyn FnMut() -> Result<Option<VideoFrame>>,
-        deliver: &mut dyn FnMut(RenderItem, &mut StageSeries) -> Result<bool>,
-    ) -> Result<()> {
-        let mut frame_idx = 0usize;
-        loop {
-            if self.job.cancel.requested() {
-                self.summary.interrupted_at = Some(self.job.start + frame_idx);
-                return Ok(());
-            }
-            let Some(raw) = next_frame()? else {
-                return Ok(());
-            };
-            let (rec, item) = self.analyse_frame(raw, frame_idx)?;
-            (self.on_record)(&rec);
-            self.summary.measures.add(&rec);
-            if let Some(t) = self.telemetry.as_mut() {
-                t.write(&rec)?;
-            }
-            frame_idx += 1;
-            self.summary.frames_read = frame_idx;
-            if let Some(item) = item {
-                if !deliver(item, &mut self.summary.stages)? {
-                    return Ok(());
-                }
-            }
-            (self.progress)(frame_idx);
-        }
-    }
-
-    /// One frame: analysis, tracking, measurement; its telemetry record and, when rendering,
-    /// what the renderer needs.
-    fn analyse_frame(
-        &mut self,
-        decoded: VideoFrame,
-        frame_idx: usize,
-    ) -> Result<(FrameRecord, Option<RenderItem>)> {
-        let pipe = self.pipe;
-        let (pts, time_s) = (decoded.pts, decoded.time_s);
-        crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
-        // The tracker works in the view of the camera's pitch; the search in the fixed view.
-        let before = self.pitch.as_ref().map(|t| t.pitch());
-        let prior = self.tracker.next_search().1.map(|(l, r)| {
-            (
-                pipe.line_at_pitch(before, l, true),
-                pipe.line_at_pitch(before, r, true),
-            )
-        });
-        // A frame the analysis converts whole (no band to sample) and the renderer draws on:
-        // converted once, here.
-        let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {
-            decoded.converted()?
-        } else {
-            decoded
-        };
-        let analysis = pipe.analyze(decoded.raw()?, prior)?;
-        let t_track = Instant::now();
-        let pitch = match (self.pitch.as_mut(), pipe.horizon()) {
-            (Some(t), Some(h)) => Some(t.update(h.observe(&analysis.detection))),
-            _ => None,
-        };
-        let mut seen = analysis.detection;
-        seen.left = seen.left.map(|l| pipe.line_at_pitch(pitch, l, false));
-        seen.right = seen.right.map(|r| pipe.line_at_pitch(pitch, r, false));
-        let out = self.tracker.update(&seen, pipe.persp.height);
-        let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
-        let s = &mut self.summary;
-        s.stages.warp.push(analysis.times.warp_ms);
-        s.stages.threshold.push(analysis.times.threshold_ms);
-        s.stages.search_fit.push(analysis.times.search_fit_ms);
-        s.stages.track.push(track_ms);
-        if analysis.detection.left.is_none() || analysis.detection.right.is_none() {
-            s.search_failed += 1;
-        } else if !out.detected {
-            s.rejected += 1;
-        }
-        let tracked = match (out.left, out.right) {
-            (Some(l), Some(r)) => Some((l, r)),
-            _ => None,
-        };
-        let measure = tracked.map(|(l, r)| pipe.measure(&l, &r));
-        // What is drawn and recorded: the lane in the fixed view.
-        let lane = tracked.map(|(l, r)| {
-            (
-                pipe.line_at_pitch(pitch, l, true),
-                pipe.line_at_pitch(pitch, r, true),
-            )
-        });
-        if lane.is_some() {
-            s.frames_drawn += 1;
-        }
-        let frame = self.job.start + frame_idx;
-        let rec = FrameRecord {
-            frame,
-            time_s,
-            search: analysis.search.mode.as_str().to_string(),
-            detected: out.detected,
-            status: out.status.as_str().to_string(),
-            left_confidence: round3(analysis.detection.left_confidence),
-            right_confidence: round3(analysis.detection.right_confidence),
-            confidence: round3(out.confidence),
-            left_fit: lane.map(|l| l.0),
-            right_fit: lane.map(|l| l.1),
-            radius_m: measure.map(|m| m.radius_m),
-            offset_m: measure.map(|m| m.offset_m),
-            lane_width_m: measure.map(|m| m.lane_width_m),
-            left_pixels: analysis.fit.left_pixels,
-            right_pixels: analysis.fit.right_pixels,
-            pitch_deg: pitch.map(|p| round3(p.to_degrees())),
-            horizon_y: pitch
-                .zip(pipe.horizon())
-                .map(|(p, h)| (h.horizon_row(p) * 10.0).round() / 10.0),
-        };
-        if self.mode == RenderMode::None {
-            return Ok((rec, None));
-        }
-        let status = out.status;
-        let out = TrackOutput {
-            left: out.left.map(|l| pipe.line_at_pitch(pitch, l, true)),
-            right: out.right.map(|r| pipe.line_at_pitch(pitch, r, true)),
-            ..out
-        };
-        let diag = (self.mode == RenderMode::Diagnostic).then(|| {
-            let (kept_left, kept_right) = self.tracker.kept();
-            Box::new(DiagInfo {
-                kept_left,
-                kept_right,
-                analysis,
-                track: out,
-                frame,
-            })
-        });
-        let item = RenderItem {
-            raw: decoded,
-            pts,
-            lane,
-            measure,
-            status,
-            diag,
-        };
-        Ok((rec, Some(item)))
-    }
 }
 
 /// Decode frames into `tx` until the end, an error or a closed channel.
@@ -719,9 +515,4 @@ pub fn analyze_video(
     let mut out = Vec::new();
     run(&job, cfg, camera, &mut |r| out.push(r.clone()), &|_| {})?;
     Ok(out)
-}
-
-/// A confidence rounded to 3 decimals for telemetry.
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
 }

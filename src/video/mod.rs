@@ -1,14 +1,16 @@
 //! Video in and out on FFmpeg's libraries (`decode`: `VideoSource`; `encode`: `VideoSink`),
 //! the job and summary types, and the per-frame loop over a dashcam video in `frame_loop`:
-//! decode, analyse + track, render, encode.
+//! decode, analyse + track (`analyser`), render, encode.
 
+mod analyser;
 mod decode;
 mod encode;
 mod frame_loop;
 mod job;
 pub mod yuv;
 
+pub use analyser::Progress;
 pub use decode::{decoder_threads, set_decoder_threads, Rotation, VideoFrame, VideoSource};
 pub use encode::{SinkSpec, VideoSink};
-pub use frame_loop::{analyze_video, run, run_with, Progress};
+pub use frame_loop::{analyze_video, run, run_with};
 pub use job::*;

@@ -608,9 +608,9 @@ fn planted_upward_imports_and_circles_in_real_files_are_caught() {
         ),
         (
             "upward import through super::",
-            "lane/track.rs",
+            "lane/track/lane.rs",
             "use ",
-            "use super::super::video::VideoJob;",
+            "use super::super::super::video::VideoJob;",
         ),
         (
             "circle between two files of one folder",

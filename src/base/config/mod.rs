@@ -81,11 +81,13 @@ impl Config {
     }
 
     /// The reference Udacity pipeline: global max-scaled thresholds, no confidence gate, the
-    /// mean of the last five fits.
+    /// mean of the last five fits, measured in the fixed view (no online pitch).
     pub fn reference() -> Self {
         let mut c = Self::default();
         c.threshold.method = ThresholdMethod::GlobalMax;
         c.tracking.method = TrackingMethod::Average;
+        // The reference measures in its fixed view.
+        c.tracking.online_pitch = false;
         c.confidence.min_line = 0.0;
         c.search.robust = false;
         // Every row, as before rows were thinned: the reference's numbers stay as they were.

@@ -1,0 +1,239 @@
+//! The frame loop's analysis side: one frame's analysis, the tracker (lane and pitch), its
+//! measurements and telemetry record, and what the renderer gets.
+
+use super::decode::VideoFrame;
+use super::job::{RenderMode, StageSeries, VideoJob, VideoSummary};
+use crate::base::error::Result;
+use crate::base::telemetry::{FrameRecord, TelemetryWriter};
+use crate::lane::confidence::LaneStatus;
+use crate::lane::fit::Poly2;
+use crate::lane::measure::LaneMeasure;
+use crate::lane::pipeline::Pipeline;
+use crate::lane::render::DiagInfo;
+use crate::lane::track::{LaneTracker, PitchTracker, TrackOutput, TrackScene};
+use std::time::Instant;
+
+/// What the analysis thread hands to the renderer for one frame.
+pub(super) struct RenderItem {
+    /// The decoded frame (converted to BGR by the renderer).
+    pub(super) raw: VideoFrame,
+    /// The frame's timestamp in the input's time base (the output keeps it).
+    pub(super) pts: Option<i64>,
+    pub(super) lane: Option<(Poly2, Poly2)>,
+    pub(super) measure: Option<LaneMeasure>,
+    pub(super) status: LaneStatus,
+    pub(super) diag: Option<Box<DiagInfo>>,
+}
+
+/// Callback for progress: frames done so far.
+pub type Progress<'a> = &'a (dyn Fn(usize) + Sync);
+
+/// The frame loop's analysis side: the pipeline, the tracker (the one stateful stage), the
+/// counters, the telemetry and the caller's callbacks.
+pub(super) struct Analyser<'a> {
+    pub(super) pipe: &'a Pipeline,
+    job: &'a VideoJob,
+    pub(super) mode: RenderMode,
+    tracker: LaneTracker,
+    /// The pitch filter, when `tracking.online_pitch` is on and the quad has a horizon.
+    pitch: Option<PitchTracker>,
+    pub(super) summary: VideoSummary,
+    telemetry: Option<TelemetryWriter>,
+    on_record: &'a mut (dyn FnMut(&FrameRecord) + Send),
+    progress: Progress<'a>,
+}
+
+impl<'a> Analyser<'a> {
+    /// The analysis side of a run of `job` on a video of `fps` frames per second.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        pipe: &'a Pipeline,
+        job: &'a VideoJob,
+        mode: RenderMode,
+        fps: f64,
+        summary: VideoSummary,
+        telemetry: Option<TelemetryWriter>,
+        on_record: &'a mut (dyn FnMut(&FrameRecord) + Send),
+        progress: Progress<'a>,
+    ) -> Self {
+        Self {
+            tracker: LaneTracker::new(
+                pipe.cfg.tracking,
+                &TrackScene {
+                    height: pipe.persp.height,
+                    fps,
+                    default_width: pipe.default_lane_width_px(),
+                    units: pipe.cfg.units,
+                },
+            ),
+            pitch: pipe
+                .horizon()
+                .filter(|_| pipe.cfg.tracking.online_pitch)
+                .map(|h| PitchTracker::new(&pipe.cfg.tracking, h.base_pitch(), fps)),
+            summary,
+            pipe,
+            job,
+            mode,
+            telemetry,
+            on_record,
+            progress,
+        }
+    }
+
+    /// The run's summary and telemetry writer, after the loop.
+    pub(super) fn finish(self) -> (VideoSummary, Option<TelemetryWriter>) {
+        (self.summary, self.telemetry)
+    }
+
+    /// Analyse frames from `next_frame` until it ends, a stop is asked for or a stage fails;
+    /// each frame's render item goes to `deliver` (which returns false when the renderer has
+    /// stopped with an error of its own, reported when it is joined).
+    pub(super) fn analysis_loop(
+        &mut self,
+        next_frame: &mut dyn FnMut() -> Result<Option<VideoFrame>>,
+        deliver: &mut dyn FnMut(RenderItem, &mut StageSeries) -> Result<bool>,
+    ) -> Result<()> {
+        let mut frame_idx = 0usize;
+        loop {
+            if self.job.cancel.requested() {
+                self.summary.interrupted_at = Some(self.job.start + frame_idx);
+                return Ok(());
+            }
+            let Some(raw) = next_frame()? else {
+                return Ok(());
+            };
+            let (rec, item) = self.analyse_frame(raw, frame_idx)?;
+            (self.on_record)(&rec);
+            self.summary.measures.add(&rec);
+            if let Some(t) = self.telemetry.as_mut() {
+                t.write(&rec)?;
+            }
+            frame_idx += 1;
+            self.summary.frames_read = frame_idx;
+            if let Some(item) = item {
+                if !deliver(item, &mut self.summary.stages)? {
+                    return Ok(());
+                }
+            }
+            (self.progress)(frame_idx);
+        }
+    }
+
+    /// One frame: analysis, tracking, measurement; its telemetry record and, when rendering,
+    /// what the renderer needs.
+    fn analyse_frame(
+        &mut self,
+        decoded: VideoFrame,
+        frame_idx: usize,
+    ) -> Result<(FrameRecord, Option<RenderItem>)> {
+        let pipe = self.pipe;
+        let (pts, time_s) = (decoded.pts, decoded.time_s);
+        crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
+        // The tracker works in the view of the camera's pitch; the search in the fixed view.
+        let before = self.pitch.as_ref().map(|t| t.pitch());
+        let prior = self.tracker.next_search().1.map(|(l, r)| {
+            (
+                pipe.line_at_pitch(before, l, true),
+                pipe.line_at_pitch(before, r, true),
+            )
+        });
+        // A frame the analysis converts whole (no band to sample) and the renderer draws on:
+        // converted once, here.
+        let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {
+            decoded.converted()?
+        } else {
+            decoded
+        };
+        let analysis = pipe.analyze(decoded.raw()?, prior)?;
+        let t_track = Instant::now();
+        let pitch = match (self.pitch.as_mut(), pipe.horizon()) {
+            (Some(t), Some(h)) => Some(t.update(h.observe(&analysis.detection))),
+            _ => None,
+        };
+        let mut seen = analysis.detection;
+        seen.left = seen.left.map(|l| pipe.line_at_pitch(pitch, l, false));
+        seen.right = seen.right.map(|r| pipe.line_at_pitch(pitch, r, false));
+        let out = self.tracker.update(&seen, pipe.persp.height);
+        let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
+        let s = &mut self.summary;
+        s.stages.warp.push(analysis.times.warp_ms);
+        s.stages.threshold.push(analysis.times.threshold_ms);
+        s.stages.search_fit.push(analysis.times.search_fit_ms);
+        s.stages.track.push(track_ms);
+        if analysis.detection.left.is_none() || analysis.detection.right.is_none() {
+            s.search_failed += 1;
+        } else if !out.detected {
+            s.rejected += 1;
+        }
+        let tracked = match (out.left, out.right) {
+            (Some(l), Some(r)) => Some((l, r)),
+            _ => None,
+        };
+        let measure = tracked.map(|(l, r)| pipe.measure(&l, &r));
+        // What is drawn and recorded: the lane in the fixed view.
+        let lane = tracked.map(|(l, r)| {
+            (
+                pipe.line_at_pitch(pitch, l, true),
+                pipe.line_at_pitch(pitch, r, true),
+            )
+        });
+        if lane.is_some() {
+            s.frames_drawn += 1;
+        }
+        let frame = self.job.start + frame_idx;
+        let rec = FrameRecord {
+            frame,
+            time_s,
+            search: analysis.search.mode.as_str().to_string(),
+            detected: out.detected,
+            status: out.status.as_str().to_string(),
+            left_confidence: round3(analysis.detection.left_confidence),
+            right_confidence: round3(analysis.detection.right_confidence),
+            confidence: round3(out.confidence),
+            left_fit: lane.map(|l| l.0),
+            right_fit: lane.map(|l| l.1),
+            radius_m: measure.map(|m| m.radius_m),
+            offset_m: measure.map(|m| m.offset_m),
+            lane_width_m: measure.map(|m| m.lane_width_m),
+            left_pixels: analysis.fit.left_pixels,
+            right_pixels: analysis.fit.right_pixels,
+            pitch_deg: pitch.map(|p| round3(p.to_degrees())),
+            horizon_y: pitch
+                .zip(pipe.horizon())
+                .map(|(p, h)| (h.horizon_row(p) * 10.0).round() / 10.0),
+        };
+        if self.mode == RenderMode::None {
+            return Ok((rec, None));
+        }
+        let status = out.status;
+        let out = TrackOutput {
+            left: out.left.map(|l| pipe.line_at_pitch(pitch, l, true)),
+            right: out.right.map(|r| pipe.line_at_pitch(pitch, r, true)),
+            ..out
+        };
+        let diag = (self.mode == RenderMode::Diagnostic).then(|| {
+            let (kept_left, kept_right) = self.tracker.kept();
+            Box::new(DiagInfo {
+                kept_left,
+                kept_right,
+                analysis,
+                track: out,
+                frame,
+            })
+        });
+        let item = RenderItem {
+            raw: decoded,
+            pts,
+            lane,
+            measure,
+            status,
+            diag,
+        };
+        Ok((rec, Some(item)))
+    }
+}
+
+/// A confidence rounded to 3 decimals for telemetry.
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
