@@ -520,6 +520,7 @@ fn tune_save_writes_only_changed_values_and_reloads() {
             "robust = false",
             "[tracking]",
             "method = \"average\"",
+            "online_pitch = false",
             "[confidence]",
             "min_line = 0.0"
         ],

@@ -337,6 +337,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
             "robust = false",
             "[tracking]",
             "method = \"average\"",
+            "online_pitch = false",
             "[confidence]",
             "min_line = 0.0"
         ],
@@ -346,7 +347,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     assert!(
         msg.as_str()
             .unwrap()
-            .contains("saved lanes.toml (6 values differ"),
+            .contains("saved lanes.toml (7 values differ"),
         "{msg}"
     );
     // Unticking global_max switches to local contrast: now l_min is the one greyed out.
