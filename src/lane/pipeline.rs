@@ -450,6 +450,19 @@ impl Pipeline {
             _ => line,
         }
     }
+
+    /// `line_at_pitch` for both lines of a lane.
+    pub fn lane_at_pitch(
+        &self,
+        pitch: Option<f64>,
+        lane: (Poly2, Poly2),
+        back: bool,
+    ) -> (Poly2, Poly2) {
+        (
+            self.line_at_pitch(pitch, lane.0, back),
+            self.line_at_pitch(pitch, lane.1, back),
+        )
+    }
 }
 
 #[cfg(test)]

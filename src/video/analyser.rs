@@ -131,12 +131,8 @@ impl<'a> Analyser<'a> {
         crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
         // The tracker works in the view of the camera's pitch; the search in the fixed view.
         let before = self.pitch.as_ref().map(|t| t.pitch());
-        let prior = self.tracker.next_search().1.map(|(l, r)| {
-            (
-                pipe.line_at_pitch(before, l, true),
-                pipe.line_at_pitch(before, r, true),
-            )
-        });
+        let prior =
+            (self.tracker.next_search().1).map(|lane| pipe.lane_at_pitch(before, lane, true));
         // A frame the analysis converts whole (no band to sample) and the renderer draws on:
         // converted once, here.
         let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {
@@ -171,12 +167,7 @@ impl<'a> Analyser<'a> {
         };
         let measure = tracked.map(|(l, r)| pipe.measure(&l, &r));
         // What is drawn and recorded: the lane in the fixed view.
-        let lane = tracked.map(|(l, r)| {
-            (
-                pipe.line_at_pitch(pitch, l, true),
-                pipe.line_at_pitch(pitch, r, true),
-            )
-        });
+        let lane = tracked.map(|lane| pipe.lane_at_pitch(pitch, lane, true));
         if lane.is_some() {
             s.frames_drawn += 1;
         }
@@ -212,7 +203,13 @@ impl<'a> Analyser<'a> {
             ..out
         };
         let diag = (self.mode == RenderMode::Diagnostic).then(|| {
+            let back = |v: Vec<Poly2>| -> Vec<Poly2> {
+                v.into_iter()
+                    .map(|p| pipe.line_at_pitch(pitch, p, true))
+                    .collect()
+            };
             let (kept_left, kept_right) = self.tracker.kept();
+            let (kept_left, kept_right) = (back(kept_left), back(kept_right));
             Box::new(DiagInfo {
                 kept_left,
                 kept_right,
