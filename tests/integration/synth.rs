@@ -248,6 +248,10 @@ fn bad_synth_values_are_one_line_errors() {
         &lanes(&["synth", "video", "--fps", "0", "-o", &out]),
         "--fps = 0",
     );
+    assert_one_line_error(
+        &lanes(&["synth", "video", "--pitch-change", "9", "-o", &out]),
+        "--pitch-change = 9",
+    );
 }
 
 #[test]

@@ -261,8 +261,10 @@ pub struct TrackingConfig {
     /// apparent change comes from lines that are not parallel (a lane that widens, an exit).
     /// Default 3.
     pub pitch_max_change_deg: f64,
-    /// Process noise of the pitch, degrees per square root of a second (a random walk):
-    /// grade changes come over seconds. Default 0.5.
+    /// Process noise of the pitch, degrees per square root of a second (a random walk).
+    /// Default 0.5: with `pitch_observation_deg` the filter follows a change within about 6
+    /// frames at 25 fps; the car's body pitches on its springs at 1-2 Hz, and slower settings
+    /// (0.05-0.1) left more curvature noise on every shared clip (docs/any-camera.md).
     pub pitch_noise_deg_s: f64,
     /// Noise of one frame's pitch from its lines' meeting point, degrees. Default 0.5.
     pub pitch_observation_deg: f64,

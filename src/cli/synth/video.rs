@@ -95,9 +95,6 @@ pub(super) struct VideoArgs {
 /// The lane changes and drifts of `lanes synth video`'s flags, in time order.
 pub(super) fn manoeuvres(a: &VideoArgs) -> Result<Vec<Manoeuvre>> {
     for (name, v, lo, hi) in [
-        ("--pitch-change", a.pitch_change, -5.0, 5.0),
-        ("--pitch-change-at", a.pitch_change_at, 0.0, 600.0),
-        ("--pitch-change-ramp", a.pitch_change_ramp, 0.04, 60.0),
         ("--lane-change-duration", a.lane_change_duration, 0.2, 30.0),
         ("--drift-over-offset", a.drift_over_offset, 0.0, 3.0),
         ("--drift-over-ramp", a.drift_over_ramp, 0.2, 30.0),
@@ -160,6 +157,15 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
     }
     if !(a.speed >= 0.0 && a.speed <= 80.0) {
         anyhow::bail!("--speed = {} (expected 0..=80 m/s)", a.speed);
+    }
+    for (name, v, lo, hi) in [
+        ("--pitch-change", a.pitch_change, -5.0, 5.0),
+        ("--pitch-change-at", a.pitch_change_at, 0.0, 600.0),
+        ("--pitch-change-ramp", a.pitch_change_ramp, 0.04, 60.0),
+    ] {
+        if !(v.is_finite() && (lo..=hi).contains(&v)) {
+            anyhow::bail!("{name} = {v} (expected {lo}..={hi})");
+        }
     }
     let start = 0.0;
     let profile = if a.curve.radius.is_some() {
