@@ -5,11 +5,14 @@
 //! bird's-eye view's far end. When the camera's pitch relative to the road changes (the road's
 //! grade changes, the car brakes, the mount is bumped), the lines meet on another row and the
 //! fixed view shows parallel lines converging or diverging: a straight road reads as a bend and
-//! the lane narrows with distance. [`Horizon::observe`] turns a frame's two lines into the pitch
-//! they imply; [`Horizon::at_pitch`] maps a lane from the fixed view into the view the same quad
-//! gives at another pitch (the camera turned about its x axis: `K R K^-1` between the image and
-//! the fixed homography), where it is measured. The filter that follows the pitch over frames
-//! is the tracker's (`track::PitchTracker`).
+//! the lane narrows with distance, and a tracker that models the two lines as parallel makes a
+//! bend of the disagreement. [`Horizon::observe`] turns a frame's two lines into the pitch they
+//! imply; [`Horizon::map_line`] (and [`line_at`], [`lane_at`]) maps a line from the fixed view
+//! into the view the same quad gives at another pitch, and back (the camera turned about its x
+//! axis: `K R K^-1` between the image and the fixed homography). The search stays in the fixed
+//! view (its remap is built once); the tracker and the measurements work in the view of the
+//! pitch. The filter that follows the pitch over frames is the tracker's
+//! (`track::PitchTracker`).
 //!
 //! Assumptions, and where they fail: the camera's roll is small (the horizon is one row), and
 //! the two lines are parallel on the road where they are seen (a lane that widens at an exit or
@@ -137,6 +140,28 @@ impl Horizon {
         }
         Poly2::fit_points(&pts)
     }
+}
+
+/// A line of the fixed view in the view at `pitch` (radians, downward; `back`: the reverse)
+/// through `horizon`. The line itself without a pitch or a horizon, or when it does not map.
+pub fn line_at(horizon: Option<&Horizon>, pitch: Option<f64>, line: Poly2, back: bool) -> Poly2 {
+    match (pitch, horizon) {
+        (Some(p), Some(h)) => h.map_line(p, &line, back).unwrap_or(line),
+        _ => line,
+    }
+}
+
+/// [`line_at`] for both lines of a lane.
+pub fn lane_at(
+    horizon: Option<&Horizon>,
+    pitch: Option<f64>,
+    lane: (Poly2, Poly2),
+    back: bool,
+) -> (Poly2, Poly2) {
+    (
+        line_at(horizon, pitch, lane.0, back),
+        line_at(horizon, pitch, lane.1, back),
+    )
 }
 
 #[cfg(test)]

@@ -440,29 +440,6 @@ impl Pipeline {
     pub fn horizon(&self) -> Option<&Horizon> {
         self.horizon.as_ref()
     }
-
-    /// A line of the fixed view in the view at `pitch` (radians, downward; `back`: the
-    /// reverse; see `horizon`). The line itself without a pitch, without a horizon, or when
-    /// it does not map.
-    pub fn line_at_pitch(&self, pitch: Option<f64>, line: Poly2, back: bool) -> Poly2 {
-        match (pitch, self.horizon.as_ref()) {
-            (Some(p), Some(h)) => h.map_line(p, &line, back).unwrap_or(line),
-            _ => line,
-        }
-    }
-
-    /// `line_at_pitch` for both lines of a lane.
-    pub fn lane_at_pitch(
-        &self,
-        pitch: Option<f64>,
-        lane: (Poly2, Poly2),
-        back: bool,
-    ) -> (Poly2, Poly2) {
-        (
-            self.line_at_pitch(pitch, lane.0, back),
-            self.line_at_pitch(pitch, lane.1, back),
-        )
-    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use crate::base::error::Result;
 use crate::base::telemetry::{FrameRecord, TelemetryWriter};
 use crate::lane::confidence::LaneStatus;
 use crate::lane::fit::Poly2;
+use crate::lane::horizon::{lane_at, line_at};
 use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::Pipeline;
 use crate::lane::render::DiagInfo;
@@ -132,7 +133,7 @@ impl<'a> Analyser<'a> {
         // The tracker works in the view of the camera's pitch; the search in the fixed view.
         let before = self.pitch.as_ref().map(|t| t.pitch());
         let prior =
-            (self.tracker.next_search().1).map(|lane| pipe.lane_at_pitch(before, lane, true));
+            (self.tracker.next_search().1).map(|lane| lane_at(pipe.horizon(), before, lane, true));
         // A frame the analysis converts whole (no band to sample) and the renderer draws on:
         // converted once, here.
         let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {
@@ -147,8 +148,8 @@ impl<'a> Analyser<'a> {
             _ => None,
         };
         let mut seen = analysis.detection;
-        seen.left = seen.left.map(|l| pipe.line_at_pitch(pitch, l, false));
-        seen.right = seen.right.map(|r| pipe.line_at_pitch(pitch, r, false));
+        seen.left = seen.left.map(|l| line_at(pipe.horizon(), pitch, l, false));
+        seen.right = seen.right.map(|r| line_at(pipe.horizon(), pitch, r, false));
         let out = self.tracker.update(&seen, pipe.persp.height);
         let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
         let s = &mut self.summary;
@@ -167,7 +168,7 @@ impl<'a> Analyser<'a> {
         };
         let measure = tracked.map(|(l, r)| pipe.measure(&l, &r));
         // What is drawn and recorded: the lane in the fixed view.
-        let lane = tracked.map(|lane| pipe.lane_at_pitch(pitch, lane, true));
+        let lane = tracked.map(|lane| lane_at(pipe.horizon(), pitch, lane, true));
         if lane.is_some() {
             s.frames_drawn += 1;
         }
@@ -198,14 +199,14 @@ impl<'a> Analyser<'a> {
         }
         let status = out.status;
         let out = TrackOutput {
-            left: out.left.map(|l| pipe.line_at_pitch(pitch, l, true)),
-            right: out.right.map(|r| pipe.line_at_pitch(pitch, r, true)),
+            left: out.left.map(|l| line_at(pipe.horizon(), pitch, l, true)),
+            right: out.right.map(|r| line_at(pipe.horizon(), pitch, r, true)),
             ..out
         };
         let diag = (self.mode == RenderMode::Diagnostic).then(|| {
             let back = |v: Vec<Poly2>| -> Vec<Poly2> {
                 v.into_iter()
-                    .map(|p| pipe.line_at_pitch(pitch, p, true))
+                    .map(|p| line_at(pipe.horizon(), pitch, p, true))
                     .collect()
             };
             let (kept_left, kept_right) = self.tracker.kept();
