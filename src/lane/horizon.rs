@@ -7,8 +7,8 @@
 //! fixed view shows parallel lines converging or diverging: a straight road reads as a bend and
 //! the lane narrows with distance, and a tracker that models the two lines as parallel makes a
 //! bend of the disagreement. [`Horizon::observe`] turns a frame's two lines into the pitch they
-//! imply; [`Horizon::map_line`] (and [`line_at`], [`lane_at`]) maps a line from the fixed view
-//! into the view the same quad gives at another pitch, and back (the camera turned about its x
+//! imply; [`ViewMap`] maps lines from the fixed view into the view the same quad gives at
+//! another pitch, and back (the camera turned about its x
 //! axis: `K R K^-1` between the image and the fixed homography). The search stays in the fixed
 //! view (its remap is built once); the tracker and the measurements work in the view of the
 //! pitch. The filter that follows the pitch over frames is the tracker's
@@ -115,53 +115,69 @@ impl Horizon {
         pitch.is_finite().then_some(pitch)
     }
 
-    /// A line of the fixed view in the view the same quad gives when the camera is pitched
-    /// `pitch` (radians, downward) instead of the geometry's own pitch (`back`: from that view
-    /// into the fixed one), refitted through `MAP_ROWS` mapped points. The line itself at the
-    /// geometry's own pitch; `None` when it does not map (a row beyond the horizon).
-    pub fn map_line(&self, pitch: f64, line: &Poly2, back: bool) -> Option<Poly2> {
+    /// The homography from the fixed view to the view the same quad gives when the camera is
+    /// pitched `pitch` (radians, downward) instead of the geometry's own pitch (`back`: from
+    /// that view into the fixed one); `None` at the geometry's own pitch.
+    fn view_homography(&self, pitch: f64, back: bool) -> Option<Matrix3<f64>> {
         let d = pitch - self.base_pitch;
         if d == 0.0 {
-            return Some(*line);
+            return None;
         }
         // The camera turned by -d (forward: the image at `pitch` to the image at the
         // geometry's pitch) or by +d (back).
         let (s, c) = (if back { d } else { -d }).sin_cos();
         let rot = Matrix3::new(1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c);
-        let g = self.m * self.k * rot * self.kinv * self.minv;
+        Some(self.m * self.k * rot * self.kinv * self.minv)
+    }
+}
+
+/// Lines mapped between the fixed view and the view of one pitch (either way), the homography
+/// computed once for a frame's lines: the identity without a pitch or a horizon, or at the
+/// geometry's own pitch.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewMap {
+    g: Option<Matrix3<f64>>,
+    height: f64,
+}
+
+impl ViewMap {
+    /// Into the view of `pitch` (radians, downward) through `horizon`; `back`: out of it into
+    /// the fixed view.
+    pub fn new(horizon: Option<&Horizon>, pitch: Option<f64>, back: bool) -> Self {
+        match (horizon, pitch) {
+            (Some(h), Some(p)) => Self {
+                g: h.view_homography(p, back),
+                height: h.height,
+            },
+            _ => Self {
+                g: None,
+                height: 0.0,
+            },
+        }
+    }
+
+    /// `line` mapped and refitted through `MAP_ROWS` points of the view; the line itself when
+    /// it does not map (a row beyond the horizon).
+    pub fn line(&self, line: Poly2) -> Poly2 {
+        let Some(g) = self.g else {
+            return line;
+        };
         let mut pts = [(0.0, 0.0); MAP_ROWS];
         for (i, pt) in pts.iter_mut().enumerate() {
             let y = (self.height - 1.0) * i as f64 / (MAP_ROWS - 1) as f64;
             let v = g * Vector3::new(line.eval(y), y, 1.0);
             if v[2] <= 1e-9 {
-                return None;
+                return line;
             }
             *pt = (v[1] / v[2], v[0] / v[2]);
         }
-        Poly2::fit_points(&pts)
+        Poly2::fit_points(&pts).unwrap_or(line)
     }
-}
 
-/// A line of the fixed view in the view at `pitch` (radians, downward; `back`: the reverse)
-/// through `horizon`. The line itself without a pitch or a horizon, or when it does not map.
-pub fn line_at(horizon: Option<&Horizon>, pitch: Option<f64>, line: Poly2, back: bool) -> Poly2 {
-    match (pitch, horizon) {
-        (Some(p), Some(h)) => h.map_line(p, &line, back).unwrap_or(line),
-        _ => line,
+    /// Both lines of a lane.
+    pub fn lane(&self, lane: (Poly2, Poly2)) -> (Poly2, Poly2) {
+        (self.line(lane.0), self.line(lane.1))
     }
-}
-
-/// [`line_at`] for both lines of a lane.
-pub fn lane_at(
-    horizon: Option<&Horizon>,
-    pitch: Option<f64>,
-    lane: (Poly2, Poly2),
-    back: bool,
-) -> (Poly2, Poly2) {
-    (
-        line_at(horizon, pitch, lane.0, back),
-        line_at(horizon, pitch, lane.1, back),
-    )
 }
 
 #[cfg(test)]
@@ -250,8 +266,7 @@ mod tests {
                 seen.to_degrees()
             );
             // At that pitch they are parallel again, 380 px (3.7 m) apart.
-            let lc = hz.map_line(seen, &l, false).unwrap();
-            let rc = hz.map_line(seen, &r, false).unwrap();
+            let (lc, rc) = ViewMap::new(Some(&hz), Some(seen), false).lane((l, r));
             for y in [100.0, 400.0, 719.0] {
                 assert!(
                     (w(&lc, &rc, y) - 380.0).abs() < 1.0,
@@ -261,7 +276,7 @@ mod tests {
             }
             assert!(lc.a.abs() < 1e-6 && rc.a.abs() < 1e-6, "{lc:?} {rc:?}");
             // And back.
-            let lb = hz.map_line(seen, &lc, true).unwrap();
+            let lb = ViewMap::new(Some(&hz), Some(seen), true).line(lc);
             for y in [0.0, 360.0, 719.0] {
                 assert!((lb.eval(y) - l.eval(y)).abs() < 0.5, "{y}: {lb:?} {l:?}");
             }

@@ -7,7 +7,7 @@ use crate::base::error::Result;
 use crate::base::telemetry::{FrameRecord, TelemetryWriter};
 use crate::lane::confidence::LaneStatus;
 use crate::lane::fit::Poly2;
-use crate::lane::horizon::{lane_at, line_at};
+use crate::lane::horizon::ViewMap;
 use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::Pipeline;
 use crate::lane::render::DiagInfo;
@@ -132,8 +132,8 @@ impl<'a> Analyser<'a> {
         crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
         // The tracker works in the view of the camera's pitch; the search in the fixed view.
         let before = self.pitch.as_ref().map(|t| t.pitch());
-        let prior =
-            (self.tracker.next_search().1).map(|lane| lane_at(pipe.horizon(), before, lane, true));
+        let prior = (self.tracker.next_search().1)
+            .map(|lane| ViewMap::new(pipe.horizon(), before, true).lane(lane));
         // A frame the analysis converts whole (no band to sample) and the renderer draws on:
         // converted once, here.
         let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {
@@ -148,8 +148,12 @@ impl<'a> Analyser<'a> {
             _ => None,
         };
         let mut seen = analysis.detection;
-        seen.left = seen.left.map(|l| line_at(pipe.horizon(), pitch, l, false));
-        seen.right = seen.right.map(|r| line_at(pipe.horizon(), pitch, r, false));
+        let (to_pitch, back) = (
+            ViewMap::new(pipe.horizon(), pitch, false),
+            ViewMap::new(pipe.horizon(), pitch, true),
+        );
+        seen.left = seen.left.map(|l| to_pitch.line(l));
+        seen.right = seen.right.map(|r| to_pitch.line(r));
         let out = self.tracker.update(&seen, pipe.persp.height);
         let track_ms = t_track.elapsed().as_secs_f64() * 1e3;
         let s = &mut self.summary;
@@ -162,13 +166,13 @@ impl<'a> Analyser<'a> {
         } else if !out.detected {
             s.rejected += 1;
         }
-        let tracked = match (out.left, out.right) {
-            (Some(l), Some(r)) => Some((l, r)),
-            _ => None,
-        };
-        let measure = tracked.map(|(l, r)| pipe.measure(&l, &r));
-        // What is drawn and recorded: the lane in the fixed view.
-        let lane = tracked.map(|lane| lane_at(pipe.horizon(), pitch, lane, true));
+        let measure = (out.left.zip(out.right)).map(|(l, r)| pipe.measure(&l, &r));
+        // What is drawn and recorded: the tracked lines in the fixed view.
+        let (left, right) = (
+            out.left.map(|l| back.line(l)),
+            out.right.map(|r| back.line(r)),
+        );
+        let lane = left.zip(right);
         if lane.is_some() {
             s.frames_drawn += 1;
         }
@@ -198,19 +202,12 @@ impl<'a> Analyser<'a> {
             return Ok((rec, None));
         }
         let status = out.status;
-        let out = TrackOutput {
-            left: out.left.map(|l| line_at(pipe.horizon(), pitch, l, true)),
-            right: out.right.map(|r| line_at(pipe.horizon(), pitch, r, true)),
-            ..out
-        };
+        let out = TrackOutput { left, right, ..out };
         let diag = (self.mode == RenderMode::Diagnostic).then(|| {
-            let back = |v: Vec<Poly2>| -> Vec<Poly2> {
-                v.into_iter()
-                    .map(|p| line_at(pipe.horizon(), pitch, p, true))
-                    .collect()
-            };
+            let fixed =
+                |v: Vec<Poly2>| -> Vec<Poly2> { v.into_iter().map(|p| back.line(p)).collect() };
             let (kept_left, kept_right) = self.tracker.kept();
-            let (kept_left, kept_right) = (back(kept_left), back(kept_right));
+            let (kept_left, kept_right) = (fixed(kept_left), fixed(kept_right));
             Box::new(DiagInfo {
                 kept_left,
                 kept_right,

@@ -89,6 +89,17 @@ pub fn stderr(o: &Output) -> String {
 }
 
 /// Assert a command failed with exit code 2 and a one-line `lanes: ` error containing `needle`.
+/// Write a distortion-free OpenCV camera file: `w` x `h`, focal length `f` px, principal point
+/// at the centre.
+pub fn write_pinhole_camera(path: &Path, w: i32, h: i32, f: f64) {
+    let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
+    std::fs::write(
+        path,
+        format!("%YAML:1.0\n---\nimage_width: {w}\nimage_height: {h}\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ {f}, 0., {cx}, 0., {f}, {cy}, 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n"),
+    )
+    .unwrap();
+}
+
 pub fn assert_one_line_error(o: &Output, needle: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");

@@ -7,7 +7,7 @@
 //! middle row, which for a parabola is the slope of its chord from top to bottom) and 3.7 +/- 0.2
 //! m apart.
 
-use crate::{assert_one_line_error, data, lanes, stderr, stdout, tmp};
+use crate::{assert_one_line_error, data, lanes, stderr, stdout, tmp, write_pinhole_camera};
 use lanes::base::config::Config;
 use std::path::{Path, PathBuf};
 
@@ -274,11 +274,7 @@ fn bad_inputs_are_one_line_errors() {
     assert_one_line_error(&o, "/no/such/dir: output directory does not exist");
     if let Some(s1) = data("udacity/test_images/straight_lines1.jpg") {
         let cam = dir.path().join("small.yml");
-        std::fs::write(
-            &cam,
-            "%YAML:1.0\n---\nimage_width: 640\nimage_height: 480\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ 500., 0., 320., 0., 500., 240., 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n",
-        )
-        .unwrap();
+        write_pinhole_camera(&cam, 640, 480, 500.0);
         let o = perspective(&cam, &[&s1], &[], &out);
         assert_one_line_error(&o, "image is 1280x720, expected 640x480");
     }

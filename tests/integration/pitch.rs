@@ -71,11 +71,7 @@ fn the_online_pitch_follows_a_pitch_change_and_keeps_the_lane_right() {
     let dir = d.path();
     let (w, h, f) = (640, 360, 500.0);
     let cam = dir.join("rig.yml");
-    std::fs::write(
-        &cam,
-        format!("%YAML:1.0\n---\nimage_width: {w}\nimage_height: {h}\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ {f}, 0., {}, 0., {f}, {}, 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n", w / 2, h / 2),
-    )
-    .unwrap();
+    write_pinhole_camera(&cam, w, h, f);
     let o = lanes(&[
         "synth",
         "video",

@@ -223,13 +223,9 @@ fn synthetic_rigs_give_their_horizon_and_scale() {
     for (w, h, f, cam_h, pitch) in rigs {
         let dir = d.path().join(format!("rig{w}"));
         std::fs::create_dir_all(&dir).unwrap();
-        let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
+        let cy = h as f64 / 2.0;
         let cam = dir.join("rig.yml");
-        std::fs::write(
-            &cam,
-            format!("%YAML:1.0\n---\nimage_width: {w}\nimage_height: {h}\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ {f}, 0., {cx}, 0., {f}, {cy}, 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n"),
-        )
-        .unwrap();
+        write_pinhole_camera(&cam, w, h, f);
         let o = lanes(&[
             "synth",
             "video",

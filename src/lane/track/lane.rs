@@ -247,6 +247,15 @@ pub struct TrackScene {
     pub units: UnitsConfig,
 }
 
+/// A video's frame rate as the trackers use it: 25 when unknown or not finite.
+pub fn frame_rate(fps: f64) -> f64 {
+    if fps.is_finite() && fps > 0.0 {
+        fps
+    } else {
+        25.0
+    }
+}
+
 impl KalmanTracker {
     pub fn new(cfg: TrackingConfig, scene: &TrackScene) -> Self {
         let TrackScene {
@@ -258,11 +267,7 @@ impl KalmanTracker {
         // Curvature kappa (1/m) of x = a*y^2 in view pixels: kappa = 2 a xm / ym^2.
         let to_a = |per_km: f64| per_km / 1000.0 / 2.0 * units.ym_per_px.powi(2) / units.xm_per_px;
         let a_floor = to_a(cfg.curvature_floor_per_km);
-        let fps = if fps.is_finite() && fps > 0.0 {
-            fps
-        } else {
-            25.0
-        };
+        let fps = frame_rate(fps);
         let mut cfg = cfg;
         if cfg.curvature_noise_per_km_s > 0.0 {
             // A random walk: the variance grows with time, so per frame sqrt(1 / fps).

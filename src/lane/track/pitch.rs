@@ -5,6 +5,7 @@
 //! a second (the pitch did change: the filter starts again from them); the change is bounded
 //! by `tracking.pitch_max_change_deg`.
 
+use super::lane::frame_rate;
 use crate::base::config::TrackingConfig;
 
 /// The filter's uncertainty at the start and after a restart: the geometry's pitch is taken
@@ -31,11 +32,7 @@ impl PitchTracker {
     /// A filter around the geometry's own pitch `base` (radians) for a video of `fps` frames
     /// per second (25 when unknown).
     pub fn new(cfg: &TrackingConfig, base: f64, fps: f64) -> Self {
-        let fps = if fps.is_finite() && fps > 0.0 {
-            fps
-        } else {
-            25.0
-        };
+        let fps = frame_rate(fps);
         let q = cfg.pitch_noise_deg_s.to_radians().powi(2) / fps;
         Self {
             base,
