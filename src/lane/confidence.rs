@@ -20,6 +20,10 @@
 //! neither line stands, two lines strong in the near half, sharing one curvature a lane width
 //! apart, make a lane (a bend leaving the view sideways, a far half in shade or foliage);
 //! such lines may bend down to the radius that still stays in the view over the near half.
+//! In a video, a frame that still lacks a line is checked against the lane the tracker holds
+//! (`confirm_with_expected`): each missing line refitted with the tracked curvature and
+//! heading needs only one dash, in either half, at a lone line's confidence (two dashed
+//! lines whose gaps cover the near half together, where neither line lends the other a shape).
 
 use crate::base::config::{ConfidenceConfig, UnitsConfig};
 use crate::lane::fit::{LaneFit, LinePixels, Poly2, Scale};
@@ -272,6 +276,86 @@ pub struct ViewGeometry {
     pub scale: Scale,
 }
 
+/// How one line is judged in a view: its evidence from its pixels, its confidence under the
+/// coverage asked for, and the checks that zero it (the wrong side of the camera, under the car,
+/// tighter than the radius the coverage allows).
+struct LineJudge<'a> {
+    view: ViewGeometry,
+    cfg: &'a ConfidenceConfig,
+    units: &'a UnitsConfig,
+    /// Rows of the analysed view and the row tolerance there.
+    rows: usize,
+    tol: f64,
+    /// The tightest radius a line seen in the near half only may have.
+    near_min_radius: f64,
+}
+
+impl<'a> LineJudge<'a> {
+    fn new(view: ViewGeometry, cfg: &'a ConfidenceConfig, units: &'a UnitsConfig) -> Self {
+        let rows = (view.height as f64 * view.scale.y).round().max(1.0) as usize;
+        let tol = cfg.row_tolerance_px * view.scale.x;
+        let centre = view.width as f64 / 2.0;
+        // A line seen in the near half only needs to stay in the view over that half: from a
+        // lane's edge (half the default lane width from the camera) to the view's side, over
+        // the half's length. Tighter bends than `min_radius_m` fit there (13.6 m at the
+        // defaults).
+        let near_len_m = view.height as f64 / 2.0 * units.ym_per_px;
+        let room_m = (centre * units.xm_per_px - cfg.default_lane_width_m / 2.0).max(0.1);
+        let near_min_radius = (near_len_m * near_len_m / (2.0 * room_m)).min(cfg.min_radius_m);
+        Self {
+            view,
+            cfg,
+            units,
+            rows,
+            tol,
+            near_min_radius,
+        }
+    }
+
+    /// The evidence for fit `f` (nominal px) from `px` (analysed view) and the fit itself.
+    fn line(
+        &self,
+        f: Option<Poly2>,
+        px: &LinePixels,
+        left: bool,
+        coverage: Coverage,
+    ) -> (LineEvidence, Option<Poly2>) {
+        let Some(f) = f else {
+            return (LineEvidence::default(), None);
+        };
+        let (view, cfg, units) = (self.view, self.cfg, self.units);
+        let mut ev = line_evidence(
+            &f.to_scaled(view.scale),
+            px,
+            self.rows,
+            self.tol,
+            cfg.full_support,
+        );
+        ev.confidence = ev.score(cfg.full_support, coverage);
+        ev.cov = cov_to_nominal(&ev.cov, view.scale);
+        let y_bottom = (view.height - 1) as f64;
+        let centre = view.width as f64 / 2.0;
+        let x = f.eval(y_bottom);
+        // The ego lane's lines lie on either side of the camera, at most a lane width away.
+        let max_w_px = cfg.lane_width_m[1] / units.xm_per_px;
+        let near_px = cfg.min_line_distance_m / units.xm_per_px;
+        let side_ok = if left {
+            x < centre - near_px && x > centre - max_w_px
+        } else {
+            x > centre + near_px && x < centre + max_w_px
+        };
+        let min_radius = match coverage {
+            Coverage::BothHalves | Coverage::EitherHalf => cfg.min_radius_m,
+            Coverage::NearHalf => self.near_min_radius,
+        };
+        let radius_ok = measure::radius_m(&f, y_bottom, units) >= min_radius;
+        if !(side_ok && radius_ok && x.is_finite()) {
+            ev.confidence = 0.0;
+        }
+        (ev, Some(f))
+    }
+}
+
 /// Judge one frame's fits: per-line evidence, then the plausibility of each line and of the
 /// pair; returns what the frame reports. `fit` is in nominal px, the pixels in the analysed
 /// view.
@@ -283,45 +367,10 @@ pub fn assess(
     cfg: &ConfidenceConfig,
     units: &UnitsConfig,
 ) -> Detection {
-    let rows = (view.height as f64 * view.scale.y).round().max(1.0) as usize;
-    let tol = cfg.row_tolerance_px * view.scale.x;
-    let y_bottom = (view.height - 1) as f64;
-    let centre = view.width as f64 / 2.0;
-    let max_w_px = cfg.lane_width_m[1] / units.xm_per_px;
-    // A line seen in the near half only needs to stay in the view over that half: from a
-    // lane's edge (half the default lane width from the camera) to the view's side, over the
-    // half's length. Tighter bends than `min_radius_m` fit there (13.6 m at the defaults).
-    let near_len_m = view.height as f64 / 2.0 * units.ym_per_px;
-    let room_m = (centre * units.xm_per_px - cfg.default_lane_width_m / 2.0).max(0.1);
-    let near_min_radius = (near_len_m * near_len_m / (2.0 * room_m)).min(cfg.min_radius_m);
-    let line = |f: Option<Poly2>,
-                px: &LinePixels,
-                left: bool,
-                coverage: Coverage|
-     -> (LineEvidence, Option<Poly2>) {
-        let Some(f) = f else {
-            return (LineEvidence::default(), None);
-        };
-        let mut ev = line_evidence(&f.to_scaled(view.scale), px, rows, tol, cfg.full_support);
-        ev.confidence = ev.score(cfg.full_support, coverage);
-        ev.cov = cov_to_nominal(&ev.cov, view.scale);
-        let x = f.eval(y_bottom);
-        // The ego lane's lines lie on either side of the camera, at most a lane width away.
-        let near_px = cfg.min_line_distance_m / units.xm_per_px;
-        let side_ok = if left {
-            x < centre - near_px && x > centre - max_w_px
-        } else {
-            x > centre + near_px && x < centre + max_w_px
-        };
-        let min_radius = match coverage {
-            Coverage::BothHalves | Coverage::EitherHalf => cfg.min_radius_m,
-            Coverage::NearHalf => near_min_radius,
-        };
-        let radius_ok = measure::radius_m(&f, y_bottom, units) >= min_radius;
-        if !(side_ok && radius_ok && x.is_finite()) {
-            ev.confidence = 0.0;
-        }
-        (ev, Some(f))
+    let judge = LineJudge::new(view, cfg, units);
+    let rows = judge.rows;
+    let line = |f: Option<Poly2>, px: &LinePixels, left: bool, coverage: Coverage| {
+        judge.line(f, px, left, coverage)
     };
     let (mut lev, lf) = line(fit.left, left_px, true, Coverage::BothHalves);
     let (mut rev, rf) = line(fit.right, right_px, false, Coverage::BothHalves);
@@ -457,6 +506,58 @@ pub fn assess(
         left_evidence: lev,
         right_evidence: rev,
     }
+}
+
+/// A frame that does not report both lines, while the tracker holds a lane (`expected`, nominal
+/// px): each missing line is fitted again with the expected line's curvature and heading, so
+/// that its own pixels need only fix its position, which one dash in either half of the view
+/// does; such a line needs a lone line's confidence (`min_single`), and the pair a plausible
+/// lane. Where both lines are dashed, the gaps of both often cover the near half together
+/// (the dashes of neighbouring lines are laid in step), and neither line then stands alone to
+/// lend the other its shape: the lane of the last frames does. `None` when the frame's report
+/// stands as it is. `left_px`/`right_px`: pixels near the expected lines (analysed view).
+pub fn confirm_with_expected(
+    det: &Detection,
+    left_px: &LinePixels,
+    right_px: &LinePixels,
+    expected: (Poly2, Poly2),
+    view: ViewGeometry,
+    cfg: &ConfidenceConfig,
+    units: &UnitsConfig,
+) -> Option<Detection> {
+    if det.status == LaneStatus::Both || cfg.min_line <= 0.0 {
+        return None;
+    }
+    let judge = LineJudge::new(view, cfg, units);
+    let s = view.scale;
+    let refit = |px: &LinePixels, e: &Poly2, left: bool| {
+        let e = e.to_scaled(s);
+        let f = crate::lane::fit::robust_fit_with_shape(px, (e.a, e.b), 6.0 * s.x, 3);
+        let (ev, f) = judge.line(f.map(|p| p.from_scaled(s)), px, left, Coverage::EitherHalf);
+        (ev, f.filter(|_| ev.confidence >= cfg.min_single))
+    };
+    let (lev, l) = match det.left {
+        Some(l) => (det.left_evidence, Some(l)),
+        None => refit(left_px, &expected.0, true),
+    };
+    let (rev, r) = match det.right {
+        Some(r) => (det.right_evidence, Some(r)),
+        None => refit(right_px, &expected.1, false),
+    };
+    let (l, r) = (l?, r?);
+    if !pair_plausible(&l, &r, view.height, false, cfg, units) {
+        return None;
+    }
+    Some(Detection {
+        left: Some(l),
+        right: Some(r),
+        left_confidence: lev.confidence,
+        right_confidence: rev.confidence,
+        confidence: (lev.confidence + rev.confidence) / 2.0,
+        status: LaneStatus::Both,
+        left_evidence: lev,
+        right_evidence: rev,
+    })
 }
 
 /// The pixels in the near (bottom) half of a view of `rows` rows.

@@ -127,9 +127,13 @@ fn fit_and_assess(
 /// reported, its partner is searched for again with windows guided by it
 /// (`fit::guided_search`, starting a plausible lane width away): the windows of a dashed or
 /// faint line often wander off it onto texture, while the confident line says where to look.
+/// `expected` is the lane a video's tracker holds (nominal px): a frame that still lacks a
+/// line may be confirmed by it (`confidence::confirm_with_expected`), from the pixels near the
+/// expected lines (the band search's own, or the whole view's mask there).
 pub fn judge(
     search: SearchResult,
     mask: Option<&BinaryMask>,
+    expected: Option<(Poly2, Poly2)>,
     cfg: &Config,
     persp: &Perspective,
 ) -> Result<Judged> {
@@ -168,6 +172,32 @@ pub fn judge(
             if d2.status == confidence::LaneStatus::Both {
                 (search, fit, detection) = (again, f2, d2);
             }
+        }
+    }
+    if let (Some((l, r)), true) = (expected, detection.status != confidence::LaneStatus::Both) {
+        let s = cfg.perspective.scale();
+        let near = match mask {
+            Some(m) => {
+                let margin = scaled_search(&cfg.search, s).prior_margin;
+                fit::prior_search(m, &l.to_scaled(s), &r.to_scaled(s), margin)?
+            }
+            None => search.clone(),
+        };
+        let view = ViewGeometry {
+            width: persp.width,
+            height: persp.height,
+            scale: s,
+        };
+        if let Some(d) = confidence::confirm_with_expected(
+            &detection,
+            &near.left,
+            &near.right,
+            (l, r),
+            view,
+            &cfg.confidence,
+            &cfg.units,
+        ) {
+            detection = d;
         }
     }
     // The lane's radius from both lines, each weighted by how well its pixels fix its
@@ -337,6 +367,17 @@ impl Pipeline {
         raw: impl Into<RawFrame<'a>>,
         prior: Option<(Poly2, Poly2)>,
     ) -> Result<Analysis> {
+        self.analyze_tracked(raw, prior, prior)
+    }
+
+    /// `analyze` in a video: `expected` is the lane the tracker holds, searched around or not
+    /// (`judge`).
+    pub fn analyze_tracked<'a>(
+        &self,
+        raw: impl Into<RawFrame<'a>>,
+        prior: Option<(Poly2, Poly2)>,
+        expected: Option<(Poly2, Poly2)>,
+    ) -> Result<Analysis> {
         let raw = raw.into();
         let t0 = Instant::now();
         let s = self.cfg.perspective.scale();
@@ -400,7 +441,7 @@ impl Pipeline {
             fit,
             detection,
             measure,
-        } = judge(search, mask, &self.cfg, &self.persp)?;
+        } = judge(search, mask, expected, &self.cfg, &self.persp)?;
         let t3 = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
         Ok(Analysis {

@@ -132,8 +132,9 @@ impl<'a> Analyser<'a> {
         crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
         // The tracker works in the view of the camera's pitch; the search in the fixed view.
         let before = self.pitch.as_ref().map(|t| t.pitch());
-        let prior = (self.tracker.next_search().1)
-            .map(|lane| ViewMap::new(pipe.horizon(), before, true).lane(lane));
+        let to_fixed = ViewMap::new(pipe.horizon(), before, true);
+        let prior = (self.tracker.next_search().1).map(|lane| to_fixed.lane(lane));
+        let expected = self.tracker.expected().map(|lane| to_fixed.lane(lane));
         // A frame the analysis converts whole (no band to sample) and the renderer draws on:
         // converted once, here.
         let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {
@@ -141,7 +142,7 @@ impl<'a> Analyser<'a> {
         } else {
             decoded
         };
-        let analysis = pipe.analyze(decoded.raw()?, prior)?;
+        let analysis = pipe.analyze_tracked(decoded.raw()?, prior, expected)?;
         let t_track = Instant::now();
         let pitch = match (self.pitch.as_mut(), pipe.horizon()) {
             (Some(t), Some(h)) => Some(t.update(h.observe(&analysis.detection))),

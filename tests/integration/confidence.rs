@@ -2,7 +2,9 @@
 //! `assess`, the library's public API).
 
 use lanes::base::config::{ConfidenceConfig, UnitsConfig};
-use lanes::lane::confidence::{assess, line_evidence, LaneStatus, ViewGeometry};
+use lanes::lane::confidence::{
+    assess, confirm_with_expected, line_evidence, LaneStatus, ViewGeometry,
+};
 use lanes::lane::fit::{LaneFit, LinePixels, Poly2, Scale};
 use lanes::lane::measure;
 
@@ -245,4 +247,69 @@ fn a_single_far_dash_beside_a_solid_line_is_its_shifted_copy() {
     };
     let d = assess(&lone, &left_px, &LinePixels::default(), view, &cfg, &units);
     assert_eq!(d.status, LaneStatus::None, "{d:?}");
+}
+
+/// Two dashed lines whose gaps cover the near half together: one dash of each in the far half.
+/// Alone the frame reports no lane (nothing gives a shape); with the lane the tracker holds
+/// (slightly off: 8 px to the left, a little curvature), each dash fixes its line's position
+/// and the frame reports both lines where the dashes are. A short blob, a dash off by a lane,
+/// or a pair too narrow is not confirmed.
+#[test]
+fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
+    let cfg = ConfidenceConfig::default();
+    let units = UnitsConfig::default();
+    // Slightly bending lines, 378 px (3.7 m) apart.
+    let l = Poly2::new(2e-5, -0.02, 455.0);
+    let r = Poly2::new(2e-5, -0.02, 833.0);
+    // One dash of each, 70 analysed rows (about 4.3 m at 0.0305 m/px x 2) in the far half.
+    let (lpx, rpx) = (seen(&l, 40..110, 1), seen(&r, 40..110, 1));
+    let d = assess(&both(l, r), &lpx, &rpx, view(), &cfg, &units);
+    assert_eq!(d.status, LaneStatus::None, "{d:?}");
+    let expected = (
+        Poly2::new(1.5e-5, -0.015, 447.0),
+        Poly2::new(1.5e-5, -0.015, 825.0),
+    );
+    let c = confirm_with_expected(&d, &lpx, &rpx, expected, view(), &cfg, &units)
+        .expect("both lines confirmed");
+    assert_eq!(c.status, LaneStatus::Both);
+    let (cl, cr) = (c.left.unwrap(), c.right.unwrap());
+    // At the dashes' middle row (nominal 150), the confirmed lines pass through the dashes.
+    for (got, truth) in [(cl, l), (cr, r)] {
+        let e = (got.eval(150.0) - truth.eval(150.0)).abs();
+        assert!(
+            e < 2.0,
+            "line off by {e:.2} px at the dash: {got:?} vs {truth:?}"
+        );
+        // The shape is the expected one.
+        assert!((got.a - 1.5e-5).abs() < 1e-12 && (got.b + 0.015).abs() < 1e-9);
+    }
+    assert!(c.left_confidence >= cfg.min_single && c.right_confidence >= cfg.min_single);
+    // A frame that already reports both lines is left as it is.
+    let full = assess(
+        &both(l, r),
+        &seen(&l, 0..360, 1),
+        &seen(&r, 0..360, 1),
+        view(),
+        &cfg,
+        &units,
+    );
+    assert_eq!(full.status, LaneStatus::Both);
+    assert!(confirm_with_expected(&full, &lpx, &rpx, expected, view(), &cfg, &units).is_none());
+    // A short blob (20 rows, 1.2 m) on the right: too little to stand for a line.
+    let blob = seen(&r, 60..80, 1);
+    assert!(confirm_with_expected(&d, &lpx, &blob, expected, view(), &cfg, &units).is_none());
+    // The right dash one lane further right: the pair is not a lane (7.4 m wide).
+    let far_right = seen(&Poly2::new(2e-5, -0.02, 1211.0), 40..110, 1);
+    assert!(confirm_with_expected(&d, &lpx, &far_right, expected, view(), &cfg, &units).is_none());
+    // Scattered texture in the right band: not concentrated on a line.
+    let mut texture = LinePixels::default();
+    for y in 0..360u32 {
+        for x in (780..=880u32).step_by(1) {
+            if (x * 7 + y * 13) % 5 == 0 {
+                texture.xs.push(x);
+                texture.ys.push(y);
+            }
+        }
+    }
+    assert!(confirm_with_expected(&d, &lpx, &texture, expected, view(), &cfg, &units).is_none());
 }

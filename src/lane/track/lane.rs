@@ -362,6 +362,13 @@ impl KalmanTracker {
         }
     }
 
+    /// The lane the track holds (also through a gap, until it is forgotten): what a frame
+    /// lacking a line is checked against (`confidence::confirm_with_expected`).
+    pub fn expected(&self) -> Option<(Poly2, Poly2)> {
+        let (x, _) = self.x.as_ref()?;
+        Some((self.line(x, -1.0), self.line(x, 1.0)))
+    }
+
     /// Feed this frame's detection; returns the lane to draw.
     pub fn update(&mut self, det: &Detection) -> TrackOutput {
         let q = self.cfg.process_noise;
@@ -518,6 +525,15 @@ impl LaneTracker {
         match self {
             LaneTracker::Kalman(k) => k.next_search(),
             LaneTracker::Average(a) => a.next_search(),
+        }
+    }
+
+    /// The lane the Kalman tracker holds (`KalmanTracker::expected`); the reference tracker
+    /// does not lend its lane to the detection.
+    pub fn expected(&self) -> Option<(Poly2, Poly2)> {
+        match self {
+            LaneTracker::Kalman(k) => k.expected(),
+            LaneTracker::Average(_) => None,
         }
     }
 

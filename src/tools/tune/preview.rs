@@ -498,7 +498,7 @@ impl Tuner {
             fit,
             detection,
             measure,
-        } = crate::lane::pipeline::judge(search, Some(&mask), cfg, &pipe.persp)?;
+        } = crate::lane::pipeline::judge(search, Some(&mask), None, cfg, &pipe.persp)?;
         Ok(StillResult {
             mask,
             search,
