@@ -536,13 +536,15 @@ pub fn confirm_with_expected(
         let (ev, f) = judge.line(f.map(|p| p.from_scaled(s)), px, left, Coverage::EitherHalf);
         (ev, f.filter(|_| ev.confidence >= cfg.min_single))
     };
+    // The shape comes from this frame's other line when it reports one (the tracked heading
+    // lags while the car moves sideways), else from the tracked lane.
     let (lev, l) = match det.left {
         Some(l) => (det.left_evidence, Some(l)),
-        None => refit(left_px, &expected.0, true),
+        None => refit(left_px, det.right.as_ref().unwrap_or(&expected.0), true),
     };
     let (rev, r) = match det.right {
         Some(r) => (det.right_evidence, Some(r)),
-        None => refit(right_px, &expected.1, false),
+        None => refit(right_px, det.left.as_ref().unwrap_or(&expected.1), false),
     };
     let (l, r) = (l?, r?);
     if !pair_plausible(&l, &r, view.height, false, cfg, units) {

@@ -3,6 +3,7 @@
 pub mod confidence;
 pub mod fit;
 pub mod horizon;
+pub mod judge;
 pub mod measure;
 pub mod pipeline;
 pub mod present;

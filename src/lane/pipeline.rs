@@ -5,11 +5,12 @@
 use crate::base::camera::{assumed_k, Camera};
 use crate::base::config::Config;
 use crate::base::error::Result;
-use crate::base::frame::{BgrFrame, BinaryMask};
+use crate::base::frame::BgrFrame;
 use crate::base::planes::RawFrame;
-use crate::lane::confidence::{self, Detection, ViewGeometry};
+use crate::lane::confidence::Detection;
 use crate::lane::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::lane::horizon::Horizon;
+use crate::lane::judge::{judge, scaled_search, Judged};
 use crate::lane::measure::{self, LaneMeasure};
 use crate::lane::threshold::{self, MaskRef, Thresholded};
 use crate::lane::undistort::Undistorter;
@@ -50,21 +51,6 @@ pub struct Analysis {
     pub times: StageTimes,
 }
 
-/// Search parameters for a bird's-eye view scaled by `s`: margins scale by `s.x`, pixel counts
-/// by `s.x * s.y`; the number of windows and the minimum number of rows stay.
-pub fn scaled_search(
-    cfg: &crate::base::config::SearchConfig,
-    s: Scale,
-) -> crate::base::config::SearchConfig {
-    crate::base::config::SearchConfig {
-        windows: cfg.windows,
-        margin: ((cfg.margin as f64 * s.x).round() as u32).max(1),
-        min_pixels: (cfg.min_pixels as f64 * s.x * s.y).round() as u32,
-        prior_margin: ((cfg.prior_margin as f64 * s.x).round() as u32).max(1),
-        ..*cfg
-    }
-}
-
 /// Threshold parameters for a bird's-eye view scaled by `s`: widths across the road scale by
 /// `s.x`, run lengths along it by `s.y`.
 pub fn scaled_threshold(
@@ -82,139 +68,6 @@ pub fn scaled_threshold(
         },
         ..*cfg
     }
-}
-
-/// What `judge` makes of a search.
-pub struct Judged {
-    /// The search's pixels (with a partner search's pixels for a line found one lane width
-    /// from its confident partner).
-    pub search: SearchResult,
-    pub fit: LaneFit,
-    pub detection: Detection,
-    pub measure: Option<LaneMeasure>,
-}
-
-fn fit_and_assess(
-    search: &SearchResult,
-    cfg: &Config,
-    persp: &Perspective,
-) -> (LaneFit, Detection) {
-    let s = cfg.perspective.scale();
-    let search_cfg = scaled_search(&cfg.search, s);
-    let mut fit = fit::fit_lines_with(search, &search_cfg, 6.0 * s.x);
-    fit.left = fit.left.map(|p| p.from_scaled(s));
-    fit.right = fit.right.map(|p| p.from_scaled(s));
-    let detection = confidence::assess(
-        &fit,
-        &search.left,
-        &search.right,
-        ViewGeometry {
-            width: persp.width,
-            height: persp.height,
-            scale: s,
-        },
-        &cfg.confidence,
-        &cfg.units,
-    );
-    (fit, detection)
-}
-
-/// From a search's pixels (analysed view) to what a frame reports, as `Pipeline::analyze`
-/// does after the search: the fits (robust when `search.robust`), mapped to nominal pixels;
-/// the confidence and the reported lines; the measurements of the lane a still draws.
-///
-/// `mask` is the whole view's mask of a sliding-window search. When only one line is
-/// reported, its partner is searched for again with windows guided by it
-/// (`fit::guided_search`, starting a plausible lane width away): the windows of a dashed or
-/// faint line often wander off it onto texture, while the confident line says where to look.
-/// `expected` is the lane a video's tracker holds (nominal px): a frame that still lacks a
-/// line may be confirmed by it (`confidence::confirm_with_expected`), from the pixels near the
-/// expected lines (the band search's own, or the whole view's mask there).
-pub fn judge(
-    search: SearchResult,
-    mask: Option<&BinaryMask>,
-    expected: Option<(Poly2, Poly2)>,
-    cfg: &Config,
-    persp: &Perspective,
-) -> Result<Judged> {
-    let (mut fit, mut detection) = fit_and_assess(&search, cfg, persp);
-    let mut search = search;
-    let width_px = cfg.confidence.default_lane_width_m / cfg.units.xm_per_px;
-    let single = matches!(
-        detection.status,
-        confidence::LaneStatus::LeftOnly | confidence::LaneStatus::RightOnly
-    );
-    if let (Some(mask), true, true) = (mask, single, cfg.confidence.min_line > 0.0) {
-        let s = cfg.perspective.scale();
-        let scfg = scaled_search(&cfg.search, s);
-        let px = |m: f64| m / cfg.units.xm_per_px * s.x;
-        let [wmin, wmax] = cfg.confidence.lane_width_m;
-        let left_seen = detection.left.is_some();
-        let guide = if left_seen {
-            detection.left
-        } else {
-            detection.right
-        };
-        if let Some(g) = guide {
-            let gap = if left_seen {
-                (px(wmin), px(wmax))
-            } else {
-                (-px(wmax), -px(wmin))
-            };
-            let partner = fit::guided_search(mask, &g.to_scaled(s), gap, &scfg)?;
-            let mut again = search.clone();
-            if left_seen {
-                again.right = partner;
-            } else {
-                again.left = partner;
-            }
-            let (f2, d2) = fit_and_assess(&again, cfg, persp);
-            if d2.status == confidence::LaneStatus::Both {
-                (search, fit, detection) = (again, f2, d2);
-            }
-        }
-    }
-    if let (Some((l, r)), true) = (expected, detection.status != confidence::LaneStatus::Both) {
-        let s = cfg.perspective.scale();
-        let near = match mask {
-            Some(m) => {
-                let margin = scaled_search(&cfg.search, s).prior_margin;
-                fit::prior_search(m, &l.to_scaled(s), &r.to_scaled(s), margin)?
-            }
-            None => search.clone(),
-        };
-        let view = ViewGeometry {
-            width: persp.width,
-            height: persp.height,
-            scale: s,
-        };
-        if let Some(d) = confidence::confirm_with_expected(
-            &detection,
-            &near.left,
-            &near.right,
-            (l, r),
-            view,
-            &cfg.confidence,
-            &cfg.units,
-        ) {
-            detection = d;
-        }
-    }
-    // The lane's radius from both lines, each weighted by how well its pixels fix its
-    // curvature (a placed line copies its partner's, so the weights do not matter then).
-    let weights = (
-        1.0 / detection.left_evidence.cov[0][0],
-        1.0 / detection.right_evidence.cov[0][0],
-    );
-    let measure = detection.lane(width_px).map(|(l, r)| {
-        measure::measure_weighted(&l, &r, persp.width, persp.height, &cfg.units, weights)
-    });
-    Ok(Judged {
-        search,
-        fit,
-        detection,
-        measure,
-    })
 }
 
 impl Analysis {

@@ -252,7 +252,8 @@ fn a_single_far_dash_beside_a_solid_line_is_its_shifted_copy() {
 /// Two dashed lines whose gaps cover the near half together: one dash of each in the far half.
 /// Alone the frame reports no lane (nothing gives a shape); with the lane the tracker holds
 /// (slightly off: 8 px to the left, a little curvature), each dash fixes its line's position
-/// and the frame reports both lines where the dashes are. A short blob, a dash off by a lane,
+/// and the frame reports both lines where the dashes are; a line the frame reports lends its
+/// shape to its partner's dash instead. A short blob, a dash off by a lane,
 /// or a pair too narrow is not confirmed.
 #[test]
 fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
@@ -301,6 +302,23 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
     // The right dash one lane further right: the pair is not a lane (7.4 m wide).
     let far_right = seen(&Poly2::new(2e-5, -0.02, 1211.0), 40..110, 1);
     assert!(confirm_with_expected(&d, &lpx, &far_right, expected, view(), &cfg, &units).is_none());
+    // A frame reporting its left line (solid, its own shape) lends that shape to the right
+    // dash rather than the tracked one: the tracked heading lags while the car moves sideways.
+    let lone = assess(
+        &both(l, r),
+        &seen(&l, 0..360, 1),
+        &LinePixels::default(),
+        view(),
+        &cfg,
+        &units,
+    );
+    assert_eq!(lone.status, LaneStatus::LeftOnly);
+    let own = lone.left.unwrap();
+    let c = confirm_with_expected(&lone, &lpx, &rpx, expected, view(), &cfg, &units)
+        .expect("right line confirmed");
+    let cr = c.right.unwrap();
+    assert_eq!((c.left, cr.a, cr.b), (Some(own), own.a, own.b));
+    assert!((cr.eval(150.0) - r.eval(150.0)).abs() < 2.0, "{cr:?}");
     // Scattered texture in the right band: not concentrated on a line.
     let mut texture = LinePixels::default();
     for y in 0..360u32 {

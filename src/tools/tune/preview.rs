@@ -10,8 +10,9 @@ use crate::base::config::{Config, PerspectiveConfig};
 use crate::base::error::{Error, Result};
 use crate::base::frame::{BgrFrame, BinaryMask, GrayImage};
 use crate::lane::fit::{self, LaneFit, LinePixels, SearchResult, Window};
+use crate::lane::judge::scaled_search;
 use crate::lane::measure::LaneMeasure;
-use crate::lane::pipeline::{scaled_search, Pipeline};
+use crate::lane::pipeline::Pipeline;
 use crate::lane::render;
 use crate::lane::threshold;
 use base64::Engine;
@@ -493,12 +494,12 @@ impl Tuner {
         let search_cfg = scaled_search(&cfg.search, bs);
         let mask = th.into_mask()?;
         let search = fit::sliding_window_search(&mask, &search_cfg)?;
-        let crate::lane::pipeline::Judged {
+        let crate::lane::judge::Judged {
             search,
             fit,
             detection,
             measure,
-        } = crate::lane::pipeline::judge(search, Some(&mask), None, cfg, &pipe.persp)?;
+        } = crate::lane::judge::judge(search, Some(&mask), None, cfg, &pipe.persp)?;
         Ok(StillResult {
             mask,
             search,
