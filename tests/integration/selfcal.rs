@@ -204,6 +204,37 @@ fn a_video_without_a_road_says_so() {
     assert!(!out.exists());
 }
 
+/// A drive drowned in sensor noise (synthetic, noise 30 grey levels): the lines each sampled
+/// frame finds in the noise meet at horizons far apart (spread 77 px at 720 rows before this
+/// check; the rig's horizon is at row 325): refused in one line, rather than lanes drawn from
+/// that guess.
+#[test]
+fn frames_whose_horizons_disagree_give_no_geometry() {
+    let d = tmp();
+    let cam = d.path().join("pin.yml");
+    write_pinhole_camera(&cam, 1280, 720, 1000.0);
+    let o = lanes(&[
+        "synth",
+        "video",
+        "-o",
+        d.path().to_str().unwrap(),
+        "--camera",
+        cam.to_str().unwrap(),
+        "--seconds",
+        "4",
+        "--noise",
+        "30",
+        "--supersample",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+    let clip = d.path().join("synthetic_drive.mp4");
+    let out = d.path().join("o.mp4");
+    let o = lanes(&["video", clip.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_one_line_error(&o, "horizons of the");
+    assert!(!out.exists());
+}
+
 /// The row where the quad's two sides meet (the horizon of the lines they lie on).
 fn horizon_of(src: &[[f64; 2]; 4]) -> f64 {
     let ml = (src[2][0] - src[0][0]) / (src[2][1] - src[0][1]);
