@@ -7,7 +7,7 @@
 //! concrete barriers), which are bright on at least one side.
 
 use crate::base::error::Result;
-use crate::base::frame::{BgrFrame, BinaryMask};
+use crate::base::frame::{BgrFrame, BinaryMask, GrayImage};
 use crate::lane::threshold;
 use opencv::core::{self, Mat};
 use opencv::prelude::*;
@@ -66,8 +66,14 @@ fn ridge(row: &[u8], x: usize, d: usize) -> i32 {
 
 /// Candidate lane-marking pixels of a (undistorted) frame, 0 or 255.
 pub fn ridge_mask(frame: &BgrFrame, p: &RidgeParams) -> Result<BinaryMask> {
-    let (w, h) = (frame.width(), frame.height());
     let (l, b) = threshold::channels(frame)?;
+    ridge_mask_of(&l, &b, p)
+}
+
+/// `ridge_mask` from the frame's L and B channels (`threshold::channels`), computed once for
+/// several masks of one frame.
+pub fn ridge_mask_of(l: &GrayImage, b: &GrayImage, p: &RidgeParams) -> Result<BinaryMask> {
+    let (w, h) = (l.width(), l.height());
     let mut mask = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, core::Scalar::all(0.0))?;
     let y0 = p.rows.0.max(0);
     let y1 = p.rows.1.min(h);

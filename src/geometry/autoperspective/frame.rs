@@ -61,7 +61,9 @@ pub fn find_lane_lines(
         l_contrast,
         ..Default::default()
     };
-    let mask1 = super::candidates::ridge_mask(frame, &p1)?;
+    // L and B once for both passes' masks.
+    let (l, b) = crate::lane::threshold::channels(frame)?;
+    let mask1 = super::candidates::ridge_mask_of(&l, &b, &p1)?;
     let segs1 = super::lines::hough_segments(&mask1, &hough)?;
     let Some((vp1, _)) = super::lines::vanishing_point(&segs1, w, h, tol_deg) else {
         return Ok(Err(Rejection::new(format!(
@@ -83,7 +85,7 @@ pub fn find_lane_lines(
         l_contrast,
         ..Default::default()
     };
-    let mask = super::candidates::ridge_mask(frame, &p2)?;
+    let mask = super::candidates::ridge_mask_of(&l, &b, &p2)?;
     let segs = super::lines::hough_segments(&mask, &hough)?;
     let (vp2, inliers) = match super::lines::vanishing_point(&segs, w, h, tol_deg) {
         Some(v) => v,
