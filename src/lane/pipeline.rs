@@ -195,7 +195,7 @@ impl Pipeline {
     /// first frame, so the table is not built on a decoder's time.
     pub fn prepare_for_video(&self) -> Result<()> {
         if self.analyses_bands() {
-            threshold::prepare()?;
+            threshold::prepare(threshold::cue(&self.cfg.threshold))?;
         }
         Ok(())
     }

@@ -27,6 +27,7 @@ mod stills;
 mod synth;
 mod tune;
 mod tune_load;
+mod vehicle_ahead;
 mod video;
 mod video_io;
 

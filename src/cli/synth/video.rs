@@ -48,9 +48,13 @@ pub(super) struct VideoArgs {
     /// 700 m right bend).
     #[command(flatten)]
     pub(super) curve: CurveArgs,
-    /// A white car in the lane to the right, starting this far ahead, 2 m/s slower than us, m.
+    /// A white car starting this far ahead, 2 m/s slower than us, m (in the lane to the
+    /// right, or ours with --car-in-our-lane).
     #[arg(long, value_name = "M")]
     pub(super) car: Option<f64>,
+    /// The --car drives in our lane (it comes closer at 2 m/s, hiding the far end of the lane).
+    #[arg(long, requires = "car")]
+    pub(super) car_in_our_lane: bool,
     /// A lane change starting at this time, s (repeatable): the first goes one lane to the
     /// right, the next back to the left, and so on. Draws the right lane's edge line.
     #[arg(long, value_name = "S")]
@@ -181,6 +185,7 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
         drift_m: a.drift,
         drift_period_s: a.drift_period,
         car: a.car.map(|ahead| (ahead, a.speed - 2.0)),
+        car_in_our_lane: a.car_in_our_lane,
         manoeuvres: manoeuvres(&a)?,
     };
     let mut opts = opts;

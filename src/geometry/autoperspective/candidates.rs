@@ -66,7 +66,7 @@ fn ridge(row: &[u8], x: usize, d: usize) -> i32 {
 
 /// Candidate lane-marking pixels of a (undistorted) frame, 0 or 255.
 pub fn ridge_mask(frame: &BgrFrame, p: &RidgeParams) -> Result<BinaryMask> {
-    let (l, b) = threshold::channels(frame)?;
+    let (l, b) = threshold::channels(frame, threshold::Cue::Yellow)?;
     ridge_mask_of(&l, &b, p)
 }
 

@@ -62,7 +62,7 @@ pub fn find_lane_lines(
         ..Default::default()
     };
     // L and B once for both passes' masks.
-    let (l, b) = crate::lane::threshold::channels(frame)?;
+    let (l, b) = crate::lane::threshold::channels(frame, crate::lane::threshold::Cue::Yellow)?;
     let mask1 = super::candidates::ridge_mask_of(&l, &b, &p1)?;
     let segs1 = super::lines::hough_segments(&mask1, &hough)?;
     let Some((vp1, _)) = super::lines::vanishing_point(&segs1, w, h, tol_deg) else {

@@ -1,5 +1,11 @@
 //! The colour cues: HLS L and LAB B of 8-bit BGR pixels, in fixed point through lookup tables
 //! (the same values as OpenCV's conversions), computed in one pass.
+//!
+//! The yellow cue (`Cue::Yellow`, what the local-contrast threshold and self-calibration read)
+//! is LAB B with red colours set to neutral (128): yellow paint lies near the b axis (a* about
+//! 0, a little more for orange paint in low sun), while tail and brake lights, red cars and
+//! red signs have a* above b* (hue below 45 degrees), so their high B is not yellowness. The
+//! reference's rule reads the exact B (`Cue::ExactB`).
 
 use crate::base::error::Result;
 use crate::base::frame::{BgrFrame, GrayImage};
@@ -72,6 +78,17 @@ impl BTable {
 }
 
 static B_LUT: std::sync::OnceLock<std::result::Result<BTable, String>> = std::sync::OnceLock::new();
+static YELLOW_LUT: std::sync::OnceLock<std::result::Result<BTable, String>> =
+    std::sync::OnceLock::new();
+
+/// Which B a threshold reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cue {
+    /// LAB B exactly as OpenCV's `cvtColor` gives it (the reference's rule).
+    ExactB,
+    /// LAB B, with red colours (a* above b*) at neutral 128.
+    Yellow,
+}
 
 /// Place of colour (b, g, r) in the B table: the table is tiled in 4x4x4 colour cubes of 64
 /// bytes, one cache line each, so that the similar colours of a road (grey, where b, g and r
@@ -101,6 +118,8 @@ pub(super) struct LabFixed {
     /// Y and Z rows of sRGB -> XYZ (D65 white) in 1/2^12, in B, G, R order.
     y: [i32; 3],
     z: [i32; 3],
+    /// The X row (a* needs it).
+    x: [i32; 3],
 }
 
 impl LabFixed {
@@ -156,17 +175,63 @@ impl LabFixed {
             cbrt,
             y: row(1),
             z: row(2),
+            x: row(0),
         }
     }
 
     /// LAB B of one BGR colour, exactly as `cvtColor(BGR2Lab)` gives it.
     #[inline(always)]
     fn b(&self, b: u8, g: u8, r: u8) -> u8 {
-        let (cb, cg, cr) = (
+        self.b_of(self.gammas(b, g, r))
+    }
+
+    /// The yellow cue of one BGR colour: `b`, or 128 for a red colour (a* > b* > 0).
+    #[inline(always)]
+    fn yellow(&self, b: u8, g: u8, r: u8) -> u8 {
+        let c = self.gammas(b, g, r);
+        let v = self.b_of(c);
+        if v > 128 && self.is_red(c) {
+            128
+        } else {
+            v
+        }
+    }
+
+    /// The B a cue reads.
+    #[inline(always)]
+    fn cue(&self, cue: Cue, b: u8, g: u8, r: u8) -> u8 {
+        match cue {
+            Cue::ExactB => self.b(b, g, r),
+            Cue::Yellow => self.yellow(b, g, r),
+        }
+    }
+
+    #[inline(always)]
+    fn gammas(&self, b: u8, g: u8, r: u8) -> (i32, i32, i32) {
+        (
             self.gamma[b as usize] as i32,
             self.gamma[g as usize] as i32,
             self.gamma[r as usize] as i32,
-        );
+        )
+    }
+
+    /// f(X, Y or Z) of linear colour `c` and a coefficient row.
+    #[inline(always)]
+    fn f(&self, (cb, cg, cr): (i32, i32, i32), row: &[i32; 3]) -> i32 {
+        let half = 1 << (Self::LAB_SHIFT - 1);
+        let t = (cb * row[0] + cg * row[1] + cr * row[2] + half) >> Self::LAB_SHIFT;
+        self.cbrt[(t.max(0) as usize).min(self.cbrt.len() - 1)] as i32
+    }
+
+    /// a* above b* (a* = 500 (fx - fy), b* = 200 (fy - fz)): a hue redder than 45 degrees.
+    #[inline(always)]
+    fn is_red(&self, c: (i32, i32, i32)) -> bool {
+        let (fx, fy, fz) = (self.f(c, &self.x), self.f(c, &self.y), self.f(c, &self.z));
+        5 * (fx - fy) > 2 * (fy - fz)
+    }
+
+    #[inline(always)]
+    fn b_of(&self, (cb, cg, cr): (i32, i32, i32)) -> u8 {
         let half = 1 << (Self::LAB_SHIFT - 1);
         let yi = (cb * self.y[0] + cg * self.y[1] + cr * self.y[2] + half) >> Self::LAB_SHIFT;
         let zi = (cb * self.z[0] + cg * self.z[1] + cr * self.z[2] + half) >> Self::LAB_SHIFT;
@@ -189,8 +254,12 @@ pub(super) fn lab_fixed() -> &'static LabFixed {
 /// OpenCV's fixed-point formula (`LabFixed`, exact: tested against `cvtColor` on every colour)
 /// in parallel over 4-wide blue slabs: about 10x faster than the earlier per-slab `cvtColor`
 /// calls, which dominated the start-up of `lanes image` on one still.
-pub(super) fn b_lut() -> Result<&'static [u8]> {
-    let r = B_LUT.get_or_init(|| {
+pub(super) fn b_lut(cue: Cue) -> Result<&'static [u8]> {
+    let lock = match cue {
+        Cue::ExactB => &B_LUT,
+        Cue::Yellow => &YELLOW_LUT,
+    };
+    let r = lock.get_or_init(|| {
         let lab = lab_fixed();
         let mut table = BTable::new();
         // b_index puts blue's high 6 bits outermost: each 2^18-byte chunk is one value of b >> 2.
@@ -203,7 +272,7 @@ pub(super) fn b_lut() -> Result<&'static [u8]> {
                     let b = ((bh << 2) | ((i >> 4) & 3)) as u8;
                     let g = ((((i >> 12) & 63) << 2) | ((i >> 2) & 3)) as u8;
                     let r = ((((i >> 6) & 63) << 2) | (i & 3)) as u8;
-                    *v = lab.b(b, g, r);
+                    *v = lab.cue(cue, b, g, r);
                 }
             });
         Ok::<BTable, String>(table)
@@ -216,9 +285,10 @@ pub(super) fn b_lut() -> Result<&'static [u8]> {
     }
 }
 
-/// Build the lookup tables now (about 0.1 s, once per process) rather than on the first frame.
-pub fn prepare() -> Result<()> {
-    b_lut().map(|_| ())
+/// Build the lookup table of `cue` now (about 0.1 s, once per process) rather than on the
+/// first frame.
+pub fn prepare(cue: Cue) -> Result<()> {
+    b_lut(cue).map(|_| ())
 }
 
 /// Build only the small tables; the 16 MiB B table waits for the first band frame, so a still
@@ -227,8 +297,9 @@ pub fn prepare_small() {
     let _ = lab_fixed();
 }
 
-/// Compute the L and B channels (raw, unscaled) of a BGR image in one pass.
-pub fn channels(img: &BgrFrame) -> Result<(GrayImage, GrayImage)> {
+/// Compute the L and B channels (raw, unscaled; B as `cue` reads it) of a BGR image in one
+/// pass.
+pub fn channels(img: &BgrFrame, cue: Cue) -> Result<(GrayImage, GrayImage)> {
     let (w, h) = (img.width(), img.height());
     let src = img.bytes()?;
     let lab = lab_fixed();
@@ -246,7 +317,7 @@ pub fn channels(img: &BgrFrame) -> Result<(GrayImage, GrayImage)> {
             .for_each(|((lc, bc), sc)| {
                 for ((px, lo), bo) in sc.chunks_exact(3).zip(lc.iter_mut()).zip(bc.iter_mut()) {
                     *lo = lightness(px[0], px[1], px[2]);
-                    *bo = lab.b(px[0], px[1], px[2]);
+                    *bo = lab.cue(cue, px[0], px[1], px[2]);
                 }
             });
     }

@@ -6,7 +6,7 @@
 mod colour;
 mod contrast;
 
-pub use colour::{channels, prepare, prepare_small};
+pub use colour::{channels, prepare, prepare_small, Cue};
 pub use contrast::context_px;
 
 use colour::{b_index, b_lut, lightness, saturation};
@@ -111,6 +111,15 @@ impl Thresholded {
     }
 }
 
+/// The B a threshold reads: the yellow cue (red set neutral) for the local-contrast rule, the
+/// exact LAB B for the reference's.
+pub fn cue(cfg: &ThresholdConfig) -> Cue {
+    match cfg.method {
+        ThresholdMethod::LocalContrast => Cue::Yellow,
+        ThresholdMethod::GlobalMax => Cue::ExactB,
+    }
+}
+
 /// Threshold a bird's-eye BGR image into the lane-pixel mask.
 ///
 /// Local contrast (default): see `ThresholdMethod::LocalContrast`; then only vertical runs of
@@ -119,7 +128,7 @@ impl Thresholded {
 /// Yellow: B scaled the same way only when its maximum is over `b_scale_gate`, kept where
 /// `b_min < B <= b_max`. Optional Sobel-x on L and HLS S are added when enabled.
 pub fn threshold(img: &BgrFrame, cfg: &ThresholdConfig) -> Result<Thresholded> {
-    let (l, b) = channels(img)?;
+    let (l, b) = channels(img, cue(cfg))?;
     threshold_channels(img, l, b, cfg)
 }
 
@@ -175,7 +184,7 @@ pub fn threshold_bands(
     cfg: &ThresholdConfig,
 ) -> Result<Thresholded> {
     let (rows, pw) = (bands.rows(), bands.packed_width());
-    let lut = b_lut()?;
+    let lut = b_lut(cue(cfg))?;
     // SAFETY: `new_rows_cols` leaves the bytes uninitialised; pass 1 (L, B) and pass 2 (the
     // mask) write every one of them (the spans and the gaps cover the packed image exactly)
     // before anything reads them.
@@ -387,7 +396,7 @@ mod tests {
         };
         let mut hls = Mat::default();
         imgproc::cvt_color_def(img.mat(), &mut hls, imgproc::COLOR_BGR2HLS).unwrap();
-        let (l, _) = channels(&img).unwrap();
+        let (l, _) = channels(&img, Cue::ExactB).unwrap();
         let hd = hls.data_bytes().unwrap();
         for (i, v) in l.bytes().unwrap().iter().enumerate() {
             assert!(
@@ -411,7 +420,7 @@ mod tests {
         }
         let mut lab = Mat::default();
         imgproc::cvt_color_def(img.mat(), &mut lab, imgproc::COLOR_BGR2Lab).unwrap();
-        let (_, b) = channels(&img).unwrap();
+        let (_, b) = channels(&img, Cue::ExactB).unwrap();
         let ld = lab.data_bytes().unwrap();
         for (i, v) in b.bytes().unwrap().iter().enumerate() {
             assert_eq!(*v, ld[i * 3 + 2], "pixel {i}");
@@ -420,7 +429,7 @@ mod tests {
 
     #[test]
     fn b_table_equals_cvtcolor_on_every_colour() {
-        let lut = b_lut().unwrap();
+        let lut = b_lut(Cue::ExactB).unwrap();
         let mut slab =
             Mat::new_rows_cols_with_default(256, 256, core::CV_8UC3, core::Scalar::all(0.0))
                 .unwrap();
@@ -454,6 +463,50 @@ mod tests {
             }
         }
         assert_eq!(wrong, 0, "colours whose B differs from cvtColor");
+    }
+
+    /// The yellow cue keeps yellow paint's B (new, worn, orange in low sun) and sets red
+    /// colours (tail lights, a red car, a red sign) to neutral; the table and the per-pixel
+    /// path agree on every colour of a coarse grid.
+    #[test]
+    fn yellow_cue_keeps_yellow_paint_and_drops_red() {
+        let cue = |bgr: [u8; 3]| {
+            let img = solid(bgr, 4, 1);
+            let (_, y) = channels(&img, Cue::Yellow).unwrap();
+            let (_, b) = channels(&img, Cue::ExactB).unwrap();
+            (y.bytes().unwrap()[0], b.bytes().unwrap()[0])
+        };
+        for paint in [
+            [60, 190, 220],
+            [110, 170, 200],
+            [40, 150, 230],
+            [90, 200, 230],
+        ] {
+            let (y, b) = cue(paint);
+            assert!(b > 150, "{paint:?} is yellow: B {b}");
+            assert_eq!(y, b, "{paint:?}");
+        }
+        for red in [
+            [30, 30, 230],
+            [60, 40, 200],
+            [40, 30, 150],
+            [80, 60, 255],
+            [0, 0, 255],
+        ] {
+            let (y, b) = cue(red);
+            assert!(b > 150, "{red:?}: B {b}");
+            assert_eq!(y, 128, "{red:?}");
+        }
+        let lut = b_lut(Cue::Yellow).unwrap();
+        for b in (0..=255u16).step_by(5) {
+            for g in (0..=255u16).step_by(5) {
+                for r in (0..=255u16).step_by(5) {
+                    let (b, g, r) = (b as u8, g as u8, r as u8);
+                    let (y, _) = cue([b, g, r]);
+                    assert_eq!(lut[b_index(b, g, r)], y, "bgr ({b}, {g}, {r})");
+                }
+            }
+        }
     }
 
     #[test]

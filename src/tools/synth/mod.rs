@@ -118,6 +118,9 @@ pub struct Drive {
     pub drift_period_s: f64,
     /// A car in the lane to the right: distance ahead at t = 0 and its speed, m and m/s.
     pub car: Option<(f64, f64)>,
+    /// The car drives in the first lane (ours at the start) instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub car_in_our_lane: bool,
     /// Lane changes and drifts over a line, added to the offset.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub manoeuvres: Vec<Manoeuvre>,
@@ -167,7 +170,11 @@ impl Drive {
     pub fn car_at(&self, t: f64, lane_width_m: f64) -> Option<Car> {
         self.car.map(|(ahead, v)| Car {
             s_m: self.start_s_m + ahead + v * t,
-            d_m: lane_width_m,
+            d_m: if self.car_in_our_lane {
+                0.0
+            } else {
+                lane_width_m
+            },
         })
     }
 }

@@ -472,7 +472,7 @@ impl Tuner {
             Some(w) => w,
             None => {
                 let birdseye = pipe.birdseye(&data.raw)?;
-                let (l, b) = threshold::channels(&birdseye)?;
+                let (l, b) = threshold::channels(&birdseye, threshold::cue(&cfg.threshold))?;
                 let w = Arc::new(Warped {
                     key,
                     birdseye,
