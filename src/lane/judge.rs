@@ -49,15 +49,20 @@ fn fit_and_assess(
         &fit,
         &search.left,
         &search.right,
-        ViewGeometry {
-            width: persp.width,
-            height: persp.height,
-            scale: s,
-        },
+        view_of(persp, s),
         &cfg.confidence,
         &cfg.units,
     );
     (fit, detection)
+}
+
+/// The nominal view `persp` describes, analysed at scale `s`.
+fn view_of(persp: &Perspective, s: Scale) -> ViewGeometry {
+    ViewGeometry {
+        width: persp.width,
+        height: persp.height,
+        scale: s,
+    }
 }
 
 /// From a search's pixels (analysed view) to what a frame reports, as `Pipeline::analyze`
@@ -124,17 +129,12 @@ pub fn judge(
             }
             None => search.clone(),
         };
-        let view = ViewGeometry {
-            width: persp.width,
-            height: persp.height,
-            scale: s,
-        };
         if let Some(d) = confidence::confirm_with_expected(
             &detection,
             &near.left,
             &near.right,
             (l, r),
-            view,
+            view_of(persp, s),
             &cfg.confidence,
             &cfg.units,
         ) {

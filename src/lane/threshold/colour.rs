@@ -182,15 +182,18 @@ impl LabFixed {
     /// LAB B of one BGR colour, exactly as `cvtColor(BGR2Lab)` gives it.
     #[inline(always)]
     fn b(&self, b: u8, g: u8, r: u8) -> u8 {
-        self.b_of(self.gammas(b, g, r))
+        let c = self.gammas(b, g, r);
+        Self::b_from(self.f(c, &self.y), self.f(c, &self.z))
     }
 
-    /// The yellow cue of one BGR colour: `b`, or 128 for a red colour (a* > b* > 0).
+    /// The yellow cue of one BGR colour: `b`, or 128 for a red colour: a* above b* > 0
+    /// (a* = 500 (fx - fy), b* = 200 (fy - fz)), a hue redder than 45 degrees.
     #[inline(always)]
     fn yellow(&self, b: u8, g: u8, r: u8) -> u8 {
         let c = self.gammas(b, g, r);
-        let v = self.b_of(c);
-        if v > 128 && self.is_red(c) {
+        let (fy, fz) = (self.f(c, &self.y), self.f(c, &self.z));
+        let v = Self::b_from(fy, fz);
+        if v > 128 && 5 * (self.f(c, &self.x) - fy) > 2 * (fy - fz) {
             128
         } else {
             v
@@ -206,6 +209,7 @@ impl LabFixed {
         }
     }
 
+    /// The linear (gamma-expanded) values of a BGR colour, in 1/8 units.
     #[inline(always)]
     fn gammas(&self, b: u8, g: u8, r: u8) -> (i32, i32, i32) {
         (
@@ -215,7 +219,8 @@ impl LabFixed {
         )
     }
 
-    /// f(X, Y or Z) of linear colour `c` and a coefficient row.
+    /// f(X), f(Y) or f(Z) of linear colour `c` by its coefficient row, in 1/2^15 (the sRGB
+    /// cube never leaves the table; X of a saturated colour can pass white's, hence the clamp).
     #[inline(always)]
     fn f(&self, (cb, cg, cr): (i32, i32, i32), row: &[i32; 3]) -> i32 {
         let half = 1 << (Self::LAB_SHIFT - 1);
@@ -223,20 +228,9 @@ impl LabFixed {
         self.cbrt[(t.max(0) as usize).min(self.cbrt.len() - 1)] as i32
     }
 
-    /// a* above b* (a* = 500 (fx - fy), b* = 200 (fy - fz)): a hue redder than 45 degrees.
+    /// B (0..255, 128 neutral) from f(Y) and f(Z), rounded as OpenCV rounds it.
     #[inline(always)]
-    fn is_red(&self, c: (i32, i32, i32)) -> bool {
-        let (fx, fy, fz) = (self.f(c, &self.x), self.f(c, &self.y), self.f(c, &self.z));
-        5 * (fx - fy) > 2 * (fy - fz)
-    }
-
-    #[inline(always)]
-    fn b_of(&self, (cb, cg, cr): (i32, i32, i32)) -> u8 {
-        let half = 1 << (Self::LAB_SHIFT - 1);
-        let yi = (cb * self.y[0] + cg * self.y[1] + cr * self.y[2] + half) >> Self::LAB_SHIFT;
-        let zi = (cb * self.z[0] + cg * self.z[1] + cr * self.z[2] + half) >> Self::LAB_SHIFT;
-        let fy = self.cbrt[yi as usize] as i32;
-        let fz = self.cbrt[zi as usize] as i32;
+    fn b_from(fy: i32, fz: i32) -> u8 {
         let v = (200 * (fy - fz) + (128 << Self::LAB_SHIFT2) + (1 << (Self::LAB_SHIFT2 - 1)))
             >> Self::LAB_SHIFT2;
         v.clamp(0, 255) as u8
