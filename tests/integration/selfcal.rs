@@ -206,8 +206,8 @@ fn a_video_without_a_road_says_so() {
 
 /// A drive drowned in noise (synthetic, then `ffmpeg -vf noise=alls=35:allf=t`, the filter the
 /// real clips were tried with): the "lines" each sampled frame finds in the noise meet at
-/// horizons far apart (spread 118 px at 720 rows; the rig's horizon is at row 325): refused in
-/// one line, rather than lanes drawn from that guess.
+/// horizons far apart (spread about 120 px at 720 rows; the rig's horizon is at row 325):
+/// refused in one line, rather than lanes drawn from that guess.
 #[test]
 fn frames_whose_horizons_disagree_give_no_geometry() {
     let d = tmp();

@@ -2,10 +2,10 @@
 //! (the same values as OpenCV's conversions), computed in one pass.
 //!
 //! The yellow cue (`Cue::Yellow`, what the local-contrast threshold and self-calibration read)
-//! is LAB B with red colours set to neutral (128): yellow paint lies near the b axis (a* about
-//! 0, a little more for orange paint in low sun), while tail and brake lights, red cars and
-//! red signs have a* above b* (hue below 45 degrees), so their high B is not yellowness. The
-//! reference's rule reads the exact B (`Cue::ExactB`).
+//! is LAB B with clearly red colours set to neutral (128): yellow paint lies near the b axis
+//! (a* about 0, a little more for orange paint in low sun), while tail and brake lights, red
+//! cars and red signs have a* above b* (hue below 45 degrees) and above 20, so their high B
+//! is not yellowness. The reference's rule reads the exact B (`Cue::ExactB`).
 
 use crate::base::error::Result;
 use crate::base::frame::{BgrFrame, GrayImage};
@@ -86,7 +86,7 @@ static YELLOW_LUT: std::sync::OnceLock<std::result::Result<BTable, String>> =
 pub enum Cue {
     /// LAB B exactly as OpenCV's `cvtColor` gives it (the reference's rule).
     ExactB,
-    /// LAB B, with red colours (a* above b*) at neutral 128.
+    /// LAB B, with clearly red colours (a* above b* and above 20) at neutral 128.
     Yellow,
 }
 
@@ -187,13 +187,18 @@ impl LabFixed {
     }
 
     /// The yellow cue of one BGR colour: `b`, or 128 for a red colour: a* above b* > 0
-    /// (a* = 500 (fx - fy), b* = 200 (fy - fz)), a hue redder than 45 degrees.
+    /// (a* = 500 (fx - fy), b* = 200 (fy - fz)), a hue redder than 45 degrees, and a* above 20
+    /// (a clear red: tail lights and red cars reach 40-80, while a grey road's faint tint, a*
+    /// and b* of a few units, keeps its B and so the road samples beside a line stay as they
+    /// were).
     #[inline(always)]
     fn yellow(&self, b: u8, g: u8, r: u8) -> u8 {
         let c = self.gammas(b, g, r);
         let (fy, fz) = (self.f(c, &self.y), self.f(c, &self.z));
         let v = Self::b_from(fy, fz);
-        if v > 128 && 5 * (self.f(c, &self.x) - fy) > 2 * (fy - fz) {
+        let da = self.f(c, &self.x) - fy;
+        // a* > 20 in 1/2^15 units of f: 500 da / 2^15 > 20, i.e. 25 da > 2^16.
+        if v > 128 && 5 * da > 2 * (fy - fz) && 25 * da > 1 << 16 {
             128
         } else {
             v
