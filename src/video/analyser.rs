@@ -133,8 +133,14 @@ impl<'a> Analyser<'a> {
         // The tracker works in the view of the camera's pitch; the search in the fixed view.
         let before = self.pitch.as_ref().map(|t| t.pitch());
         let to_fixed = ViewMap::new(pipe.horizon(), before, true);
-        let prior = (self.tracker.next_search().1).map(|lane| to_fixed.lane(lane));
-        let expected = self.tracker.expected().map(|lane| to_fixed.lane(lane));
+        let searched = self.tracker.next_search().1;
+        let prior = searched.map(|lane| to_fixed.lane(lane));
+        // The lane the tracker holds is, while it is searched around, that same lane: mapped
+        // once.
+        let expected = match self.tracker.expected() {
+            Some(lane) if Some(lane) == searched => prior,
+            held => held.map(|lane| to_fixed.lane(lane)),
+        };
         // A frame the analysis converts whole (no band to sample) and the renderer draws on:
         // converted once, here.
         let decoded = if self.mode != RenderMode::None && !pipe.samples_bands(prior.is_some()) {

@@ -89,7 +89,6 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
-/// Assert a command failed with exit code 2 and a one-line `lanes: ` error containing `needle`.
 /// Write a distortion-free OpenCV camera file: `w` x `h`, focal length `f` px, principal point
 /// at the centre.
 pub fn write_pinhole_camera(path: &Path, w: i32, h: i32, f: f64) {
@@ -101,6 +100,79 @@ pub fn write_pinhole_camera(path: &Path, w: i32, h: i32, f: f64) {
     .unwrap();
 }
 
+/// `lanes synth video -o dir` through a distortion-free camera (`w` x `h`, focal length `f`,
+/// written to `dir/pin.yml`) with `args`; asserts it succeeded. Returns the camera file.
+pub fn synth_drive(dir: &Path, (w, h, f): (i32, i32, f64), args: &[&str]) -> PathBuf {
+    let cam = dir.join("pin.yml");
+    write_pinhole_camera(&cam, w, h, f);
+    let mut all = vec![
+        "synth",
+        "video",
+        "-o",
+        dir.to_str().unwrap(),
+        "--camera",
+        cam.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let o = lanes(&all);
+    assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+    cam
+}
+
+/// `lanes video` on the drive `synth_drive` wrote in `dir` (`--no-render`, telemetry to
+/// `dir/{name}.jsonl`) with `camera` and `config`: each frame's (truth, telemetry record).
+pub fn drive_records(
+    dir: &Path,
+    camera: &Path,
+    config: &Path,
+    name: &str,
+) -> Vec<(serde_json::Value, serde_json::Value)> {
+    use serde_json::Value;
+    let t = dir.join(format!("{name}.jsonl"));
+    let clip = dir.join("synthetic_drive.mp4");
+    let o = lanes(&[
+        "video",
+        clip.to_str().unwrap(),
+        "--camera",
+        camera.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--no-render",
+        "--telemetry",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "video: {}", stderr(&o));
+    let truth: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("synthetic_drive.json")).unwrap())
+            .unwrap();
+    let frames = truth["frames"].as_array().unwrap().clone();
+    let pairs: Vec<(Value, Value)> = std::fs::read_to_string(&t)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| (frames[r["frame"].as_u64().unwrap() as usize].clone(), r))
+        .collect();
+    assert_eq!(pairs.len(), frames.len(), "a telemetry record per frame");
+    pairs
+}
+
+/// The median (upper middle) of `v`.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Run `ffmpeg -v error -y` with `args`; asserts it succeeded.
+pub fn ffmpeg(args: &[&std::ffi::OsStr]) {
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y"])
+        .args(args)
+        .status()
+        .expect("ffmpeg is installed (README set-up installs it)");
+    assert!(st.success(), "ffmpeg {args:?}");
+}
+
+/// Assert a command failed with exit code 2 and a one-line `lanes: ` error containing `needle`.
 pub fn assert_one_line_error(o: &Output, needle: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");

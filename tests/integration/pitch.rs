@@ -6,39 +6,6 @@
 use super::*;
 use serde_json::Value;
 
-/// Per-frame (truth, record) pairs of a run.
-fn run(dir: &std::path::Path, cam: &str, config: &str, name: &str) -> Vec<(Value, Value)> {
-    let t = dir.join(format!("{name}.jsonl"));
-    let clip = dir.join("synthetic_drive.mp4");
-    let o = lanes(&[
-        "video",
-        clip.to_str().unwrap(),
-        "--camera",
-        cam,
-        "--config",
-        config,
-        "--no-render",
-        "--telemetry",
-        t.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let truth: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("synthetic_drive.json")).unwrap())
-            .unwrap();
-    let frames = truth["frames"].as_array().unwrap().clone();
-    std::fs::read_to_string(&t)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|r| (frames[r["frame"].as_u64().unwrap() as usize].clone(), r))
-        .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 /// Median |width error| (m) and |curvature error| (1/km; against the curvature of exact
 /// quadratics through the true lines, what `lanes` reports for perfect pixels) over the
 /// frames from `from_s`.
@@ -70,29 +37,24 @@ fn the_online_pitch_follows_a_pitch_change_and_keeps_the_lane_right() {
     let d = tmp();
     let dir = d.path();
     let (w, h, f) = (640, 360, 500.0);
-    let cam = dir.join("rig.yml");
-    write_pinhole_camera(&cam, w, h, f);
-    let o = lanes(&[
-        "synth",
-        "video",
-        "-o",
-        dir.to_str().unwrap(),
-        "--seconds",
-        "7",
-        "--radius",
-        "600",
-        "--camera",
-        cam.to_str().unwrap(),
-        "--pitch",
-        "2",
-        "--pitch-change",
-        "1.5",
-        "--pitch-change-at",
-        "1.5",
-        "--pitch-change-ramp",
-        "2",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+    let cam = synth_drive(
+        dir,
+        (w, h, f),
+        &[
+            "--seconds",
+            "7",
+            "--radius",
+            "600",
+            "--pitch",
+            "2",
+            "--pitch-change",
+            "1.5",
+            "--pitch-change-at",
+            "1.5",
+            "--pitch-change-ramp",
+            "2",
+        ],
+    );
     let cfg = dir.join("synthetic_drive.toml");
     let text = std::fs::read_to_string(&cfg).unwrap();
     assert!(text.contains("online_pitch = true"), "{text}");
@@ -102,9 +64,8 @@ fn the_online_pitch_follows_a_pitch_change_and_keeps_the_lane_right() {
         text.replace("online_pitch = true", "online_pitch = false"),
     )
     .unwrap();
-    let cam = cam.to_str().unwrap();
-    let on = run(dir, cam, cfg.to_str().unwrap(), "on");
-    let fixed = run(dir, cam, off.to_str().unwrap(), "off");
+    let on = drive_records(dir, &cam, &cfg, "on");
+    let fixed = drive_records(dir, &cam, &off, "off");
     // The pitch in the telemetry: the truth's within 0.15 degrees before the change (after the
     // filter's first half second) and from a second after its end; the horizon row is the one
     // of that pitch.

@@ -190,14 +190,16 @@ fn a_quad_for_another_camera_is_refused_before_any_frame() {
 fn a_video_without_a_road_says_so() {
     let d = tmp();
     let clip = d.path().join("board.mp4");
-    let st = std::process::Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg("testsrc2=size=640x360:rate=25:duration=2")
-        .args(["-pix_fmt", "yuv420p"])
-        .arg(&clip)
-        .status()
-        .expect("ffmpeg is installed (README set-up installs it)");
-    assert!(st.success());
+    let src = "testsrc2=size=640x360:rate=25:duration=2";
+    ffmpeg(&[
+        "-f".as_ref(),
+        "lavfi".as_ref(),
+        "-i".as_ref(),
+        src.as_ref(),
+        "-pix_fmt".as_ref(),
+        "yuv420p".as_ref(),
+        clip.as_os_str(),
+    ]);
     let out = d.path().join("o.mp4");
     let o = lanes(&["video", clip.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_one_line_error(&o, "no road geometry found");
@@ -211,37 +213,24 @@ fn a_video_without_a_road_says_so() {
 #[test]
 fn frames_whose_horizons_disagree_give_no_geometry() {
     let d = tmp();
-    let cam = d.path().join("pin.yml");
-    write_pinhole_camera(&cam, 1280, 720, 1000.0);
-    let o = lanes(&[
-        "synth",
-        "video",
-        "-o",
-        d.path().to_str().unwrap(),
-        "--camera",
-        cam.to_str().unwrap(),
-        "--seconds",
-        "4",
-        "--supersample",
-        "1",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+    synth_drive(
+        d.path(),
+        (1280, 720, 1000.0),
+        &["--seconds", "4", "--supersample", "1"],
+    );
     let clip = d.path().join("noisy.mp4");
-    let st = std::process::Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i"])
-        .arg(d.path().join("synthetic_drive.mp4"))
-        .args([
-            "-vf",
-            "noise=alls=35:allf=t",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "veryfast",
-        ])
-        .arg(&clip)
-        .status()
-        .expect("ffmpeg is installed (README set-up installs it)");
-    assert!(st.success());
+    let drive = d.path().join("synthetic_drive.mp4");
+    ffmpeg(&[
+        "-i".as_ref(),
+        drive.as_os_str(),
+        "-vf".as_ref(),
+        "noise=alls=35:allf=t".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "veryfast".as_ref(),
+        clip.as_os_str(),
+    ]);
     let out = d.path().join("o.mp4");
     let o = lanes(&["video", clip.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_one_line_error(&o, "horizons of the");
@@ -269,23 +258,19 @@ fn synthetic_rigs_give_their_horizon_and_scale() {
         let dir = d.path().join(format!("rig{w}"));
         std::fs::create_dir_all(&dir).unwrap();
         let cy = h as f64 / 2.0;
-        let cam = dir.join("rig.yml");
-        write_pinhole_camera(&cam, w, h, f);
-        let o = lanes(&[
-            "synth",
-            "video",
-            "-o",
-            dir.to_str().unwrap(),
-            "--seconds",
-            "1.2",
-            "--camera",
-            cam.to_str().unwrap(),
-            "--camera-height",
-            &cam_h.to_string(),
-            "--pitch",
-            &pitch.to_string(),
-        ]);
-        assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+        let (cam_h_s, pitch_s) = (cam_h.to_string(), pitch.to_string());
+        let cam = synth_drive(
+            &dir,
+            (w, h, f),
+            &[
+                "--seconds",
+                "1.2",
+                "--camera-height",
+                &cam_h_s,
+                "--pitch",
+                &pitch_s,
+            ],
+        );
         let clip = dir.join("synthetic_drive.mp4");
         let g = dir.join("g.toml");
         let o = lanes(&[
