@@ -178,7 +178,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             threaded: false,
             cancel: Default::default(),
         };
-        series.push(video::run(&job, &cfg, camera.as_ref(), &mut |_| {}, &|_| {})?.stages);
+        series.push(video::run(&job, &cfg, camera.as_ref(), None, &mut |_| {}, &|_| {})?.stages);
     }
     opencv::core::set_num_threads(cv_threads)?;
     println!();

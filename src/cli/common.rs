@@ -118,13 +118,14 @@ pub struct GeometryArgs {
 
 impl GeometryArgs {
     /// The configuration for one video: the `--config` file over the preset; its perspective
-    /// as given when the file names `[perspective]`, else found in the video (printed).
+    /// as given when the file names `[perspective]`, else found in the video (printed). With
+    /// it, the video opened to check or find it, at its first frame (`None`: open it again).
     pub fn resolve(
         &self,
         input: &Path,
         config: Option<&Path>,
         camera: Option<&Camera>,
-    ) -> Result<Config> {
+    ) -> Result<(Config, Option<lanes::video::VideoSource>)> {
         use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
         let cfg = load_config(config)?;
         let fixed = match config {
@@ -139,7 +140,8 @@ impl GeometryArgs {
         } else {
             GeometryChoice::Find
         };
-        let (cfg, found) = selfcal::resolve(input, &cfg, choice, camera, &opts)?;
+        let selfcal::Resolved { cfg, found, source } =
+            selfcal::resolve(input, &cfg, choice, camera, &opts)?;
         if let Some(g) = &found {
             eprintln!("lanes: {}: {}", input.display(), g.describe());
             for w in &g.warnings {
@@ -164,6 +166,6 @@ impl GeometryArgs {
                 config.map(|p| p.display().to_string()).unwrap_or_default()
             );
         }
-        Ok(cfg)
+        Ok((cfg, source))
     }
 }

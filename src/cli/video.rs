@@ -78,7 +78,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     )?;
     let camera = load_camera(a.camera.as_deref())?;
     super::common::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
-    let cfg = a
+    let (cfg, source) = a
         .geometry
         .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
     let render = if a.no_render {
@@ -139,6 +139,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         &job,
         &cfg,
         camera.as_ref(),
+        source,
         &mut |r| {
             if keep {
                 records.push(r.clone());

@@ -321,30 +321,35 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
     out
 }
 
-/// Sample a video's opening seconds and find its geometry. Frames are undistorted with the
-/// camera when one is given (its size must match the video's).
-pub fn find(
-    path: &Path,
+/// Sample the opening seconds of a video just opened and find its geometry. Frames are
+/// undistorted with the camera when one is given (its size must match the video's). The
+/// frames it decodes are kept (up to
+/// [`RECORD_BUDGET_BYTES`]) and the source is rewound to its first frame: the run that follows
+/// reads them again without decoding them twice. The flag says whether it was rewound; when
+/// not (a long window of large frames), the caller opens the file again.
+pub fn find_on(
+    src: &mut VideoSource,
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
-) -> Result<std::result::Result<FoundGeometry, String>> {
+) -> Result<(std::result::Result<FoundGeometry, String>, bool)> {
     let t0 = std::time::Instant::now();
-    let mut src = VideoSource::open_with_threads(path, 1)?;
+    let path = src.path().to_path_buf();
     let (w, h) = (src.width, src.height);
     let undistorter = match camera {
         Some(c) => {
-            crate::base::frame::check_size(path, (c.width, c.height), (w, h))?;
+            crate::base::frame::check_size(&path, (c.width, c.height), (w, h))?;
             Some(Undistorter::new(c)?)
         }
         None => None,
     };
     let wanted = sample_indices(src.announced_frames, src.fps, opts);
+    src.record(RECORD_BUDGET_BYTES);
     // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
     // search early (a clean clip is calibrated from its first seconds).
     let mut outcomes = Vec::with_capacity(wanted.len());
     let mut pos = 0usize;
     for chunk in wanted.chunks(SAMPLE_CHUNK) {
-        let got = read_frames_at(&mut src, pos, chunk, false)?;
+        let got = read_frames_at(src, pos, chunk, false)?;
         let Some(last) = got.last().map(|s| s.index) else {
             break;
         };
@@ -362,13 +367,19 @@ pub fn find(
             break;
         }
     }
+    let rewound = src.rewind();
     let k = camera.map(|c| c.k);
     let mut r = geometry_from(&outcomes, k.as_ref(), (w, h), opts)?;
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
     }
-    Ok(r)
+    Ok((r, rewound))
 }
+
+/// Memory the frames decoded for self-calibration may hold so that the run reuses them: 512
+/// MiB, about 370 frames of 1280x720 (the first round of samples of a long 25 fps video spans
+/// 250). Past it the frames are dropped and the file is read again.
+pub const RECORD_BUDGET_BYTES: usize = 512 << 20;
 
 /// Samples analysed at a time (in parallel), between checks for enough agreeing frames.
 const SAMPLE_CHUNK: usize = 8;
@@ -386,6 +397,15 @@ pub enum GeometryChoice {
     Find,
 }
 
+/// What a video runs with: its configuration, the geometry found (when it was searched for)
+/// and the source opened to check or find it, at its first frame, for the run to read on
+/// (`None` when it has to be opened again).
+pub struct Resolved {
+    pub cfg: Config,
+    pub found: Option<FoundGeometry>,
+    pub source: Option<VideoSource>,
+}
+
 /// The configuration a video runs with: `cfg` as it is when its geometry is fixed (refused
 /// before any frame is processed when its quad does not fit the video's frames), or with the
 /// geometry found in the video. A video whose geometry cannot be found is an error naming the
@@ -396,10 +416,10 @@ pub fn resolve(
     choice: GeometryChoice,
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
-) -> Result<(Config, Option<FoundGeometry>)> {
+) -> Result<Resolved> {
+    let mut src = VideoSource::open(path)?;
     match choice {
         GeometryChoice::Fixed => {
-            let src = VideoSource::open(path)?;
             if let Some(c) = cfg.perspective.corner_outside(src.width, src.height) {
                 return Err(Error::Video {
                     path: path.to_path_buf(),
@@ -413,11 +433,19 @@ pub fn resolve(
                     ),
                 });
             }
-            Ok((cfg.clone(), None))
+            Ok(Resolved {
+                cfg: cfg.clone(),
+                found: None,
+                source: Some(src),
+            })
         }
-        GeometryChoice::Find => match find(path, camera, opts)? {
-            Ok(g) => Ok((g.apply(cfg), Some(g))),
-            Err(reason) => Err(Error::Video {
+        GeometryChoice::Find => match find_on(&mut src, camera, opts)? {
+            (Ok(g), rewound) => Ok(Resolved {
+                cfg: g.apply(cfg),
+                found: Some(g),
+                source: rewound.then_some(src),
+            }),
+            (Err(reason), _) => Err(Error::Video {
                 path: path.to_path_buf(),
                 message: format!(
                     "{reason}; no lanes drawn from a guess (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)"

@@ -182,12 +182,41 @@ pub struct VideoSource {
     remaining: usize,
     /// A frame decoded ahead (by `seek`, or to learn the size), returned next.
     pushback: Option<ffmpeg::frame::Video>,
+    /// Frames kept since `record` was called, for `rewind`.
+    recording: Option<Recording>,
+    /// Frames `rewind` put back, returned before any new one is decoded.
+    replay: std::collections::VecDeque<ffmpeg::frame::Video>,
+    /// 0-based index of the frame `decode_next` returns next (for frames without a timestamp).
+    next_index: usize,
     eof_sent: bool,
     /// Frames decoded so far, and the packets or frames the decoder refused.
     decoded: usize,
     packets: usize,
     errors: usize,
     last_error: Option<String>,
+}
+
+/// The frames a source keeps while it records (references to the decoder's buffers, not
+/// copies), up to a memory budget.
+struct Recording {
+    frames: Vec<ffmpeg::frame::Video>,
+    bytes: usize,
+    max_bytes: usize,
+    /// `next_index` when the recording began.
+    start_index: usize,
+    /// The budget ran out: the frames were dropped and `rewind` cannot replay them.
+    overflowed: bool,
+}
+
+/// Bytes a decoded frame holds: its planes' rows times their strides.
+fn frame_bytes(f: &ffmpeg::frame::Video) -> usize {
+    let h = f.height() as usize;
+    (0..f.planes())
+        .map(|i| {
+            let rows = if i == 0 { h } else { h.div_ceil(2) };
+            f.stride(i) * rows
+        })
+        .sum()
 }
 
 /// Errors in a row after which a stream counts as undecodable.
@@ -292,6 +321,9 @@ impl VideoSource {
             start_pts,
             remaining: usize::MAX,
             pushback: None,
+            recording: None,
+            replay: std::collections::VecDeque::new(),
+            next_index: 0,
             eof_sent: false,
             decoded: 0,
             packets: 0,
@@ -301,7 +333,7 @@ impl VideoSource {
         let (mut w, mut h) = (src.decoder.width() as i32, src.decoder.height() as i32);
         if w <= 0 || h <= 0 {
             // Some containers leave the size to the stream itself: decode the first frame.
-            match src.decode_next()? {
+            match src.decode_fresh()? {
                 Some(f) => {
                     (w, h) = (f.width() as i32, f.height() as i32);
                     src.pushback = Some(f);
@@ -368,12 +400,72 @@ impl VideoSource {
         }
     }
 
+    /// Keep every frame decoded from now on (references, up to `max_bytes`), so that
+    /// `rewind` can hand them out again: a pass over the opening frames (self-calibration)
+    /// and the run that follows share one decoding.
+    pub fn record(&mut self, max_bytes: usize) {
+        self.recording = Some(Recording {
+            frames: Vec::new(),
+            bytes: 0,
+            max_bytes,
+            start_index: self.next_index,
+            overflowed: false,
+        });
+    }
+
+    /// Hand out the frames kept since `record` again, from the first, then go on decoding
+    /// where the recording stopped. False (nothing changed but the recording dropped) when
+    /// they did not fit the budget: the caller opens the file again.
+    pub fn rewind(&mut self) -> bool {
+        let Some(rec) = self.recording.take() else {
+            return false;
+        };
+        if rec.overflowed {
+            return false;
+        }
+        let first = rec.start_index;
+        let mut frames: std::collections::VecDeque<_> = rec.frames.into();
+        frames.extend(self.pushback.take());
+        frames.extend(self.replay.drain(..));
+        self.replay = frames;
+        self.next_index = first;
+        self.remaining = usize::MAX;
+        true
+    }
+
     /// Decode the next frame as it comes from the decoder; `Ok(None)` at the end or where
     /// decoding stops (a truncated or corrupt file); an error when nothing at all decodes.
     fn decode_next(&mut self) -> Result<Option<ffmpeg::frame::Video>> {
-        if let Some(f) = self.pushback.take() {
-            return Ok(Some(f));
+        let next = match self.pushback.take().or_else(|| self.replay.pop_front()) {
+            Some(f) => Some(f),
+            None => self.decode_fresh()?,
+        };
+        let Some(f) = next else {
+            return Ok(None);
+        };
+        self.next_index += 1;
+        if let Some(rec) = self.recording.as_mut().filter(|r| !r.overflowed) {
+            rec.bytes += frame_bytes(&f);
+            if rec.bytes > rec.max_bytes {
+                rec.overflowed = true;
+                rec.frames = Vec::new();
+            } else {
+                // SAFETY: a new reference to a valid decoded frame (no pixels copied), owned
+                // by the returned wrapper, which frees it.
+                let r = unsafe { ffi::av_frame_clone(f.as_ptr()) };
+                if r.is_null() {
+                    rec.overflowed = true;
+                    rec.frames = Vec::new();
+                } else {
+                    rec.frames.push(unsafe { ffmpeg::frame::Video::wrap(r) });
+                }
+            }
         }
+        Ok(Some(f))
+    }
+
+    /// The next frame out of the decoder itself.
+    fn decode_fresh(&mut self) -> Result<Option<ffmpeg::frame::Video>> {
         let mut frame = ffmpeg::frame::Video::empty();
         let mut in_a_row = 0usize;
         loop {
@@ -478,7 +570,7 @@ impl VideoSource {
             Some(p) => {
                 (p - self.start_pts) as f64 * self.time_base.0 as f64 / self.time_base.1 as f64
             }
-            None => (self.decoded.saturating_sub(1)) as f64 / self.fps,
+            None => (self.next_index.saturating_sub(1)) as f64 / self.fps,
         };
         let planes = if self.rotation == Rotation::None {
             Yuv420::from_frame(f)
@@ -552,16 +644,19 @@ impl VideoSource {
         }
         self.decoder.flush();
         self.pushback = None;
+        self.replay.clear();
+        self.recording = None;
         self.eof_sent = false;
         let half = (per_frame / 2.0).floor() as i64;
         loop {
-            let Some(f) = self.decode_next()? else {
+            let Some(f) = self.decode_fresh()? else {
                 return Ok(false);
             };
             match f.timestamp().or(f.pts()) {
                 Some(t) if t + half < target => continue,
                 Some(_) => {
                     self.pushback = Some(f);
+                    self.next_index = n;
                     return Ok(true);
                 }
                 None => return Ok(false),

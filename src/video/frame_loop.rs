@@ -117,15 +117,21 @@ fn yield_to_decoding() {
     }
 }
 
-/// Run a whole video job. `progress` is called after each analysed frame.
+/// Run a whole video job, on `source` when the input is already open at its first frame (as
+/// self-calibration leaves it), else on the input opened here. `progress` is called after each
+/// analysed frame.
 pub fn run(
     job: &VideoJob,
     cfg: &Config,
     camera: Option<&Camera>,
+    source: Option<VideoSource>,
     on_record: &mut (dyn FnMut(&FrameRecord) + Send),
     progress: Progress,
 ) -> Result<VideoSummary> {
-    let src = VideoSource::open(&job.input)?;
+    let src = match source {
+        Some(s) => s,
+        None => VideoSource::open(&job.input)?,
+    };
     if let Some(cam) = camera {
         crate::base::frame::check_size(
             &job.input,
@@ -513,6 +519,13 @@ pub fn analyze_video(
         cancel: Cancel::default(),
     };
     let mut out = Vec::new();
-    run(&job, cfg, camera, &mut |r| out.push(r.clone()), &|_| {})?;
+    run(
+        &job,
+        cfg,
+        camera,
+        None,
+        &mut |r| out.push(r.clone()),
+        &|_| {},
+    )?;
     Ok(out)
 }

@@ -552,3 +552,62 @@ fn report_shows_the_drive_and_an_event_row_seeks_the_video() {
         );
     }
 }
+
+/// Every frame of `src` from where it is: its time and a checksum of its BGR pixels.
+fn frames_of(src: &mut lanes::video::VideoSource) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    while let Some(f) = src.read_frame().unwrap() {
+        let t = f.time_s;
+        let bgr = f.into_bgr().unwrap();
+        let sum = opencv::core::sum_elems(bgr.mat()).unwrap();
+        out.push((t, sum[0] + 3.0 * sum[1] + 7.0 * sum[2]));
+    }
+    out
+}
+
+/// Self-calibration's pass over the opening frames and the run after it share one decoding:
+/// the frames recorded on the way are handed out again after `rewind`, and the run sees exactly
+/// the frames (pixels and times) a fresh decoding gives; past the memory budget nothing is
+/// replayed and the caller is told to open the file again.
+#[test]
+fn a_recorded_pass_is_replayed_with_the_frames_a_fresh_decoding_gives() {
+    use lanes::video::VideoSource;
+    let clip = repo_root().join("test_videos/synthetic_drive.mp4");
+    let fresh = frames_of(&mut VideoSource::open(&clip).unwrap());
+    assert!(fresh.len() > 60, "{} frames", fresh.len());
+    for (read_first, skip) in [(40usize, 0usize), (5, 3), (0, 0)] {
+        let mut src = VideoSource::open(&clip).unwrap();
+        src.record(512 << 20);
+        for _ in 0..skip {
+            assert!(src.skip().unwrap());
+        }
+        for _ in 0..read_first {
+            assert!(src.read().unwrap().is_some());
+        }
+        assert!(src.rewind(), "{read_first} frames fit the budget");
+        let replayed = frames_of(&mut src);
+        assert_eq!(
+            replayed.len(),
+            fresh.len(),
+            "after {skip} + {read_first} frames"
+        );
+        for (i, (a, b)) in replayed.iter().zip(&fresh).enumerate() {
+            assert!(
+                (a.0 - b.0).abs() < 1e-9,
+                "frame {i}: time {} vs {}",
+                a.0,
+                b.0
+            );
+            assert_eq!(a.1, b.1, "frame {i}: pixels differ");
+        }
+    }
+    // A budget smaller than two frames: the recording is dropped, the source is not rewound.
+    let mut src = VideoSource::open(&clip).unwrap();
+    let one = (src.width * src.height) as usize * 3 / 2;
+    src.record(one + one / 2);
+    for _ in 0..3 {
+        assert!(src.read().unwrap().is_some());
+    }
+    assert!(!src.rewind());
+    assert_eq!(frames_of(&mut src).len(), fresh.len() - 3);
+}

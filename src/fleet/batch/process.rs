@@ -383,18 +383,21 @@ pub(super) fn run_one(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(io_err(&dir.join(SUMMARY), e)),
     }
-    let src = VideoSource::open(&item.path)?;
+    let mut src = VideoSource::open(&item.path)?;
     if let Some(cam) = &setup.camera {
         cam.check_frame_size(&item.path, None, (src.width, src.height))?;
     }
     let (pipe, geometry_note) = if setup.find_geometry {
         let opts = crate::geometry::selfcal::SelfCalOptions::default();
-        let g = crate::geometry::selfcal::find(&item.path, setup.camera.as_ref(), &opts)?.map_err(
-            |reason| Error::Video {
-                path: item.path.clone(),
-                message: reason,
-            },
-        )?;
+        let (found, rewound) =
+            crate::geometry::selfcal::find_on(&mut src, setup.camera.as_ref(), &opts)?;
+        let g = found.map_err(|reason| Error::Video {
+            path: item.path.clone(),
+            message: reason,
+        })?;
+        if !rewound {
+            src = VideoSource::open(&item.path)?;
+        }
         let cfg = g.apply(&setup.cfg);
         let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
         (Arc::new(pipe), Some(g.describe()))
