@@ -7,10 +7,12 @@ mod decode;
 mod encode;
 mod frame_loop;
 mod job;
+mod rotation;
 pub mod yuv;
 
 pub use analyser::Progress;
-pub use decode::{decoder_threads, set_decoder_threads, Rotation, VideoFrame, VideoSource};
+pub use decode::{decoder_threads, set_decoder_threads, VideoFrame, VideoSource};
 pub use encode::{SinkSpec, VideoSink};
 pub use frame_loop::{analyze_video, run, run_with};
 pub use job::*;
+pub use rotation::Rotation;
