@@ -6,7 +6,7 @@ use super::lines::{FittedLine, HoughParams, ImageLine};
 use super::options::Options;
 use crate::base::config::PerspectiveConfig;
 use crate::base::error::Result;
-use crate::base::frame::{BgrFrame, BinaryMask};
+use crate::base::frame::{BgrFrame, BinaryMask, GrayImage};
 use crate::lane::warp::Perspective;
 
 /// The ego lane's two lines found on one frame.
@@ -49,7 +49,19 @@ pub fn find_lane_lines(
     l_contrast: u8,
     fit_from: f64,
 ) -> Result<std::result::Result<LaneLines, Rejection>> {
-    let (w, h) = (frame.width(), frame.height());
+    let (l, b) = crate::lane::threshold::channels(frame, crate::lane::threshold::Cue::Yellow)?;
+    find_lane_lines_in(&l, &b, l_contrast, fit_from)
+}
+
+/// `find_lane_lines` on the frame's L and B channels (`threshold::channels` with the yellow
+/// cue), computed once for the several attempts of `analyze_frame`.
+pub fn find_lane_lines_in(
+    l: &GrayImage,
+    b: &GrayImage,
+    l_contrast: u8,
+    fit_from: f64,
+) -> Result<std::result::Result<LaneLines, Rejection>> {
+    let (w, h) = (l.width(), l.height());
     let (wf, hf) = (w as f64, h as f64);
     let hough = HoughParams::for_size(h);
     let tol_deg = 1.5;
@@ -61,9 +73,7 @@ pub fn find_lane_lines(
         l_contrast,
         ..Default::default()
     };
-    // L and B once for both passes' masks.
-    let (l, b) = crate::lane::threshold::channels(frame, crate::lane::threshold::Cue::Yellow)?;
-    let mask1 = super::candidates::ridge_mask_of(&l, &b, &p1)?;
+    let mask1 = super::candidates::ridge_mask_of(l, b, &p1)?;
     let segs1 = super::lines::hough_segments(&mask1, &hough)?;
     let Some((vp1, _)) = super::lines::vanishing_point(&segs1, w, h, tol_deg) else {
         return Ok(Err(Rejection::new(format!(
@@ -85,7 +95,7 @@ pub fn find_lane_lines(
         l_contrast,
         ..Default::default()
     };
-    let mask = super::candidates::ridge_mask_of(&l, &b, &p2)?;
+    let mask = super::candidates::ridge_mask_of(l, b, &p2)?;
     let segs = super::lines::hough_segments(&mask, &hough)?;
     let (vp2, inliers) = match super::lines::vanishing_point(&segs, w, h, tol_deg) {
         Some(v) => v,
@@ -353,8 +363,11 @@ impl FrameOutcome {
     }
 }
 
-fn outcome_at(frame: &BgrFrame, l_contrast: u8, opts: &Options) -> Result<FrameOutcome> {
-    let (w, h) = (frame.width(), frame.height());
+/// The frame's L and B channels, as the ridge detector reads them.
+type Channels = (GrayImage, GrayImage);
+
+fn outcome_at(ch: &Channels, l_contrast: u8, opts: &Options) -> Result<FrameOutcome> {
+    let (w, h) = (ch.0.width(), ch.0.height());
     let mut o = FrameOutcome {
         lines: None,
         check: None,
@@ -362,7 +375,7 @@ fn outcome_at(frame: &BgrFrame, l_contrast: u8, opts: &Options) -> Result<FrameO
         rejection: None,
         l_contrast,
     };
-    match find_lane_lines(frame, l_contrast, opts.fit_from)? {
+    match find_lane_lines_in(&ch.0, &ch.1, l_contrast, opts.fit_from)? {
         Err(rej) => {
             o.problem = Some(rej.reason.clone());
             o.rejection = Some(rej);
@@ -396,7 +409,9 @@ fn outcome_at(frame: &BgrFrame, l_contrast: u8, opts: &Options) -> Result<FrameO
 /// Find a frame's lines and check them: at each of [`L_CONTRASTS`] in turn until the frame is
 /// usable; an unusable frame reports the first attempt's problem.
 pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
-    let first = outcome_at(frame, L_CONTRASTS[0], opts)?;
+    // L and B once for every attempt's masks.
+    let ch = crate::lane::threshold::channels(frame, crate::lane::threshold::Cue::Yellow)?;
+    let first = outcome_at(&ch, L_CONTRASTS[0], opts)?;
     if first.usable() {
         return Ok(first);
     }
@@ -412,7 +427,7 @@ pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
             if c == L_CONTRASTS[0] && o.fit_from == opts.fit_from {
                 continue;
             }
-            let out = outcome_at(frame, c, o)?;
+            let out = outcome_at(&ch, c, o)?;
             if out.usable() {
                 return Ok(out);
             }
