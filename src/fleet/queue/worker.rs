@@ -213,6 +213,14 @@ struct Worker<'a> {
     staging: PathBuf,
 }
 
+/// The heartbeat's own connection, `None` when it cannot be made now: the server may go away
+/// between the queue's connection and this one, and then the queue's link rides out the outage
+/// (or gives up after `--give-up-after`) rather than the worker stopping here; a link is made
+/// again before each job that finds none.
+fn beat_link(q: &Queue, consumer: &str) -> Option<Link> {
+    Link::connect(q.endpoint(), &format!("lanes-beat:{}", safe_name(consumer))).ok()
+}
+
 /// A worker: takes jobs until `cancel` is set (or, with `drain`, until the queue is empty),
 /// processes each with `batch::process` and records the result. `default_setup` serves jobs
 /// that name no camera/config; others get a set-up loaded once per (camera, config) pair.
@@ -230,10 +238,7 @@ pub fn work(
     let root = opts.out_dir.join(STAGING_DIR);
     remove_stale_staging(&root, wopts.lease);
     let staging = root.join(safe_name(&wopts.consumer));
-    let beat_link = Link::connect(
-        q.endpoint(),
-        &format!("lanes-beat:{}", safe_name(&wopts.consumer)),
-    )?;
+    let beat_link = beat_link(q, &wopts.consumer);
     q.set_cancel(cancel.clone());
     let mut w = Worker {
         q,
@@ -244,7 +249,7 @@ pub fn work(
         wopts,
         cancel,
         metrics,
-        beat_link: Some(beat_link),
+        beat_link,
         staging,
     };
     let mut handled = 0;
@@ -503,6 +508,9 @@ impl Worker<'_> {
             ..self.opts.clone()
         };
         let job_cancel = Cancel::default();
+        if self.beat_link.is_none() {
+            self.beat_link = beat_link(self.q, &self.wopts.consumer);
+        }
         let beat = self.beat_link.take().map(|link| {
             Heartbeat::start(
                 link,
@@ -522,17 +530,11 @@ impl Worker<'_> {
         let outcome = batch::process(setup, item, &stage_opts, &stop, &|_| {});
         let mut lost = false;
         if let Some(b) = beat {
+            // `None` when the heartbeat thread died (it cannot panic by design): the next job
+            // makes a fresh link.
             let (link, l) = b.finish();
             lost = l;
             self.beat_link = link;
-        }
-        if self.beat_link.is_none() {
-            // The heartbeat thread died (it cannot panic by design); start a fresh link.
-            self.beat_link = Link::connect(
-                self.q.endpoint(),
-                &format!("lanes-beat:{}", safe_name(&self.wopts.consumer)),
-            )
-            .ok();
         }
         (outcome, lost)
     }
