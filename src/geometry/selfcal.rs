@@ -376,10 +376,11 @@ pub fn find_on(
     Ok((r, rewound))
 }
 
-/// Memory the frames decoded for self-calibration may hold so that the run reuses them: 512
-/// MiB, about 370 frames of 1280x720 (the first round of samples of a long 25 fps video spans
-/// 250). Past it the frames are dropped and the file is read again.
-pub const RECORD_BUDGET_BYTES: usize = 512 << 20;
+/// Memory the frames decoded for self-calibration may hold so that the run reuses them: 1 GiB,
+/// about 740 frames of 1280x720 or 330 of 1920x1080. Both rounds of samples of a long 25 fps
+/// 720p video span 500 frames (690 MB; the first round alone 250); past the budget the frames
+/// are dropped and the file is decoded again (about 1.5 s more for those 500 frames).
+pub const RECORD_BUDGET_BYTES: usize = 1 << 30;
 
 /// Samples analysed at a time (in parallel), between checks for enough agreeing frames.
 const SAMPLE_CHUNK: usize = 8;

@@ -387,6 +387,11 @@ impl VideoSource {
         true
     }
 
+    /// Frames `rewind` put back that have not been read again yet.
+    pub fn replayed(&self) -> usize {
+        self.replay.len()
+    }
+
     /// Decode the next frame as it comes from the decoder; `Ok(None)` at the end or where
     /// decoding stops (a truncated or corrupt file); an error when nothing at all decodes.
     fn decode_next(&mut self) -> Result<Option<ffmpeg::frame::Video>> {

@@ -364,7 +364,16 @@ fn run_threaded(
 ) -> (Result<()>, Option<VideoSink>) {
     let (pipe, mode) = (an.pipe, an.mode);
     std::thread::scope(|scope| {
-        let (ftx, frx) = sync_channel::<Result<Option<VideoFrame>>>(4);
+        // Without rendering the analysis is the slower stage; frames replayed after
+        // self-calibration fill the channel at once, so that the decoder goes on with the next
+        // ones while the analysis catches up (they are in memory already). With rendering the
+        // encoder sets the pace and the channel stays short.
+        let ahead = if mode == RenderMode::None {
+            src.replayed()
+        } else {
+            0
+        };
+        let (ftx, frx) = sync_channel::<Result<Option<VideoFrame>>>(4 + ahead);
         scope.spawn(move || decode_stage(src, ftx));
         let (rtx, rrx) = sync_channel::<RenderItem>(4);
         let mut sink = sink;
