@@ -162,14 +162,33 @@ struct Recording {
     overflowed: bool,
 }
 
+impl Recording {
+    /// Keep a reference to `f`; once the budget is spent, drop every frame kept.
+    fn keep(&mut self, f: &ffmpeg::frame::Video) {
+        if self.overflowed {
+            return;
+        }
+        self.bytes += frame_bytes(f);
+        let r = if self.bytes <= self.max_bytes {
+            // SAFETY: a new reference to a valid decoded frame (no pixels copied).
+            unsafe { ffi::av_frame_clone(f.as_ptr()) }
+        } else {
+            std::ptr::null_mut()
+        };
+        if r.is_null() {
+            self.overflowed = true;
+            self.frames = Vec::new();
+        } else {
+            // SAFETY: `r` is a frame of our own, freed by the wrapper that now owns it.
+            self.frames.push(unsafe { ffmpeg::frame::Video::wrap(r) });
+        }
+    }
+}
+
 /// Bytes a decoded frame holds: its planes' rows times their strides.
 fn frame_bytes(f: &ffmpeg::frame::Video) -> usize {
-    let h = f.height() as usize;
     (0..f.planes())
-        .map(|i| {
-            let rows = if i == 0 { h } else { h.div_ceil(2) };
-            f.stride(i) * rows
-        })
+        .map(|i| f.stride(i) * f.plane_height(i) as usize)
         .sum()
 }
 
@@ -181,14 +200,11 @@ fn is_again(e: &ffmpeg::Error) -> bool {
 }
 
 impl VideoSource {
-    /// Open a video (any container and codec this FFmpeg build reads).
+    /// Open a video (any container and codec this FFmpeg build reads), decoded on
+    /// `decoder_threads()` threads (its frames do not depend on the count: the decoders are
+    /// bit-exact).
     pub fn open(path: &Path) -> Result<Self> {
-        Self::open_with_threads(path, decoder_threads())
-    }
-
-    /// `open` with a given number of decoder threads (self-calibration uses one, so that the
-    /// frames it samples do not depend on the thread count `lanes batch --jobs` sets).
-    pub fn open_with_threads(path: &Path, threads: usize) -> Result<Self> {
+        let threads = decoder_threads();
         init();
         if !path.exists() {
             return Err(Error::NotFound {
@@ -403,22 +419,8 @@ impl VideoSource {
             return Ok(None);
         };
         self.next_index += 1;
-        if let Some(rec) = self.recording.as_mut().filter(|r| !r.overflowed) {
-            rec.bytes += frame_bytes(&f);
-            if rec.bytes > rec.max_bytes {
-                rec.overflowed = true;
-                rec.frames = Vec::new();
-            } else {
-                // SAFETY: a new reference to a valid decoded frame (no pixels copied), owned
-                // by the returned wrapper, which frees it.
-                let r = unsafe { ffi::av_frame_clone(f.as_ptr()) };
-                if r.is_null() {
-                    rec.overflowed = true;
-                    rec.frames = Vec::new();
-                } else {
-                    rec.frames.push(unsafe { ffmpeg::frame::Video::wrap(r) });
-                }
-            }
+        if let Some(rec) = self.recording.as_mut() {
+            rec.keep(&f);
         }
         Ok(Some(f))
     }
