@@ -323,8 +323,7 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
 
 /// Sample the opening seconds of a video just opened and find its geometry. Frames are
 /// undistorted with the camera when one is given (its size must match the video's). The
-/// frames it decodes are kept (up to
-/// [`RECORD_BUDGET_BYTES`]) and the source is rewound to its first frame: the run that follows
+/// frames it decodes are kept (up to [`record_budget`]) and the source is rewound to its first frame: the run that follows
 /// reads them again without decoding them twice. The flag says whether it was rewound; when
 /// not (a long window of large frames), the caller opens the file again.
 pub fn find_on(
@@ -343,7 +342,7 @@ pub fn find_on(
         None => None,
     };
     let wanted = sample_indices(src.announced_frames, src.fps, opts);
-    src.record(RECORD_BUDGET_BYTES);
+    src.record(record_budget());
     // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
     // search early (a clean clip is calibrated from its first seconds).
     let mut outcomes = Vec::with_capacity(wanted.len());
@@ -379,8 +378,26 @@ pub fn find_on(
 /// Memory the frames decoded for self-calibration may hold so that the run reuses them: 1 GiB,
 /// about 740 frames of 1280x720 or 330 of 1920x1080. Both rounds of samples of a long 25 fps
 /// 720p video span 500 frames (690 MB; the first round alone 250); past the budget the frames
-/// are dropped and the file is decoded again (about 1.5 s more for those 500 frames).
+/// are dropped and the file is decoded again (about 1.5 s more for those 500 frames). On a
+/// machine with less than 8 GiB the budget is an eighth of its memory (`record_budget`).
 pub const RECORD_BUDGET_BYTES: usize = 1 << 30;
+
+/// The budget on this machine: [`RECORD_BUDGET_BYTES`], at most an eighth of the physical
+/// memory (a small board decodes twice rather than run short of memory).
+pub fn record_budget() -> usize {
+    // SAFETY: sysconf only reads system values.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages > 0 && page > 0 {
+        RECORD_BUDGET_BYTES.min((pages as usize).saturating_mul(page as usize) / 8)
+    } else {
+        RECORD_BUDGET_BYTES
+    }
+}
 
 /// Samples analysed at a time (in parallel), between checks for enough agreeing frames.
 const SAMPLE_CHUNK: usize = 8;
@@ -459,6 +476,23 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recording_budget_is_an_eighth_of_the_memory_at_most_one_gib() {
+        // The kernel's own count of the memory (MemTotal, a little below the physical pages).
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let kb: f64 = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        let expected = (RECORD_BUDGET_BYTES as f64).min(kb * 1024.0 / 8.0);
+        let b = record_budget() as f64;
+        assert!(
+            (b - expected).abs() <= 0.05 * expected,
+            "budget {b} vs {expected} ({kb} kB of memory)"
+        );
+    }
 
     #[test]
     fn samples_are_spread_over_the_window_and_inside_the_video() {
