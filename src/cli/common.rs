@@ -119,13 +119,13 @@ pub struct GeometryArgs {
 impl GeometryArgs {
     /// The configuration for one video: the `--config` file over the preset; its perspective
     /// as given when the file names `[perspective]`, else found in the video (printed). With
-    /// it, the video opened to check or find it, at its first frame (`None`: open it again).
+    /// it, the video opened to check or find it, at its first frame.
     pub fn resolve(
         &self,
         input: &Path,
         config: Option<&Path>,
         camera: Option<&Camera>,
-    ) -> Result<(Config, Option<lanes::video::VideoSource>)> {
+    ) -> Result<(Config, lanes::video::VideoSource)> {
         use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
         let cfg = load_config(config)?;
         let fixed = match config {

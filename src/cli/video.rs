@@ -101,10 +101,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         cancel: lanes::base::cancel::Cancel::on_signals()?,
     };
     let bar = if std::io::stderr().is_terminal() {
-        let total = lanes::video::VideoSource::open(&a.input)
-            .map(|s| s.announced_frames)
-            .unwrap_or(0)
-            .max(0) as u64;
+        let total = source.announced_frames.max(0) as u64;
         let total = match a.frames {
             Some(n) => (n as u64).min(total.saturating_sub(a.start as u64)),
             None => total.saturating_sub(a.start as u64),
@@ -139,7 +136,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         &job,
         &cfg,
         camera.as_ref(),
-        source,
+        Some(source),
         &mut |r| {
             if keep {
                 records.push(r.clone());

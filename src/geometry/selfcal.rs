@@ -322,15 +322,15 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
 }
 
 /// Sample the opening seconds of a video just opened and find its geometry. Frames are
-/// undistorted with the camera when one is given (its size must match the video's). The
-/// frames it decodes are kept (up to [`record_budget`]) and the source is rewound to its first frame: the run that follows
-/// reads them again without decoding them twice. The flag says whether it was rewound; when
-/// not (a long window of large frames), the caller opens the file again.
+/// undistorted with the camera when one is given (its size must match the video's). `src` is
+/// left at its first frame: the frames the search decoded are kept (up to [`record_budget`])
+/// and handed out again, so the run that follows does not decode them twice; past the budget
+/// (a long window of large frames) the file is opened again.
 pub fn find_on(
     src: &mut VideoSource,
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
-) -> Result<(std::result::Result<FoundGeometry, String>, bool)> {
+) -> Result<std::result::Result<FoundGeometry, String>> {
     let t0 = std::time::Instant::now();
     let path = src.path().to_path_buf();
     let (w, h) = (src.width, src.height);
@@ -366,13 +366,15 @@ pub fn find_on(
             break;
         }
     }
-    let rewound = src.rewind();
+    if !src.rewind() {
+        *src = VideoSource::open(&path)?;
+    }
     let k = camera.map(|c| c.k);
     let mut r = geometry_from(&outcomes, k.as_ref(), (w, h), opts)?;
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
     }
-    Ok((r, rewound))
+    Ok(r)
 }
 
 /// Memory the frames decoded for self-calibration may hold so that the run reuses them: 1 GiB,
@@ -416,12 +418,11 @@ pub enum GeometryChoice {
 }
 
 /// What a video runs with: its configuration, the geometry found (when it was searched for)
-/// and the source opened to check or find it, at its first frame, for the run to read on
-/// (`None` when it has to be opened again).
+/// and the source opened to check or find it, at its first frame, for the run to read on.
 pub struct Resolved {
     pub cfg: Config,
     pub found: Option<FoundGeometry>,
-    pub source: Option<VideoSource>,
+    pub source: VideoSource,
 }
 
 /// The configuration a video runs with: `cfg` as it is when its geometry is fixed (refused
@@ -454,16 +455,16 @@ pub fn resolve(
             Ok(Resolved {
                 cfg: cfg.clone(),
                 found: None,
-                source: Some(src),
+                source: src,
             })
         }
         GeometryChoice::Find => match find_on(&mut src, camera, opts)? {
-            (Ok(g), rewound) => Ok(Resolved {
+            Ok(g) => Ok(Resolved {
                 cfg: g.apply(cfg),
                 found: Some(g),
-                source: rewound.then_some(src),
+                source: src,
             }),
-            (Err(reason), _) => Err(Error::Video {
+            Err(reason) => Err(Error::Video {
                 path: path.to_path_buf(),
                 message: format!(
                     "{reason}; no lanes drawn from a guess (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)"

@@ -389,15 +389,11 @@ pub(super) fn run_one(
     }
     let (pipe, geometry_note) = if setup.find_geometry {
         let opts = crate::geometry::selfcal::SelfCalOptions::default();
-        let (found, rewound) =
-            crate::geometry::selfcal::find_on(&mut src, setup.camera.as_ref(), &opts)?;
-        let g = found.map_err(|reason| Error::Video {
-            path: item.path.clone(),
-            message: reason,
-        })?;
-        if !rewound {
-            src = VideoSource::open(&item.path)?;
-        }
+        let g = crate::geometry::selfcal::find_on(&mut src, setup.camera.as_ref(), &opts)?
+            .map_err(|reason| Error::Video {
+                path: item.path.clone(),
+                message: reason,
+            })?;
         let cfg = g.apply(&setup.cfg);
         let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
         (Arc::new(pipe), Some(g.describe()))
