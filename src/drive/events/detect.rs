@@ -257,10 +257,12 @@ pub fn detect(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Even
             ));
         }
     }
-    // Tight bends: runs with a tight radius, the same direction and less than
-    // `tight_merge_gap_s` between them are one bend, which must last `tight_min_s`.
+    // Tight bends: runs with a tight radius measured on both lines, the same direction and
+    // less than `tight_merge_gap_s` between them are one bend, which must last `tight_min_s`.
+    // A radius from one line or a prediction is not checked against a second line: during a
+    // lane change the car's yaw bends a single line's fit (a straight LA freeway read 76 m).
     let tight = |r: &FrameRecord| {
-        r.status != "none"
+        r.status == "both"
             && r.radius_m
                 .is_some_and(|v| v.is_finite() && v < cfg.tight_radius_m)
     };

@@ -28,8 +28,11 @@
 //!   of the offset over the `lateral_speed_window_s` before it) and `tlc_s`, the time until the
 //!   car's centre reaches the line at that speed (the edge has already crossed it by the
 //!   margin; `None` when the car is not moving towards the line).
-//! - **tight_bend**: a run of frames whose tracked radius is below `tight_radius_m` for at
-//!   least `tight_min_s`; its direction from the sign of the drawn fits' curvature. Runs of the
+//! - **tight_bend**: a run of frames with both lines whose tracked radius is below
+//!   `tight_radius_m` for at least `tight_min_s`; its direction from the sign of the drawn
+//!   fits' curvature. A radius from one line or a prediction starts and extends no bend (it is
+//!   not checked against a second line; in a lane change the car's yaw bends one line's fit).
+//!   Runs of the
 //!   same direction less than `tight_merge_gap_s` apart (from the end of one to the start of
 //!   the next: a frame or two whose radius crossed the threshold) are one bend, and the merged
 //!   bend's length is what must reach `tight_min_s`.
@@ -217,6 +220,11 @@ mod tests {
         }
         for r in &mut rs[120..130] {
             r.radius_m = Some(200.0);
+        }
+        // A long run of tight radii from one line or a prediction (a lane change) is no bend.
+        for (k, r) in rs[150..190].iter_mut().enumerate() {
+            r.radius_m = Some(120.0);
+            r.status = if k < 20 { "left_only" } else { "predicted" }.into();
         }
         let ev = detect(&rs, FPS, &EventsConfig::default());
         assert_eq!(kinds(&ev), vec!["tight_bend"]);
