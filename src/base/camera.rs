@@ -21,7 +21,13 @@ pub const ASSUMED_HFOV_DEG: f64 = 58.0;
 /// The camera matrix assumed without a camera file: principal point at the image centre, square
 /// pixels, focal length from [`ASSUMED_HFOV_DEG`].
 pub fn assumed_k(width: i32, height: i32) -> [[f64; 3]; 3] {
-    let f = (width as f64 / 2.0) / (ASSUMED_HFOV_DEG.to_radians() / 2.0).tan();
+    k_from_hfov(width, height, ASSUMED_HFOV_DEG)
+}
+
+/// The camera matrix of a pinhole camera with a horizontal field of view of `hfov_deg`:
+/// principal point at the image centre, square pixels.
+pub fn k_from_hfov(width: i32, height: i32, hfov_deg: f64) -> [[f64; 3]; 3] {
+    let f = (width as f64 / 2.0) / (hfov_deg.to_radians() / 2.0).tan();
     [
         [f, 0.0, width as f64 / 2.0],
         [0.0, f, height as f64 / 2.0],

@@ -111,6 +111,11 @@ pub struct GeometryArgs {
     /// Lane width in metres: the scale across the road when the geometry is found in the video.
     #[arg(long, default_value_t = 3.7, value_name = "M")]
     pub lane_width: f64,
+    /// Horizontal field of view of the video's frames, degrees (without --camera): the focal
+    /// length the along-road scale and the online pitch use instead of the assumed 58 degrees.
+    /// Written to --save-geometry as `[camera] hfov_deg`.
+    #[arg(long, value_name = "DEG")]
+    pub fov: Option<f64>,
     /// Write the geometry found in the video as a config that `--config` accepts.
     #[arg(long, value_name = "FILE.toml")]
     pub save_geometry: Option<PathBuf>,
@@ -127,13 +132,22 @@ impl GeometryArgs {
         camera: Option<&Camera>,
     ) -> Result<(Config, lanes::video::VideoSource)> {
         use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
-        let cfg = load_config(config)?;
+        let mut cfg = load_config(config)?;
+        if let Some(f) = self.fov {
+            if camera.is_some() {
+                anyhow::bail!("--fov {f}: the camera file given with --camera has the focal length already; give one of the two");
+            }
+            cfg.camera.hfov_deg = Some(f);
+            cfg.validate()
+                .map_err(|e| anyhow::anyhow!("--fov {f}: {e}"))?;
+        }
         let fixed = match config {
             Some(p) => Config::file_names_section(p, "perspective")?,
             None => false,
         };
         let mut opts = SelfCalOptions::default();
         opts.estimate.lane_width_m = self.lane_width;
+        opts.estimate.hfov_deg = cfg.camera.hfov_deg;
         opts.estimate.validate()?;
         let choice = if fixed {
             GeometryChoice::Fixed

@@ -58,6 +58,10 @@ pub struct PerspectiveArgs {
     /// the near range, nearly straight even on a bend (0.1: nearly the whole road).
     #[arg(long, default_value_t = 0.45, value_name = "FRACTION")]
     fit_from: f64,
+    /// Horizontal field of view of the frames, degrees (without --camera): the geometry's focal
+    /// length instead of the assumed 58 degrees; written to the config as `[camera] hfov_deg`.
+    #[arg(long, value_name = "DEG")]
+    fov: Option<f64>,
     /// Where metres per pixel along the road come from.
     #[arg(long, value_enum, default_value_t = YmFrom::Auto)]
     ym_from: YmFrom,
@@ -76,6 +80,7 @@ impl PerspectiveArgs {
             dst_margin: self.dst_margin,
             max_angle_deg: self.max_angle,
             fit_from: self.fit_from,
+            hfov_deg: self.fov,
             ym_source: match self.ym_from {
                 YmFrom::Auto => YmSource::Auto,
                 YmFrom::Dashes => YmSource::Dashes,
@@ -101,6 +106,9 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_else(|| "lanes".into());
     let camera = load_camera(a.camera.as_deref())?;
+    if let (Some(f), true) = (a.fov, camera.is_some()) {
+        anyhow::bail!("--fov {f}: the camera file given with --camera has the focal length already; give one of the two");
+    }
     let undistorter = camera.as_ref().map(Undistorter::new).transpose()?;
     // Videos are sampled (`--samples` frames over the whole video); images are read in turn.
     let (videos, images): (Vec<PathBuf>, Vec<PathBuf>) = a

@@ -139,7 +139,11 @@ impl FoundGeometry {
             e.units.xm_per_px,
             e.units.ym_per_px,
             e.ym_from,
-            if e.assumed_k { ", assumed field of view" } else { "" }
+            match (e.assumed_k, e.given_hfov_deg) {
+                (true, _) => ", assumed field of view".to_string(),
+                (false, Some(f)) => format!(", {f}-deg field of view given"),
+                (false, None) => String::new(),
+            }
         )
     }
 }
@@ -304,7 +308,7 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
             let (lo, hi) = DASH_RANGE_M;
             if m < lo / SCALE_DISAGREEMENT || m > hi * SCALE_DISAGREEMENT {
                 out.push(format!(
-                    "along-road scale uncertain: with {:.4} m/px (from {}) the dashes measure {m:.1} m, outside {lo}-{hi} m by more than {SCALE_DISAGREEMENT}x (give --camera for a calibrated focal length, or check --lane-width)",
+                    "along-road scale uncertain: with {:.4} m/px (from {}) the dashes measure {m:.1} m, outside {lo}-{hi} m by more than {SCALE_DISAGREEMENT}x (give --camera for a calibrated focal length or --fov for the field of view, or check --lane-width)",
                     est.units.ym_per_px, est.ym_from
                 ));
             }

@@ -2,7 +2,7 @@
 //! (raw frame -> bird's-eye -> threshold -> search -> fit -> measure); drawing is in
 //! `present` (pictures of the results) on top of `render`.
 
-use crate::base::camera::{assumed_k, Camera};
+use crate::base::camera::{k_from_hfov, Camera, ASSUMED_HFOV_DEG};
 use crate::base::config::Config;
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
@@ -116,7 +116,8 @@ impl Pipeline {
         let persp = Perspective::from_config(&cfg.perspective, width, height)?;
         let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.scale())?;
         let undistorter = camera.map(Undistorter::new).transpose()?;
-        let k = camera.map_or_else(|| assumed_k(width, height), |c| c.k);
+        let hfov = cfg.camera.hfov_deg.unwrap_or(ASSUMED_HFOV_DEG);
+        let k = camera.map_or_else(|| k_from_hfov(width, height, hfov), |c| c.k);
         let horizon = Horizon::new(&persp, &k);
         threshold::prepare_small();
         let rows = std::sync::Arc::new(RowPlan::thinned(

@@ -321,5 +321,65 @@ fn synthetic_rigs_give_their_horizon_and_scale() {
         assert!((hz - exact_horizon).abs() <= 0.005 * h as f64, "horizon");
         assert!((width / truth_width - 1.0).abs() <= 0.02, "width");
         assert!((ym / exact_ym - 1.0).abs() <= 0.05, "ym_per_px");
+        // Without the camera file: with the lens's field of view given (`--fov`) the scale is
+        // the calibrated one within 1% and the config keeps it; with the assumed 58 degrees it
+        // is off by the focal lengths' ratio (this rig's lenses are 65 and 75 degrees).
+        let hfov = 2.0 * (w as f64 / 2.0 / f).atan().to_degrees();
+        let fov_text = format!("{hfov:.3}");
+        let scale_with = |extra: &[&str], name: &str| {
+            let g = dir.join(name);
+            let mut args = vec![
+                "video",
+                clip.to_str().unwrap(),
+                "--no-render",
+                "--save-geometry",
+                g.to_str().unwrap(),
+            ];
+            args.extend_from_slice(extra);
+            let o = lanes(&args);
+            assert_eq!(o.status.code(), Some(0), "video: {}", stderr(&o));
+            (lanes::base::config::Config::load(&g).unwrap(), stderr(&o))
+        };
+        let (given, err) = scale_with(&["--fov", &fov_text], "fov.toml");
+        let (assumed, _) = scale_with(&[], "assumed.toml");
+        eprintln!(
+            "rig {w}x{h}: ym_per_px {:.5} with --fov {fov_text}, {:.5} assumed, {ym:.5} with the camera file; {}",
+            given.units.ym_per_px,
+            assumed.units.ym_per_px,
+            err.lines().next().unwrap_or("")
+        );
+        assert!(err.contains("field of view given"), "{err}");
+        assert!(
+            (given.units.ym_per_px / ym - 1.0).abs() <= 0.01,
+            "--fov scale"
+        );
+        assert_eq!(given.camera.hfov_deg, Some(fov_text.parse().unwrap()));
+        assert!(
+            (assumed.units.ym_per_px / ym - 1.0).abs() >= 0.1,
+            "assumed scale"
+        );
+        assert_eq!(assumed.camera.hfov_deg, None);
     }
+    // --fov with a camera file is refused (the file has the focal length), as is a field of
+    // view no pinhole has.
+    let clip = d.path().join("rig640").join("synthetic_drive.mp4");
+    let cam = d.path().join("rig640").join("pin.yml");
+    let o = lanes(&[
+        "video",
+        clip.to_str().unwrap(),
+        "--camera",
+        cam.to_str().unwrap(),
+        "--fov",
+        "70",
+        "--no-render",
+    ]);
+    assert_one_line_error(&o, "--fov 70: the camera file");
+    let o = lanes(&[
+        "video",
+        clip.to_str().unwrap(),
+        "--fov",
+        "200",
+        "--no-render",
+    ]);
+    assert_one_line_error(&o, "camera.hfov_deg = 200");
 }

@@ -26,6 +26,8 @@ pub struct Config {
     pub render: RenderConfig,
     pub units: UnitsConfig,
     pub events: EventsConfig,
+    #[serde(skip_serializing_if = "CameraConfig::is_empty")]
+    pub camera: CameraConfig,
 }
 
 /// Named starting points for the configuration (`--preset`).

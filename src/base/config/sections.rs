@@ -386,6 +386,26 @@ impl Default for RenderConfig {
     }
 }
 
+/// What is known of the camera without a camera file (`--camera`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct CameraConfig {
+    /// Horizontal field of view of the video's frames as they are (pinhole), degrees: the focal
+    /// length of the geometry (the along-road scale that self-calibration finds, the online
+    /// pitch). Default: none, 58 degrees assumed (the Udacity dashcam's). `--fov` sets it; a
+    /// camera file's focal length takes its place. A lens whose straight lines bend (a
+    /// wide-angle dashcam) needs a camera file instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hfov_deg: Option<f64>,
+}
+
+impl CameraConfig {
+    /// Nothing given (the section is left out of a written config).
+    pub fn is_empty(&self) -> bool {
+        self.hfov_deg.is_none()
+    }
+}
+
 /// Pixel-to-metre scale of the bird's-eye view.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

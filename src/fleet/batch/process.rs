@@ -388,7 +388,8 @@ pub(super) fn run_one(
         cam.check_frame_size(&item.path, None, (src.width, src.height))?;
     }
     let (pipe, geometry_note) = if setup.find_geometry {
-        let opts = crate::geometry::selfcal::SelfCalOptions::default();
+        let mut opts = crate::geometry::selfcal::SelfCalOptions::default();
+        opts.estimate.hfov_deg = setup.cfg.camera.hfov_deg;
         let g = crate::geometry::selfcal::find_on(&mut src, setup.camera.as_ref(), &opts)?
             .map_err(|reason| Error::Video {
                 path: item.path.clone(),

@@ -84,6 +84,8 @@ pub struct Estimate {
     pub ground: Option<GroundScale>,
     /// Whether `ground` used an assumed camera matrix.
     pub assumed_k: bool,
+    /// The field of view the geometry used when one was given (`--fov`) and no camera file.
+    pub given_hfov_deg: Option<f64>,
     pub dashes: Option<DashStats>,
     /// Where `units.ym_per_px` came from: "dashes" or "geometry".
     pub ym_from: &'static str,
@@ -140,10 +142,17 @@ pub fn estimate(
     let persp = Perspective::from_config(&perspective, width, height)?;
     let lane_width_px = perspective.dst[1][0] - perspective.dst[0][0];
     let xm_per_px = opts.lane_width_m / lane_width_px;
-    let assumed = k.is_none();
-    let kk = k
-        .copied()
-        .unwrap_or_else(|| crate::base::camera::assumed_k(width, height));
+    // The focal length: the camera file's, else the given field of view's, else the assumed one.
+    let assumed = k.is_none() && opts.hfov_deg.is_none();
+    let given_hfov = if k.is_none() { opts.hfov_deg } else { None };
+    let kk = k.copied().unwrap_or_else(|| {
+        crate::base::camera::k_from_hfov(
+            width,
+            height,
+            opts.hfov_deg
+                .unwrap_or(crate::base::camera::ASSUMED_HFOV_DEG),
+        )
+    });
     let (yt, yb) = quad_rows(combined.vp.1, height, opts);
     let dst_h = perspective.dst[2][1] - perspective.dst[0][1];
     let g = super::ground::ground_scale(
@@ -207,6 +216,7 @@ pub fn estimate(
         lane_width_px,
         ground: g,
         assumed_k: assumed,
+        given_hfov_deg: given_hfov,
         dashes: dash,
         ym_from,
     })

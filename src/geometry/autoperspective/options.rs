@@ -42,6 +42,9 @@ pub struct Options {
     /// to the nearest few car lengths, whose tangents meet on the horizon at the car's own
     /// heading (a flat road's every direction vanishes on the horizon).
     pub fit_from: f64,
+    /// Horizontal field of view of the frames, degrees, for the geometry when no camera file
+    /// is given (`--fov`, `camera.hfov_deg`). Default: none, 58 degrees assumed.
+    pub hfov_deg: Option<f64>,
 }
 
 impl Default for Options {
@@ -55,6 +58,7 @@ impl Default for Options {
             max_angle_deg: 1.5,
             ym_source: YmSource::Auto,
             fit_from: 0.1,
+            hfov_deg: None,
         }
     }
 }
@@ -85,6 +89,11 @@ impl Options {
         }
         if !(self.fit_from >= 0.0 && self.fit_from < 0.9) {
             return bad("fit_from", self.fit_from, "0 <= fraction < 0.9");
+        }
+        if let Some(f) = self.hfov_deg {
+            if !(f.is_finite() && (10.0..=160.0).contains(&f)) {
+                return bad("--fov", f, "10 <= degrees <= 160");
+            }
         }
         if !(self.max_angle_deg > 0.0 && self.max_angle_deg < 45.0) {
             return bad("--max-angle", self.max_angle_deg, "0 < degrees < 45");

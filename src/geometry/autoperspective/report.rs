@@ -22,12 +22,25 @@ pub fn pitch_text(deg: f64) -> String {
     }
 }
 
+/// Where the geometry's focal length came from, when not from a camera file: " (assumed
+/// 58-deg field of view)" or " (given 74.6-deg field of view)".
+pub fn fov_note(est: &Estimate) -> String {
+    match (est.assumed_k, est.given_hfov_deg) {
+        (true, _) => format!(
+            " (assumed {}-deg field of view)",
+            crate::base::camera::ASSUMED_HFOV_DEG
+        ),
+        (false, Some(f)) => format!(" (given {f}-deg field of view)"),
+        (false, None) => String::new(),
+    }
+}
+
 /// "geometry: camera height 1.25 m, pitch 1.39 deg up, yaw -1.28 deg, quad 26.7 m long from
 /// 5.5 m ahead -> ym_per_px 0.03705" (printed, and as a comment in the written config).
-pub fn geometry_text(assumed_k: bool, g: &GroundScale) -> String {
+pub fn geometry_text(est: &Estimate, g: &GroundScale) -> String {
     format!(
         "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
-        if assumed_k { " (assumed 58-deg field of view)" } else { "" },
+        fov_note(est),
         g.camera_height_m,
         pitch_text(g.pitch_deg),
         g.yaw_deg,
@@ -131,6 +144,8 @@ pub fn config_from_estimate(est: &Estimate) -> Result<Config> {
         ..Config::default()
     };
     cfg.perspective.src = round_quad(cfg.perspective.src);
+    // A given field of view goes with the geometry (the online pitch uses the same focal length).
+    cfg.camera.hfov_deg = est.given_hfov_deg;
     // The tracker's lane-width check is in bird's-eye pixels: follow the destination rectangle,
     // keeping the default tolerance's proportion (100 of 350 px).
     let defaults = Config::default().tracking;
@@ -162,7 +177,7 @@ pub fn config_file_text(
         format!("# ym_per_px from {}.", est.ym_from),
     ];
     if let Some(g) = &est.ground {
-        header.push(format!("# {}.", geometry_text(est.assumed_k, g)));
+        header.push(format!("# {}.", geometry_text(est, g)));
     }
     if let Some(ds) = &est.dashes {
         header.push(format!(
@@ -213,7 +228,7 @@ pub fn estimate_text(est: &Estimate, opts: &Options) -> Vec<String> {
         s[0][0], s[0][1], s[1][0], s[1][1], s[2][0], s[2][1], s[3][0], s[3][1], d[0][0], d[0][1], d[1][0], d[1][1], d[2][0], d[2][1], d[3][0], d[3][1]
     )];
     out.push(match &est.ground {
-        Some(g) => geometry_text(est.assumed_k, g),
+        Some(g) => geometry_text(est, g),
         None => "geometry: degenerate, not used".into(),
     });
     out.push(match &est.dashes {
