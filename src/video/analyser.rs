@@ -62,6 +62,7 @@ impl<'a> Analyser<'a> {
                 pipe.cfg.tracking,
                 &TrackScene {
                     height: pipe.persp.height,
+                    width: pipe.persp.width,
                     fps,
                     default_width: pipe.default_lane_width_px(),
                     units: pipe.cfg.units,

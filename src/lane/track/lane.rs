@@ -207,6 +207,8 @@ pub struct KalmanTracker {
     cfg: TrackingConfig,
     /// Bottom row of the nominal view.
     h: f64,
+    /// The car's column in the nominal view (its centre).
+    car_x: f64,
     /// Frames a gap may last (`max_gap_s` at the video's rate).
     max_gap_frames: usize,
     /// Lane width assumed at a start with one line, px.
@@ -239,6 +241,8 @@ const LINE_NOISE_FLOOR: [f64; 3] = [1.0e-5, 0.01, 3.0];
 pub struct TrackScene {
     /// The nominal bird's-eye view's height, rows.
     pub height: i32,
+    /// Its width, columns: the car is at the centre column (as `measure` takes it).
+    pub width: i32,
     /// The video's frame rate (25 when unknown or not finite).
     pub fps: f64,
     /// The lane width (px) to assume when a track starts from one line.
@@ -260,6 +264,7 @@ impl KalmanTracker {
     pub fn new(cfg: TrackingConfig, scene: &TrackScene) -> Self {
         let TrackScene {
             height,
+            width,
             fps,
             default_width,
             units,
@@ -276,6 +281,7 @@ impl KalmanTracker {
         Self {
             cfg,
             h: (height - 1) as f64,
+            car_x: width as f64 / 2.0,
             max_gap_frames: (cfg.max_gap_s * fps).round() as usize,
             default_width,
             floor: [
@@ -468,7 +474,17 @@ impl KalmanTracker {
                 }
             }
         }
-        if let Some((x, _)) = &self.x {
+        if let Some((x, _)) = &mut self.x {
+            // The ego lane is the lane the car is in: once the tracked lane's centre lies more
+            // than half its width (and a tenth for hysteresis) to one side of the car, the car
+            // has crossed a line (a lane change) and the track moves to the neighbouring lane,
+            // one width over; the line just crossed is its other line, searched for from the
+            // next frame on. Without this the track held the lane left behind until it was
+            // lost and started again: about a second without a lane in each change.
+            let d = self.car_x - x[2];
+            if x[3] > 0.0 && d.abs() > 0.6 * x[3] {
+                x[2] += d.signum() * x[3];
+            }
             self.last_width = Some(x[3]);
         }
         let status = match (&self.x, accepted) {
@@ -589,6 +605,68 @@ mod tests {
         let o2 = t.update(&lane(460.0, 810.0), 720);
         assert_eq!(o2.left.unwrap().c, 455.0);
         assert_eq!(t.next_search().0, SearchMode::Prior);
+    }
+
+    /// The Kalman track through a lane change: the road's lines every 380 px, the car drifting
+    /// right by 8 px a frame (472 px in all, more than a lane), each frame reporting the road's
+    /// lines nearest to the track's (as a search around them does).
+    #[test]
+    fn a_lane_change_moves_the_track_to_the_lane_the_car_is_in() {
+        use crate::lane::confidence::{LaneStatus, LineEvidence};
+        let scene = TrackScene {
+            height: 720,
+            width: 1280,
+            fps: 25.0,
+            default_width: 380.0,
+            units: crate::base::config::UnitsConfig::default(),
+        };
+        let mut t = KalmanTracker::new(TrackingConfig::default(), &scene);
+        let ev = LineEvidence {
+            confidence: 1.0,
+            ..Default::default()
+        };
+        let bottom = |p: Option<Poly2>| p.map(|p| p.eval(719.0)).unwrap_or(f64::NAN);
+        for k in 0..60 {
+            let road: Vec<f64> = (-2..4)
+                .map(|j| 450.0 + 380.0 * j as f64 - 8.0 * k as f64)
+                .collect();
+            let near = |x: f64| {
+                road.iter()
+                    .copied()
+                    .min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs()))
+                    .unwrap()
+            };
+            let (el, er) = t
+                .expected()
+                .map(|(l, r)| (l.eval(719.0), r.eval(719.0)))
+                .unwrap_or((450.0, 830.0));
+            let o = t.update(&Detection {
+                left: Some(Poly2::new(0.0, 0.0, near(el))),
+                right: Some(Poly2::new(0.0, 0.0, near(er))),
+                left_confidence: 1.0,
+                right_confidence: 1.0,
+                confidence: 1.0,
+                status: LaneStatus::Both,
+                left_evidence: ev,
+                right_evidence: ev,
+            });
+            let (l, r) = (bottom(o.left), bottom(o.right));
+            assert_eq!(o.status, LaneStatus::Both, "frame {k}");
+            // The car (column 640) is never more than a tenth of a lane outside the lane drawn.
+            let off = 640.0 - (l + r) / 2.0;
+            assert!(
+                off.abs() <= 0.6 * 380.0 + 10.0,
+                "frame {k}: lane {l:.0}..{r:.0}"
+            );
+            if k == 59 {
+                // Past the change: the lane drawn is the new one, around the car, on the road's lines.
+                assert!(l < 640.0 && 640.0 < r, "lane {l:.0}..{r:.0}");
+                assert!(
+                    road.iter().any(|x| (x - l).abs() < 10.0),
+                    "left {l:.0}: {road:?}"
+                );
+            }
+        }
     }
 
     #[test]
