@@ -521,7 +521,7 @@ impl KalmanTracker {
 }
 
 /// The tracker of a run: one of the two methods. One per video, made once and never moved in
-/// the frame loop, so the Kalman variant's size (about 500 bytes) costs nothing to box away.
+/// the frame loop: boxing the Kalman variant (about 500 bytes) would gain nothing.
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)]
 pub enum LaneTracker {
