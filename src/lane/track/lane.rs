@@ -476,13 +476,14 @@ impl KalmanTracker {
         }
         if let Some((x, _)) = &mut self.x {
             // The ego lane is the lane the car is in: once the tracked lane's centre lies more
-            // than half its width (and a tenth for hysteresis) to one side of the car, the car
+            // than half its width (and a twentieth, 18 cm, for hysteresis: the centre's noise is a few
+            // cm a frame) to one side of the car, the car
             // has crossed a line (a lane change) and the track moves to the neighbouring lane,
             // one width over; the line just crossed is its other line, searched for from the
             // next frame on. Without this the track held the lane left behind until it was
             // lost and started again: about a second without a lane in each change.
             let d = self.car_x - x[2];
-            if x[3] > 0.0 && d.abs() > 0.6 * x[3] {
+            if x[3] > 0.0 && d.abs() > 0.55 * x[3] {
                 x[2] += d.signum() * x[3];
             }
             self.last_width = Some(x[3]);
