@@ -32,10 +32,9 @@
 //!   `tight_radius_m` for at least `tight_min_s`; its direction from the sign of the drawn
 //!   fits' curvature. A radius from one line or a prediction starts and extends no bend (it is
 //!   not checked against a second line; in a lane change the car's yaw bends one line's fit).
-//!   Runs of the
-//!   same direction less than `tight_merge_gap_s` apart (from the end of one to the start of
-//!   the next: a frame or two whose radius crossed the threshold) are one bend, and the merged
-//!   bend's length is what must reach `tight_min_s`.
+//!   Runs of the same direction less than `tight_merge_gap_s` apart (from the end of one to
+//!   the start of the next: a frame or two whose radius crossed the threshold) are one bend,
+//!   and the merged bend's length is what must reach `tight_min_s`.
 //!
 //! `kinds`: the event values and their file; `detect`: the definitions above as functions.
 
