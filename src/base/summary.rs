@@ -196,11 +196,25 @@ pub struct NoLaneHint {
     frames: usize,
     with_lane: usize,
     given: bool,
+    /// Frames before this one are not counted (the road geometry was found in frames from
+    /// here on: what comes before it, a car park say, is expected to show no lane).
+    from: usize,
 }
 
 impl NoLaneHint {
+    /// A hint that counts the frames from `frame` on.
+    pub fn from_frame(frame: usize) -> Self {
+        Self {
+            from: frame,
+            ..Self::default()
+        }
+    }
+
     /// Count a record; `Some(hint)` the first time the rule fires.
     pub fn add(&mut self, r: &FrameRecord, video: &std::path::Path) -> Option<String> {
+        if r.frame < self.from {
+            return None;
+        }
         self.frames += 1;
         if r.status != "none" {
             self.with_lane += 1;
@@ -217,9 +231,17 @@ impl NoLaneHint {
         self.given = true;
         let v = video.display();
         let n = self.frames;
+        let which = if self.from == 0 {
+            format!("the first {n} frame{}", if n == 1 { "" } else { "s" })
+        } else {
+            format!(
+                "{n} frame{} from frame {}",
+                if n == 1 { "" } else { "s" },
+                self.from
+            )
+        };
         format!(
-            "{v}: no lane found in the first {n} frame{}: {}",
-            if n == 1 { "" } else { "s" },
+            "{v}: no lane found in {which}: {}",
             no_lane_advice("this video", &v.to_string())
         )
     }
@@ -352,5 +374,20 @@ mod tests {
                 && hint.contains("lanes perspective clip.mp4"),
             "{hint}"
         );
+        // Counting from frame 800 (where the geometry was found): the 800 frames before it
+        // do not count.
+        let mut h = NoLaneHint::from_frame(800);
+        let fired: Vec<usize> = (0..1000)
+            .filter(|&i| h.add(&rec(i, "none", false, None), v).is_some())
+            .collect();
+        assert_eq!(fired, vec![800 + NO_LANE_HINT_AFTER_FRAMES - 1]);
+        let mut h = NoLaneHint::from_frame(800);
+        for i in 0..1000 {
+            h.add(
+                &rec(i, if i < 800 { "none" } else { "both" }, false, None),
+                v,
+            );
+        }
+        assert!(h.at_end(v).is_none());
     }
 }

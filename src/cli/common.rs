@@ -124,13 +124,14 @@ pub struct GeometryArgs {
 impl GeometryArgs {
     /// The configuration for one video: the `--config` file over the preset; its perspective
     /// as given when the file names `[perspective]`, else found in the video (printed). With
-    /// it, the video opened to check or find it, at its first frame.
+    /// it, the video opened to check or find it, at its first frame, and the first frame the
+    /// geometry was found in (0 for a given one).
     pub fn resolve(
         &self,
         input: &Path,
         config: Option<&Path>,
         camera: Option<&Camera>,
-    ) -> Result<(Config, lanes::video::VideoSource)> {
+    ) -> Result<(Config, lanes::video::VideoSource, usize)> {
         use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
         let mut cfg = load_config(config)?;
         if let Some(f) = self.fov {
@@ -180,6 +181,7 @@ impl GeometryArgs {
                 config.map(|p| p.display().to_string()).unwrap_or_default()
             );
         }
-        Ok((cfg, source))
+        let from = found.as_ref().map_or(0, |g| g.first_frame_used);
+        Ok((cfg, source, from))
     }
 }

@@ -78,9 +78,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     )?;
     let camera = load_camera(a.camera.as_deref())?;
     super::common::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
-    let (cfg, source) = a
-        .geometry
-        .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
+    let (cfg, source, found_from) =
+        a.geometry
+            .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
     let render = if a.no_render {
         RenderMode::None
     } else if a.diagnostic {
@@ -130,8 +130,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     };
     let keep = a.events.is_some() || a.report.is_some();
     let mut records: Vec<lanes::base::telemetry::FrameRecord> = Vec::new();
-    // A run that draws no lane at all says so while it runs, once.
-    let mut hint = lanes::base::summary::NoLaneHint::default();
+    // A run that draws no lane at all says so while it runs, once (counting from the first
+    // frame the geometry was found in: a drive that opens in a car park shows no lane before).
+    let mut hint = lanes::base::summary::NoLaneHint::from_frame(found_from);
     let summary = video::run(
         &job,
         &cfg,

@@ -84,6 +84,9 @@ pub struct FoundGeometry {
     pub size: (i32, i32),
     /// Time spent, seconds.
     pub seconds: f64,
+    /// The video's first frame among those the geometry was found in (0 for frames given as
+    /// such): a video that opens off the road (a car park) shows no lane before it.
+    pub first_frame_used: usize,
 }
 
 impl FoundGeometry {
@@ -151,13 +154,23 @@ impl FoundGeometry {
 /// Frame indices sampled from the opening `window_s` seconds: evenly spaced, centred in their
 /// slots, none past the announced end.
 pub fn sample_indices(announced: i64, fps: f64, opts: &SelfCalOptions) -> Vec<usize> {
+    sample_indices_in(0, announced, fps, opts)
+}
+
+/// The same for window `k` (seconds `k * window_s` to `(k + 1) * window_s`); empty when the
+/// video ends before it.
+pub fn sample_indices_in(k: usize, announced: i64, fps: f64, opts: &SelfCalOptions) -> Vec<usize> {
     let window = (opts.window_s * fps).round().max(1.0) as i64;
+    let start = window.saturating_mul(k as i64);
     let n_frames = if announced > 0 {
-        announced.min(window)
+        (announced - start).clamp(0, window)
     } else {
         window
     };
     evenly_spaced(n_frames as usize, opts.samples.max(1))
+        .into_iter()
+        .map(|i| i + start as usize)
+        .collect()
 }
 
 /// The row below which no frame's markings were seen: the median over frames of the lowest
@@ -286,6 +299,7 @@ pub fn geometry_from(
         warnings,
         size: (w, h),
         seconds: 0.0,
+        first_frame_used: 0,
     }))
 }
 
@@ -345,28 +359,41 @@ pub fn find_on(
         }
         None => None,
     };
-    let wanted = sample_indices(src.announced_frames, src.fps, opts);
     src.record(record_budget());
     // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
-    // search early (a clean clip is calibrated from its first seconds).
-    let mut outcomes = Vec::with_capacity(wanted.len());
+    // search early (a clean clip is calibrated from its first seconds). A window that shows
+    // too few (a drive that opens in a car park, at a red light behind a truck) is followed by
+    // the next, up to `SEARCH_WINDOWS` of them.
+    let mut outcomes = Vec::new();
+    let mut indices = Vec::new();
     let mut pos = 0usize;
-    for chunk in wanted.chunks(SAMPLE_CHUNK) {
-        let got = read_frames_at(src, pos, chunk, false)?;
-        let Some(last) = got.last().map(|s| s.index) else {
-            break;
-        };
-        pos = last + 1;
-        let frames = got
-            .into_iter()
-            .map(|s| match &undistorter {
-                Some(u) => u.undistort(&s.frame),
-                None => Ok(s.frame),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let n = frames.len();
-        outcomes.extend(analyse_frames(&frames, opts)?);
-        if outcomes.iter().filter(|o| o.usable()).count() >= ENOUGH_FRAMES || n < chunk.len() {
+    let usable = |o: &[FrameOutcome]| o.iter().filter(|o| o.usable()).count();
+    'windows: for k in 0..SEARCH_WINDOWS {
+        let wanted = sample_indices_in(k, src.announced_frames, src.fps, opts);
+        for chunk in wanted.chunks(SAMPLE_CHUNK) {
+            let got = read_frames_at(src, pos, chunk, false)?;
+            let Some(last) = got.last().map(|s| s.index) else {
+                break 'windows;
+            };
+            pos = last + 1;
+            indices.extend(got.iter().map(|s| s.index));
+            let frames = got
+                .into_iter()
+                .map(|s| match &undistorter {
+                    Some(u) => u.undistort(&s.frame),
+                    None => Ok(s.frame),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let n = frames.len();
+            outcomes.extend(analyse_frames(&frames, opts)?);
+            if n < chunk.len() {
+                break 'windows;
+            }
+            if usable(&outcomes) >= ENOUGH_FRAMES {
+                break;
+            }
+        }
+        if usable(&outcomes) >= opts.min_frames {
             break;
         }
     }
@@ -377,6 +404,11 @@ pub fn find_on(
     let mut r = geometry_from(&outcomes, k.as_ref(), (w, h), opts)?;
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
+        g.first_frame_used = outcomes
+            .iter()
+            .zip(&indices)
+            .find(|(o, _)| o.usable())
+            .map_or(0, |(_, i)| *i);
     }
     Ok(r)
 }
@@ -404,6 +436,11 @@ pub fn record_budget() -> usize {
         RECORD_BUDGET_BYTES
     }
 }
+
+/// Windows of `window_s` searched at most (2 minutes at the default 30 s) before a video is
+/// refused: a drive may open with a minute in a car park, but a clip that shows no lane in
+/// two minutes is not a road drive the search can use.
+const SEARCH_WINDOWS: usize = 4;
 
 /// Samples analysed at a time (in parallel), between checks for enough agreeing frames.
 const SAMPLE_CHUNK: usize = 8;
@@ -509,5 +546,11 @@ mod tests {
         let long = sample_indices(100_000, 30.0, &o);
         assert!(*long.last().unwrap() < 900);
         assert_eq!(sample_indices(5, 25.0, &o), vec![0, 1, 2, 3, 4]);
+        // The next windows: 30 s further each, inside the video, none past its end.
+        let w1 = sample_indices_in(1, 1000, 25.0, &o);
+        assert_eq!(w1.len(), 24);
+        assert!(w1[0] >= 750 && *w1.last().unwrap() < 1000, "{w1:?}");
+        assert!(sample_indices_in(2, 1000, 25.0, &o).is_empty());
+        assert_eq!(sample_indices_in(3, 0, 25.0, &o).len(), 24);
     }
 }

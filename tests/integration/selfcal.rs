@@ -180,6 +180,53 @@ fn udacity_project_clip_geometry_scores_on_the_hard_ego_labels() {
     assert!(acc("harder") >= 0.70, "{subs}");
 }
 
+/// A drive that opens off the road (32 s of a flat grey view, then the Udacity clip): the
+/// opening 30 s show no lane, so the search goes on to the next 30 s and finds the geometry
+/// there; no lane is drawn on the grey frames, both lines on the road's, and the "no lane
+/// found" warning (counted from the frames the geometry was found in) stays silent.
+#[test]
+fn a_drive_that_opens_off_the_road_is_calibrated_further_on() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let d = tmp();
+    let v = d.path().join("park_then_road.mp4");
+    ffmpeg(&[
+        "-f".as_ref(),
+        "lavfi".as_ref(),
+        "-i".as_ref(),
+        "color=c=0x505050:s=1280x720:r=25:d=32".as_ref(),
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-filter_complex".as_ref(),
+        "[0:v][1:v]concat=n=2:v=1:a=0[v]".as_ref(),
+        "-map".as_ref(),
+        "[v]".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "ultrafast".as_ref(),
+        "-pix_fmt".as_ref(),
+        "yuv420p".as_ref(),
+        v.as_os_str(),
+    ]);
+    let (s, err) = run_clip(&v, &[], d.path());
+    assert_eq!(s.frames, 1000);
+    assert!(!err.contains("no lane found"), "{err}");
+    let recs: Vec<Value> = std::fs::read_to_string(d.path().join("t.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let grey_lanes = recs[..800].iter().filter(|r| r["status"] != "none").count();
+    let road_both = recs[800..].iter().filter(|r| r["status"] == "both").count();
+    eprintln!(
+        "lanes on {grey_lanes} of 800 grey frames, both lines on {road_both} of 200 road frames"
+    );
+    assert_eq!(grey_lanes, 0);
+    assert!(road_both >= 190, "{road_both}");
+}
+
 /// `--fov` on real footage: the Udacity clip cropped to its centre 960x540 keeps the camera's
 /// focal length (1156.9 px), so its frames have a 45.06 degree field of view. Given that, the
 /// radius found without a camera file is the whole frame's (with its camera file) within 15%;
