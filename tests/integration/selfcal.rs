@@ -436,6 +436,34 @@ fn synthetic_rigs_give_their_horizon_and_scale() {
             err.lines().next().unwrap_or("")
         );
         assert!(err.contains("field of view given"), "{err}");
+        // `lanes batch` reads the field of view from the config's `[camera]` section (a config
+        // without `[perspective]`: the geometry is still found in each video).
+        let cfg = dir.join("camera_only.toml");
+        std::fs::write(&cfg, format!("[camera]\nhfov_deg = {fov_text}\n")).unwrap();
+        let vids = dir.join("videos");
+        std::fs::create_dir_all(&vids).unwrap();
+        std::fs::copy(&clip, vids.join("drive.mp4")).unwrap();
+        let out = dir.join("batch_out");
+        let o = lanes(&[
+            "batch",
+            vids.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "batch: {}", stderr(&o));
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("batch.json")).unwrap())
+                .unwrap();
+        let note = report["videos"][0]["note"].as_str().unwrap_or("");
+        assert!(
+            note.contains(&format!(
+                "{}-deg field of view given",
+                given.camera.hfov_deg.unwrap()
+            )),
+            "{note}"
+        );
         assert!(
             (given.units.ym_per_px / ym - 1.0).abs() <= 0.01,
             "--fov scale"
