@@ -87,6 +87,9 @@ pub struct FoundGeometry {
     /// The video's first frame among those the geometry was found in (0 for frames given as
     /// such): a video that opens off the road (a car park) shows no lane before it.
     pub first_frame_used: usize,
+    /// `Some(window_s)` when the opening window showed too few usable frames and the search
+    /// went on into later ones.
+    pub past_opening_s: Option<f64>,
 }
 
 impl FoundGeometry {
@@ -128,8 +131,17 @@ impl FoundGeometry {
                 )
             })
             .unwrap_or_default();
+        let past = self
+            .past_opening_s
+            .map(|s| {
+                format!(
+                    "; too few usable frames in the opening {s} s, found from frame {} on",
+                    self.first_frame_used
+                )
+            })
+            .unwrap_or_default();
         format!(
-            "geometry found in {} of {} sampled frames ({w}x{h}, {} confidence, {:.2} s): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{})",
+            "geometry found in {} of {} sampled frames ({w}x{h}, {} confidence, {:.2} s{past}): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{})",
             self.frames_used,
             self.frames_sampled,
             self.confidence(),
@@ -300,6 +312,7 @@ pub fn geometry_from(
         size: (w, h),
         seconds: 0.0,
         first_frame_used: 0,
+        past_opening_s: None,
     }))
 }
 
@@ -368,7 +381,9 @@ pub fn find_on(
     let mut indices = Vec::new();
     let mut pos = 0usize;
     let usable = |o: &[FrameOutcome]| o.iter().filter(|o| o.usable()).count();
+    let mut windows = 0;
     'windows: for k in 0..SEARCH_WINDOWS {
+        windows = k + 1;
         let wanted = sample_indices_in(k, src.announced_frames, src.fps, opts);
         for chunk in wanted.chunks(SAMPLE_CHUNK) {
             let got = read_frames_at(src, pos, chunk, false)?;
@@ -409,6 +424,7 @@ pub fn find_on(
             .zip(&indices)
             .find(|(o, _)| o.usable())
             .map_or(0, |(_, i)| *i);
+        g.past_opening_s = (windows > 1).then_some(opts.window_s);
     }
     Ok(r)
 }

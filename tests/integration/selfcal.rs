@@ -213,6 +213,14 @@ fn a_drive_that_opens_off_the_road_is_calibrated_further_on() {
     let (s, err) = run_clip(&v, &[], d.path());
     assert_eq!(s.frames, 1000);
     assert!(!err.contains("no lane found"), "{err}");
+    // It says where the geometry was found: past the opening 30 s (frame 750).
+    let from: usize = err
+        .split("found from frame ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!((800..1000).contains(&from), "{err}");
     let recs: Vec<Value> = std::fs::read_to_string(d.path().join("t.jsonl"))
         .unwrap()
         .lines()
