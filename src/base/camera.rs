@@ -24,6 +24,58 @@ pub fn assumed_k(width: i32, height: i32) -> [[f64; 3]; 3] {
     k_from_hfov(width, height, ASSUMED_HFOV_DEG)
 }
 
+/// The horizontal fields of view a pinhole geometry accepts, degrees: beyond about 160 the
+/// focal length is a few pixels and the geometry meaningless (such lenses need a camera file).
+pub const HFOV_RANGE_DEG: (f64, f64) = (10.0, 160.0);
+
+/// Where the focal length of a geometry comes from: a camera file, a horizontal field of view
+/// the user gave (`--fov`, `camera.hfov_deg`), or [`ASSUMED_HFOV_DEG`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Focal {
+    CameraFile,
+    GivenFov(f64),
+    AssumedFov,
+}
+
+impl Focal {
+    /// The source for a camera file (when there is one) and a given field of view.
+    pub fn of(camera_file: bool, hfov_deg: Option<f64>) -> Self {
+        match (camera_file, hfov_deg) {
+            (true, _) => Focal::CameraFile,
+            (false, Some(f)) => Focal::GivenFov(f),
+            (false, None) => Focal::AssumedFov,
+        }
+    }
+
+    /// The camera matrix of a `width` x `height` frame: the camera file's `k`, else a pinhole
+    /// with the given or the assumed field of view.
+    pub fn k(&self, k: Option<&[[f64; 3]; 3]>, width: i32, height: i32) -> [[f64; 3]; 3] {
+        match (k, self) {
+            (Some(k), _) => *k,
+            (None, Focal::GivenFov(f)) => k_from_hfov(width, height, *f),
+            (None, _) => assumed_k(width, height),
+        }
+    }
+
+    /// The given field of view, degrees.
+    pub fn given_hfov(&self) -> Option<f64> {
+        match self {
+            Focal::GivenFov(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// How the focal length was chosen, for the user ("assumed 58-deg field of view",
+    /// "74.59-deg field of view given"); `None` for a camera file's.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            Focal::CameraFile => None,
+            Focal::GivenFov(f) => Some(format!("{f}-deg field of view given")),
+            Focal::AssumedFov => Some(format!("assumed {ASSUMED_HFOV_DEG}-deg field of view")),
+        }
+    }
+}
+
 /// The camera matrix of a pinhole camera with a horizontal field of view of `hfov_deg`:
 /// principal point at the image centre, square pixels.
 pub fn k_from_hfov(width: i32, height: i32, hfov_deg: f64) -> [[f64; 3]; 3] {

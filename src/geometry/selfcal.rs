@@ -154,11 +154,10 @@ impl FoundGeometry {
             e.units.xm_per_px,
             e.units.ym_per_px,
             e.ym_from,
-            match (e.assumed_k, e.given_hfov_deg) {
-                (true, _) => ", assumed field of view".to_string(),
-                (false, Some(f)) => format!(", {f}-deg field of view given"),
-                (false, None) => String::new(),
-            }
+            e.focal
+                .note()
+                .map(|n| format!(", {n}"))
+                .unwrap_or_default()
         )
     }
 }

@@ -2,7 +2,7 @@
 //! (raw frame -> bird's-eye -> threshold -> search -> fit -> measure); drawing is in
 //! `present` (pictures of the results) on top of `render`.
 
-use crate::base::camera::{k_from_hfov, Camera, ASSUMED_HFOV_DEG};
+use crate::base::camera::{Camera, Focal};
 use crate::base::config::Config;
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
@@ -116,8 +116,8 @@ impl Pipeline {
         let persp = Perspective::from_config(&cfg.perspective, width, height)?;
         let birdseye = BirdseyeRemap::new(&persp, camera, cfg.perspective.scale())?;
         let undistorter = camera.map(Undistorter::new).transpose()?;
-        let hfov = cfg.camera.hfov_deg.unwrap_or(ASSUMED_HFOV_DEG);
-        let k = camera.map_or_else(|| k_from_hfov(width, height, hfov), |c| c.k);
+        let k =
+            Focal::of(camera.is_some(), cfg.camera.hfov_deg).k(camera.map(|c| &c.k), width, height);
         let horizon = Horizon::new(&persp, &k);
         threshold::prepare_small();
         let rows = std::sync::Arc::new(RowPlan::thinned(

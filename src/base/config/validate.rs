@@ -324,9 +324,8 @@ impl Config {
             ));
         }
         if let Some(f) = self.camera.hfov_deg {
-            // A pinhole's field of view: beyond about 160 degrees the focal length is a few
-            // pixels and the geometry meaningless (such lenses need a camera file).
-            float_in("camera.hfov_deg", f, 10.0, 160.0)?;
+            let (lo, hi) = crate::base::camera::HFOV_RANGE_DEG;
+            float_in("camera.hfov_deg", f, lo, hi)?;
         }
         Ok(())
     }

@@ -82,10 +82,8 @@ pub struct Estimate {
     pub lane_width_px: f64,
     /// Ground-plane geometry (with the camera's K, or an assumed one).
     pub ground: Option<GroundScale>,
-    /// Whether `ground` used an assumed camera matrix.
-    pub assumed_k: bool,
-    /// The field of view the geometry used when one was given (`--fov`) and no camera file.
-    pub given_hfov_deg: Option<f64>,
+    /// Where `ground`'s focal length came from.
+    pub focal: crate::base::camera::Focal,
     pub dashes: Option<DashStats>,
     /// Where `units.ym_per_px` came from: "dashes" or "geometry".
     pub ym_from: &'static str,
@@ -127,7 +125,7 @@ pub fn frame_dashes(
 }
 
 /// Combine usable frames into the estimate. `k` is the camera matrix when a camera file was
-/// given; without one, [`crate::base::camera::assumed_k`] is used for the geometry.
+/// given; without one, the given field of view's or the assumed one (`Focal`).
 pub fn estimate(
     frames: &[&LaneLines],
     k: Option<&[[f64; 3]; 3]>,
@@ -143,16 +141,8 @@ pub fn estimate(
     let lane_width_px = perspective.dst[1][0] - perspective.dst[0][0];
     let xm_per_px = opts.lane_width_m / lane_width_px;
     // The focal length: the camera file's, else the given field of view's, else the assumed one.
-    let assumed = k.is_none() && opts.hfov_deg.is_none();
-    let given_hfov = if k.is_none() { opts.hfov_deg } else { None };
-    let kk = k.copied().unwrap_or_else(|| {
-        crate::base::camera::k_from_hfov(
-            width,
-            height,
-            opts.hfov_deg
-                .unwrap_or(crate::base::camera::ASSUMED_HFOV_DEG),
-        )
-    });
+    let focal = crate::base::camera::Focal::of(k.is_some(), opts.hfov_deg);
+    let kk = focal.k(k, width, height);
     let (yt, yb) = quad_rows(combined.vp.1, height, opts);
     let dst_h = perspective.dst[2][1] - perspective.dst[0][1];
     let g = super::ground::ground_scale(
@@ -215,8 +205,7 @@ pub fn estimate(
         lines: combined,
         lane_width_px,
         ground: g,
-        assumed_k: assumed,
-        given_hfov_deg: given_hfov,
+        focal,
         dashes: dash,
         ym_from,
     })

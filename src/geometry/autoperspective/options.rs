@@ -91,8 +91,9 @@ impl Options {
             return bad("fit_from", self.fit_from, "0 <= fraction < 0.9");
         }
         if let Some(f) = self.hfov_deg {
-            if !(f.is_finite() && (10.0..=160.0).contains(&f)) {
-                return bad("--fov", f, "10 <= degrees <= 160");
+            let (lo, hi) = crate::base::camera::HFOV_RANGE_DEG;
+            if !(f.is_finite() && (lo..=hi).contains(&f)) {
+                return bad("--fov", f, &format!("{lo} <= degrees <= {hi}"));
             }
         }
         if !(self.max_angle_deg > 0.0 && self.max_angle_deg < 45.0) {

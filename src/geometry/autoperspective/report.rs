@@ -22,25 +22,15 @@ pub fn pitch_text(deg: f64) -> String {
     }
 }
 
-/// Where the geometry's focal length came from, when not from a camera file: " (assumed
-/// 58-deg field of view)" or " (given 74.6-deg field of view)".
-pub fn fov_note(est: &Estimate) -> String {
-    match (est.assumed_k, est.given_hfov_deg) {
-        (true, _) => format!(
-            " (assumed {}-deg field of view)",
-            crate::base::camera::ASSUMED_HFOV_DEG
-        ),
-        (false, Some(f)) => format!(" (given {f}-deg field of view)"),
-        (false, None) => String::new(),
-    }
-}
-
 /// "geometry: camera height 1.25 m, pitch 1.39 deg up, yaw -1.28 deg, quad 26.7 m long from
 /// 5.5 m ahead -> ym_per_px 0.03705" (printed, and as a comment in the written config).
 pub fn geometry_text(est: &Estimate, g: &GroundScale) -> String {
     format!(
         "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
-        fov_note(est),
+        est.focal
+            .note()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default(),
         g.camera_height_m,
         pitch_text(g.pitch_deg),
         g.yaw_deg,
@@ -145,7 +135,7 @@ pub fn config_from_estimate(est: &Estimate) -> Result<Config> {
     };
     cfg.perspective.src = round_quad(cfg.perspective.src);
     // A given field of view goes with the geometry (the online pitch uses the same focal length).
-    cfg.camera.hfov_deg = est.given_hfov_deg;
+    cfg.camera.hfov_deg = est.focal.given_hfov();
     // The tracker's lane-width check is in bird's-eye pixels: follow the destination rectangle,
     // keeping the default tolerance's proportion (100 of 350 px).
     let defaults = Config::default().tracking;
