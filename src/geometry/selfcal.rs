@@ -47,6 +47,13 @@ pub struct SelfCalOptions {
     /// body's pitch (a degree or so: 1-2% of the height at dashcam focal lengths); frames that
     /// disagree by more found their lines in noise, not on the road (the shared clips: 0.3-1.3%).
     pub max_horizon_spread: f64,
+    /// Rows frames are analysed at: taller frames are shrunk (an area average) and the geometry
+    /// found is scaled back. Default 480: the geometry is a median over frames of lines fitted
+    /// through hundreds of marking pixels, so a pixel of 0.2% of the height is finer than the
+    /// frames' own horizon spread (0.3-1.3% on the shared clips), while the cost grows with the
+    /// pixel count (a 1080p frame has 5x the pixels). At 360 rows the far markings fall under
+    /// the ridge detector's 2-px floor and fewer frames are usable (the LA clip: 4 of 24, not 6).
+    pub work_rows: i32,
 }
 
 impl Default for SelfCalOptions {
@@ -62,6 +69,7 @@ impl Default for SelfCalOptions {
             min_frames: 3,
             max_yaw_deg: 10.0,
             max_horizon_spread: 0.04,
+            work_rows: 480,
         }
     }
 }
@@ -371,6 +379,7 @@ pub fn find_on(
         }
         None => None,
     };
+    let work = WorkScale::for_size((w, h), opts.work_rows);
     src.record(record_budget());
     // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
     // search early (a clean clip is calibrated from its first seconds). A window that shows
@@ -393,9 +402,12 @@ pub fn find_on(
             indices.extend(got.iter().map(|s| s.index));
             let frames = got
                 .into_iter()
-                .map(|s| match &undistorter {
-                    Some(u) => u.undistort(&s.frame),
-                    None => Ok(s.frame),
+                .map(|s| {
+                    let f = match &undistorter {
+                        Some(u) => u.undistort(&s.frame)?,
+                        None => s.frame,
+                    };
+                    work.shrink(f)
                 })
                 .collect::<Result<Vec<_>>>()?;
             let n = frames.len();
@@ -414,8 +426,8 @@ pub fn find_on(
     if !src.rewind() {
         *src = VideoSource::open(&path)?;
     }
-    let k = camera.map(|c| c.k);
-    let mut r = geometry_from(&outcomes, k.as_ref(), (w, h), opts)?;
+    let k = camera.map(|c| work.camera_matrix(&c.k));
+    let mut r = geometry_from(&outcomes, k.as_ref(), work.size, opts)?.map(|g| work.restore(g));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
         g.first_frame_used = outcomes
@@ -426,6 +438,98 @@ pub fn find_on(
         g.past_opening_s = (windows > 1).then_some(opts.window_s);
     }
     Ok(r)
+}
+
+/// The size frames are analysed at for self-calibration, and the way back to the video's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkScale {
+    /// Working size over the video's, across and down.
+    pub sx: f64,
+    pub sy: f64,
+    /// The working frame size.
+    pub size: (i32, i32),
+}
+
+impl WorkScale {
+    /// Frames of `size` shrunk to at most `rows` rows (never enlarged).
+    pub fn for_size((w, h): (i32, i32), rows: i32) -> Self {
+        if rows <= 0 || h <= rows {
+            return Self {
+                sx: 1.0,
+                sy: 1.0,
+                size: (w, h),
+            };
+        }
+        let s = rows as f64 / h as f64;
+        let size = (((w as f64) * s).round().max(1.0) as i32, rows);
+        Self {
+            sx: size.0 as f64 / w as f64,
+            sy: size.1 as f64 / h as f64,
+            size,
+        }
+    }
+
+    fn is_identity(&self) -> bool {
+        self.sx == 1.0 && self.sy == 1.0
+    }
+
+    /// A frame at the working size (an area average).
+    pub fn shrink(&self, f: BgrFrame) -> Result<BgrFrame> {
+        if self.is_identity() {
+            return Ok(f);
+        }
+        let mut small = opencv::core::Mat::default();
+        opencv::imgproc::resize(
+            f.mat(),
+            &mut small,
+            opencv::core::Size::new(self.size.0, self.size.1),
+            0.0,
+            0.0,
+            opencv::imgproc::INTER_AREA,
+        )?;
+        BgrFrame::new(small)
+    }
+
+    /// A camera matrix for the working size.
+    pub fn camera_matrix(&self, k: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+        let mut out = *k;
+        for v in &mut out[0] {
+            *v *= self.sx;
+        }
+        for v in &mut out[1] {
+            *v *= self.sy;
+        }
+        out
+    }
+
+    /// A geometry found at the working size, in the video's pixels. The bird's-eye view and
+    /// the units do not depend on the frame size; the quad, the lines and the rows do.
+    pub fn restore(&self, mut g: FoundGeometry) -> FoundGeometry {
+        if self.is_identity() {
+            return g;
+        }
+        let (sx, sy) = (self.sx, self.sy);
+        let pt = |p: (f64, f64)| (p.0 / sx, p.1 / sy);
+        let line = |l: ap::lines::ImageLine| ap::lines::ImageLine {
+            m: l.m * sy / sx,
+            c: l.c / sx,
+        };
+        let e = &mut g.estimate;
+        for c in &mut e.perspective.src {
+            c[0] /= sx;
+            c[1] /= sy;
+        }
+        e.lines.vp = pt(e.lines.vp);
+        e.lines.left = line(e.lines.left);
+        e.lines.right = line(e.lines.right);
+        g.bottom_row /= sy;
+        g.horizon_spread_px /= sy;
+        g.size = (
+            (g.size.0 as f64 / sx).round() as i32,
+            (g.size.1 as f64 / sy).round() as i32,
+        );
+        g
+    }
 }
 
 /// Memory the frames decoded for self-calibration may hold so that the run reuses them: 1 GiB,
@@ -549,6 +653,70 @@ mod tests {
             (b - expected).abs() <= 0.05 * expected,
             "budget {b} vs {expected} ({kb} kB of memory)"
         );
+    }
+
+    #[test]
+    fn the_working_size_keeps_the_aspect_and_maps_back_to_the_video() {
+        // Frames up to 480 rows are analysed as they are.
+        for size in [(640, 360), (854, 480)] {
+            let s = WorkScale::for_size(size, 480);
+            assert_eq!((s.sx, s.sy, s.size), (1.0, 1.0, size));
+        }
+        let s = WorkScale::for_size((1920, 1080), 480);
+        assert_eq!(s.size, (853, 480));
+        assert!((s.sx - 853.0 / 1920.0).abs() < 1e-12 && (s.sy - 480.0 / 1080.0).abs() < 1e-12);
+        // A point on a line at the working size is on the restored line at the video's size.
+        let k = [[1157.0, 0.0, 667.0], [0.0, 1152.0, 386.0], [0.0, 0.0, 1.0]];
+        let s = WorkScale::for_size((1280, 720), 480);
+        let kw = s.camera_matrix(&k);
+        assert!((kw[0][0] - 1157.0 * s.sx).abs() < 1e-9 && (kw[1][2] - 386.0 * s.sy).abs() < 1e-9);
+        assert_eq!(kw[2], [0.0, 0.0, 1.0]);
+        let line = ap::lines::ImageLine { m: -1.3, c: 700.0 };
+        let (y, x) = (300.0, line.x_at(300.0));
+        let mut g = found_for_test(line);
+        g.estimate.perspective.src[2] = [x, y];
+        g.bottom_row = y;
+        let r = s.restore(g);
+        let (xv, yv) = (x / s.sx, y / s.sy);
+        assert!((r.estimate.lines.left.x_at(yv) - xv).abs() < 1e-9);
+        assert!((r.estimate.perspective.src[2][0] - xv).abs() < 1e-9);
+        assert!((r.estimate.perspective.src[2][1] - yv).abs() < 1e-9);
+        assert!((r.bottom_row - yv).abs() < 1e-9);
+        assert!((r.estimate.lines.vp.1 - 200.0 / s.sy).abs() < 1e-9);
+        assert!((r.horizon_spread_px - 2.0 / s.sy).abs() < 1e-9);
+        assert_eq!(r.size, (1280, 720));
+    }
+
+    /// A found geometry at the 853x480 working size of a 1280x720 video, both lines `line`.
+    fn found_for_test(line: ap::lines::ImageLine) -> FoundGeometry {
+        let vp = (line.x_at(200.0), 200.0);
+        let estimate = Estimate {
+            perspective: crate::base::config::PerspectiveConfig::default(),
+            units: crate::base::config::UnitsConfig::default(),
+            lines: ap::CombinedLines {
+                vp,
+                left: line,
+                right: line,
+            },
+            lane_width_px: 700.0,
+            ground: None,
+            focal: crate::base::camera::Focal::AssumedFov,
+            dashes: None,
+            ym_from: "geometry",
+        };
+        FoundGeometry {
+            estimate,
+            frames_sampled: 8,
+            frames_used: 8,
+            horizon_spread_px: 2.0,
+            bottom_row: 470.0,
+            hood: false,
+            warnings: Vec::new(),
+            size: (853, 480),
+            seconds: 0.0,
+            first_frame_used: 0,
+            past_opening_s: None,
+        }
     }
 
     #[test]

@@ -61,6 +61,29 @@ pub fn find_lane_lines_in(
     l_contrast: u8,
     fit_from: f64,
 ) -> Result<std::result::Result<LaneLines, Rejection>> {
+    match candidate_lines(l, b, l_contrast)? {
+        Ok(c) => lines_from(&c, fit_from),
+        Err(rej) => Ok(Err(rej)),
+    }
+}
+
+/// What the ridge detector and Hough segments at one L contrast give, before the lines are
+/// refitted over a range of rows: the same for every `fit_from`.
+pub struct CandidateLines {
+    mask: BinaryMask,
+    vp: (f64, f64),
+    left: ImageLine,
+    right: ImageLine,
+    size: (i32, i32),
+}
+
+/// The two passes of `find_lane_lines_in` up to the ego lines' first guess through the
+/// vanishing point.
+fn candidate_lines(
+    l: &GrayImage,
+    b: &GrayImage,
+    l_contrast: u8,
+) -> Result<std::result::Result<CandidateLines, Rejection>> {
     let (w, h) = (l.width(), l.height());
     let (wf, hf) = (w as f64, h as f64);
     let hough = HoughParams::for_size(h);
@@ -129,9 +152,34 @@ pub fn find_lane_lines_in(
         };
         return Ok(Err(rej));
     };
+    Ok(Ok(CandidateLines {
+        mask,
+        vp: vp2,
+        left: li,
+        right: ri,
+        size: (w, h),
+    }))
+}
+
+/// The ego lines refitted on the marking pixels from `fit_from` of the way down from the
+/// horizon, and checked.
+fn lines_from(
+    c: &CandidateLines,
+    fit_from: f64,
+) -> Result<std::result::Result<LaneLines, Rejection>> {
+    let (w, h) = c.size;
+    let (wf, hf) = (w as f64, h as f64);
+    let (vp2, li, ri) = (c.vp, c.left, c.right);
+    let mut rej = Rejection {
+        vp: Some(vp2),
+        left: Some(li),
+        right: Some(ri),
+        reason: String::new(),
+    };
+    let mask = &c.mask;
     let rows = ((vp2.1 + fit_from * (hf - vp2.1)).ceil() as i32, h);
-    let fl = super::lines::refine_line(&mask, li, vp2.0, rows, 0.06)?;
-    let fr = super::lines::refine_line(&mask, ri, vp2.0, rows, 0.06)?;
+    let fl = super::lines::refine_line(mask, li, vp2.0, rows, 0.06)?;
+    let fr = super::lines::refine_line(mask, ri, vp2.0, rows, 0.06)?;
     let (Some(fl), Some(fr)) = (fl, fr) else {
         rej.reason = "too few marking pixels along a lane line".into();
         return Ok(Err(rej));
@@ -187,7 +235,7 @@ pub fn find_lane_lines_in(
         left: fl,
         right: fr,
         vp,
-        mask,
+        mask: mask.clone(),
     }))
 }
 
@@ -363,11 +411,12 @@ impl FrameOutcome {
     }
 }
 
-/// The frame's L and B channels, as the ridge detector reads them.
-type Channels = (GrayImage, GrayImage);
-
-fn outcome_at(ch: &Channels, l_contrast: u8, opts: &Options) -> Result<FrameOutcome> {
-    let (w, h) = (ch.0.width(), ch.0.height());
+fn outcome_at(
+    candidates: &std::result::Result<CandidateLines, Rejection>,
+    (w, h): (i32, i32),
+    l_contrast: u8,
+    opts: &Options,
+) -> Result<FrameOutcome> {
     let mut o = FrameOutcome {
         lines: None,
         check: None,
@@ -375,7 +424,11 @@ fn outcome_at(ch: &Channels, l_contrast: u8, opts: &Options) -> Result<FrameOutc
         rejection: None,
         l_contrast,
     };
-    match find_lane_lines_in(&ch.0, &ch.1, l_contrast, opts.fit_from)? {
+    let found = match candidates {
+        Ok(c) => lines_from(c, opts.fit_from)?,
+        Err(rej) => Err(rej.clone()),
+    };
+    match found {
         Err(rej) => {
             o.problem = Some(rej.reason.clone());
             o.rejection = Some(rej);
@@ -410,10 +463,17 @@ fn outcome_at(ch: &Channels, l_contrast: u8, opts: &Options) -> Result<FrameOutc
 /// usable; an unusable frame reports the first attempt's problem.
 pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
     // L and B once for every attempt's masks.
-    let ch = crate::lane::threshold::channels(frame, crate::lane::threshold::Cue::Yellow)?;
-    let first = outcome_at(&ch, L_CONTRASTS[0], opts)?;
+    let (l, b) = crate::lane::threshold::channels(frame, crate::lane::threshold::Cue::Yellow)?;
+    let size = (frame.width(), frame.height());
+    // The masks and segments at each contrast once, for both fitting ranges.
+    let at = |c: u8| candidate_lines(&l, &b, c);
+    let mut candidates = vec![at(L_CONTRASTS[0])?];
+    let first = outcome_at(&candidates[0], size, L_CONTRASTS[0], opts)?;
     if first.usable() {
         return Ok(first);
+    }
+    for &c in &L_CONTRASTS[1..] {
+        candidates.push(at(c)?);
     }
     // A dashed line can leave the near range empty (a 12 m gap between 6 m dashes): then the
     // lines are fitted over nearly the whole road, where the straightness check over the view's
@@ -422,12 +482,12 @@ pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
         fit_from: FIT_FROM_WHOLE.min(opts.fit_from),
         ..*opts
     };
-    for &c in &L_CONTRASTS {
+    for (&c, cand) in L_CONTRASTS.iter().zip(&candidates) {
         for o in [opts, &whole] {
             if c == L_CONTRASTS[0] && o.fit_from == opts.fit_from {
                 continue;
             }
-            let out = outcome_at(&ch, c, o)?;
+            let out = outcome_at(cand, size, c, o)?;
             if out.usable() {
                 return Ok(out);
             }
