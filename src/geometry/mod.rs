@@ -4,3 +4,4 @@ pub mod autoperspective;
 pub mod calibrate;
 pub mod sample;
 pub mod selfcal;
+pub mod work_scale;

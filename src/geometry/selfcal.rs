@@ -15,6 +15,7 @@ use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::geometry::autoperspective::{self as ap, Estimate, FrameOutcome, LaneLines, Options};
 use crate::geometry::sample::{evenly_spaced, read_frames_at};
+use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
 use crate::video::VideoSource;
 use std::path::Path;
@@ -111,6 +112,26 @@ impl FoundGeometry {
         };
         c.units = self.estimate.units;
         c
+    }
+
+    /// This geometry, found at a working size, in the video's pixels. The bird's-eye view and
+    /// the units do not depend on the frame size; the quad, the lines and the rows do.
+    pub fn scaled_back(mut self, work: &WorkScale) -> Self {
+        if work.is_identity() {
+            return self;
+        }
+        let e = &mut self.estimate;
+        for c in &mut e.perspective.src {
+            let (x, y) = work.point_back((c[0], c[1]));
+            *c = [x, y];
+        }
+        e.lines.vp = work.point_back(e.lines.vp);
+        e.lines.left = work.line_back(e.lines.left);
+        e.lines.right = work.line_back(e.lines.right);
+        self.bottom_row = work.point_back((0.0, self.bottom_row)).1;
+        self.horizon_spread_px = work.point_back((0.0, self.horizon_spread_px)).1;
+        self.size = work.video_size(self.size);
+        self
     }
 
     /// How sure: "high" with at least 8 frames agreeing on the horizon within 1% of the
@@ -427,7 +448,8 @@ pub fn find_on(
         *src = VideoSource::open(&path)?;
     }
     let k = camera.map(|c| work.camera_matrix(&c.k));
-    let mut r = geometry_from(&outcomes, k.as_ref(), work.size, opts)?.map(|g| work.restore(g));
+    let mut r =
+        geometry_from(&outcomes, k.as_ref(), work.size, opts)?.map(|g| g.scaled_back(&work));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
         g.first_frame_used = outcomes
@@ -438,98 +460,6 @@ pub fn find_on(
         g.past_opening_s = (windows > 1).then_some(opts.window_s);
     }
     Ok(r)
-}
-
-/// The size frames are analysed at for self-calibration, and the way back to the video's.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WorkScale {
-    /// Working size over the video's, across and down.
-    pub sx: f64,
-    pub sy: f64,
-    /// The working frame size.
-    pub size: (i32, i32),
-}
-
-impl WorkScale {
-    /// Frames of `size` shrunk to at most `rows` rows (never enlarged).
-    pub fn for_size((w, h): (i32, i32), rows: i32) -> Self {
-        if rows <= 0 || h <= rows {
-            return Self {
-                sx: 1.0,
-                sy: 1.0,
-                size: (w, h),
-            };
-        }
-        let s = rows as f64 / h as f64;
-        let size = (((w as f64) * s).round().max(1.0) as i32, rows);
-        Self {
-            sx: size.0 as f64 / w as f64,
-            sy: size.1 as f64 / h as f64,
-            size,
-        }
-    }
-
-    fn is_identity(&self) -> bool {
-        self.sx == 1.0 && self.sy == 1.0
-    }
-
-    /// A frame at the working size (an area average).
-    pub fn shrink(&self, f: BgrFrame) -> Result<BgrFrame> {
-        if self.is_identity() {
-            return Ok(f);
-        }
-        let mut small = opencv::core::Mat::default();
-        opencv::imgproc::resize(
-            f.mat(),
-            &mut small,
-            opencv::core::Size::new(self.size.0, self.size.1),
-            0.0,
-            0.0,
-            opencv::imgproc::INTER_AREA,
-        )?;
-        BgrFrame::new(small)
-    }
-
-    /// A camera matrix for the working size.
-    pub fn camera_matrix(&self, k: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
-        let mut out = *k;
-        for v in &mut out[0] {
-            *v *= self.sx;
-        }
-        for v in &mut out[1] {
-            *v *= self.sy;
-        }
-        out
-    }
-
-    /// A geometry found at the working size, in the video's pixels. The bird's-eye view and
-    /// the units do not depend on the frame size; the quad, the lines and the rows do.
-    pub fn restore(&self, mut g: FoundGeometry) -> FoundGeometry {
-        if self.is_identity() {
-            return g;
-        }
-        let (sx, sy) = (self.sx, self.sy);
-        let pt = |p: (f64, f64)| (p.0 / sx, p.1 / sy);
-        let line = |l: ap::lines::ImageLine| ap::lines::ImageLine {
-            m: l.m * sy / sx,
-            c: l.c / sx,
-        };
-        let e = &mut g.estimate;
-        for c in &mut e.perspective.src {
-            c[0] /= sx;
-            c[1] /= sy;
-        }
-        e.lines.vp = pt(e.lines.vp);
-        e.lines.left = line(e.lines.left);
-        e.lines.right = line(e.lines.right);
-        g.bottom_row /= sy;
-        g.horizon_spread_px /= sy;
-        g.size = (
-            (g.size.0 as f64 / sx).round() as i32,
-            (g.size.1 as f64 / sy).round() as i32,
-        );
-        g
-    }
 }
 
 /// Memory the frames decoded for self-calibration may hold so that the run reuses them: 1 GiB,
@@ -656,27 +586,14 @@ mod tests {
     }
 
     #[test]
-    fn the_working_size_keeps_the_aspect_and_maps_back_to_the_video() {
-        // Frames up to 480 rows are analysed as they are.
-        for size in [(640, 360), (854, 480)] {
-            let s = WorkScale::for_size(size, 480);
-            assert_eq!((s.sx, s.sy, s.size), (1.0, 1.0, size));
-        }
-        let s = WorkScale::for_size((1920, 1080), 480);
-        assert_eq!(s.size, (853, 480));
-        assert!((s.sx - 853.0 / 1920.0).abs() < 1e-12 && (s.sy - 480.0 / 1080.0).abs() < 1e-12);
-        // A point on a line at the working size is on the restored line at the video's size.
-        let k = [[1157.0, 0.0, 667.0], [0.0, 1152.0, 386.0], [0.0, 0.0, 1.0]];
+    fn a_geometry_found_at_the_working_size_is_scaled_back_to_the_video() {
         let s = WorkScale::for_size((1280, 720), 480);
-        let kw = s.camera_matrix(&k);
-        assert!((kw[0][0] - 1157.0 * s.sx).abs() < 1e-9 && (kw[1][2] - 386.0 * s.sy).abs() < 1e-9);
-        assert_eq!(kw[2], [0.0, 0.0, 1.0]);
         let line = ap::lines::ImageLine { m: -1.3, c: 700.0 };
         let (y, x) = (300.0, line.x_at(300.0));
         let mut g = found_for_test(line);
         g.estimate.perspective.src[2] = [x, y];
         g.bottom_row = y;
-        let r = s.restore(g);
+        let r = g.scaled_back(&s);
         let (xv, yv) = (x / s.sx, y / s.sy);
         assert!((r.estimate.lines.left.x_at(yv) - xv).abs() < 1e-9);
         assert!((r.estimate.perspective.src[2][0] - xv).abs() < 1e-9);
