@@ -58,6 +58,7 @@ impl JobArgs {
             codec: self.encode.codec(),
             frames: self.frames,
             force: self.force,
+            videos_at_once: 1,
         };
         Ok((setup, opts))
     }
@@ -75,9 +76,10 @@ pub struct BatchArgs {
     pub manifest: Option<PathBuf>,
     #[command(flatten)]
     pub job: JobArgs,
-    /// Videos processed at the same time (threads in this process).
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub jobs: usize,
+    /// Videos processed at the same time (threads in this process) [default: the number of
+    /// cores]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
     /// Only the inputs of shard I of N (by a stable hash of the relative path).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -160,7 +162,8 @@ pub fn run(a: BatchArgs) -> Result<i32> {
             bar.inc(1);
         }
     };
-    let outcomes = batch::run_batch(&tasks, &opts, a.jobs, &cancel, &on_event);
+    let jobs = a.jobs.unwrap_or_else(batch::default_jobs);
+    let outcomes = batch::run_batch(&tasks, &opts, jobs, &cancel, &on_event);
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
     let report = BatchReport::new(&outcomes, wall);

@@ -48,6 +48,9 @@ pub struct SelfCalOptions {
     /// body's pitch (a degree or so: 1-2% of the height at dashcam focal lengths); frames that
     /// disagree by more found their lines in noise, not on the road (the shared clips: 0.3-1.3%).
     pub max_horizon_spread: f64,
+    /// Searches running at the same time in this process (`lanes batch --jobs`), which share
+    /// the memory for kept frames ([`record_budget_shared`]). Default 1.
+    pub searches_at_once: usize,
     /// Rows frames are analysed at: taller frames are shrunk (an area average) and the geometry
     /// found is scaled back. Default 480: the geometry is a median over frames of lines fitted
     /// through hundreds of marking pixels, so a pixel of 0.2% of the height is finer than the
@@ -70,6 +73,7 @@ impl Default for SelfCalOptions {
             min_frames: 3,
             max_yaw_deg: 10.0,
             max_horizon_spread: 0.04,
+            searches_at_once: 1,
             work_rows: 480,
         }
     }
@@ -401,7 +405,7 @@ pub fn find_on(
         None => None,
     };
     let work = WorkScale::for_size((w, h), opts.work_rows);
-    src.record(record_budget());
+    src.record(record_budget_shared(opts.searches_at_once));
     // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
     // search early (a clean clip is calibrated from its first seconds). A window that shows
     // too few (a drive that opens in a car park, at a red light behind a truck) is followed by
@@ -469,9 +473,21 @@ pub fn find_on(
 /// machine with less than 8 GiB the budget is an eighth of its memory (`record_budget`).
 pub const RECORD_BUDGET_BYTES: usize = 1 << 30;
 
+/// The budget of one of `searches` self-calibrations running at once (`lanes batch --jobs`):
+/// [`RECORD_BUDGET_BYTES`] each, all of them together at most an eighth of the memory.
+pub fn record_budget_shared(searches: usize) -> usize {
+    let n = searches.max(1);
+    RECORD_BUDGET_BYTES.min(physical_memory().map_or(RECORD_BUDGET_BYTES, |m| m / 8 / n))
+}
+
 /// The budget on this machine: [`RECORD_BUDGET_BYTES`], at most an eighth of the physical
 /// memory (a small board decodes twice rather than run short of memory).
 pub fn record_budget() -> usize {
+    record_budget_shared(1)
+}
+
+/// Physical memory, bytes (`None` when the system does not say).
+fn physical_memory() -> Option<usize> {
     // SAFETY: sysconf only reads system values.
     let (pages, page) = unsafe {
         (
@@ -479,11 +495,7 @@ pub fn record_budget() -> usize {
             libc::sysconf(libc::_SC_PAGESIZE),
         )
     };
-    if pages > 0 && page > 0 {
-        RECORD_BUDGET_BYTES.min((pages as usize).saturating_mul(page as usize) / 8)
-    } else {
-        RECORD_BUDGET_BYTES
-    }
+    (pages > 0 && page > 0).then(|| (pages as usize).saturating_mul(page as usize))
 }
 
 /// Windows of `window_s` searched at most (2 minutes at the default 30 s) before a video is
@@ -583,6 +595,15 @@ mod tests {
             (b - expected).abs() <= 0.05 * expected,
             "budget {b} vs {expected} ({kb} kB of memory)"
         );
+        // Searches at once share an eighth of the memory, each at most 1 GiB.
+        for n in [2usize, 16, 64] {
+            let expected = (RECORD_BUDGET_BYTES as f64).min(kb * 1024.0 / 8.0 / n as f64);
+            let b = record_budget_shared(n) as f64;
+            assert!(
+                (b - expected).abs() <= 0.05 * expected,
+                "{n} searches: budget {b} vs {expected} ({kb} kB of memory)"
+            );
+        }
     }
 
     #[test]

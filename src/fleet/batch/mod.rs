@@ -21,7 +21,7 @@ pub use process::{
     STALE_OUTPUTS, SUMMARY,
 };
 pub use report::{no_lane_hint, outcome_line, prepare_out_dir, BatchReport, Row};
-pub use run::{run_batch, Event, Task};
+pub use run::{default_jobs, run_batch, Event, Task};
 pub use setup::Setup;
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub struct Options {
     pub frames: Option<usize>,
     /// Redo videos already done.
     pub force: bool,
+    /// Videos processed at the same time in this process (`--jobs`): their geometry searches
+    /// share the memory for kept frames.
+    pub videos_at_once: usize,
 }
 
 /// How a video's processing ended.
@@ -388,13 +391,15 @@ pub(super) fn run_one(
         cam.check_frame_size(&item.path, None, (src.width, src.height))?;
     }
     let (pipe, geometry_note) = if setup.find_geometry {
-        let mut opts = crate::geometry::selfcal::SelfCalOptions::default();
-        opts.estimate.hfov_deg = setup.cfg.camera.hfov_deg;
-        let g = crate::geometry::selfcal::find_on(&mut src, setup.camera.as_ref(), &opts)?
-            .map_err(|reason| Error::Video {
+        let mut sc = crate::geometry::selfcal::SelfCalOptions::default();
+        sc.estimate.hfov_deg = setup.cfg.camera.hfov_deg;
+        sc.searches_at_once = opts.videos_at_once;
+        let g = crate::geometry::selfcal::find_on(&mut src, setup.camera.as_ref(), &sc)?.map_err(
+            |reason| Error::Video {
                 path: item.path.clone(),
                 message: reason,
-            })?;
+            },
+        )?;
         let cfg = g.apply(&setup.cfg);
         let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
         (Arc::new(pipe), Some(g.describe()))
