@@ -9,7 +9,7 @@
 //! Frames are combined by medians, so a few frames with a wrong line (a car ahead, a bend, a
 //! lane change) do not move the result.
 
-use crate::base::camera::Camera;
+use crate::base::camera::{Camera, Focal};
 use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
@@ -308,15 +308,20 @@ pub fn geometry_from(
         eopts.bottom = ((low - 0.01 * h as f64) / h as f64).clamp(0.35, 1.0);
     }
     let est = ap::estimate(&usable, k, w, h, &eopts)?;
-    if let Some(g) = est
+    if let Some(yaw) = est
         .ground
         .as_ref()
-        .filter(|g| g.yaw_deg.abs() > opts.max_yaw_deg)
+        .map(|g| yaw_for_check(&est, g.yaw_deg, (w, h)))
+        .filter(|y| y.abs() > opts.max_yaw_deg)
     {
         return Ok(Err(format!(
-            "no road geometry found: the lines of {} sampled frames meet {:.1} deg to the side of the camera's axis (a dashcam faces along the road: at most {} deg)",
+            "no road geometry found: the lines of {} sampled frames meet {yaw:.1} deg to the side of the camera's axis{} (a dashcam faces along the road: at most {} deg)",
             usable.len(),
-            g.yaw_deg,
+            if est.focal == Focal::AssumedFov {
+                format!(" with a field of view as narrow as {NARROWEST_ASSUMED_HFOV_DEG} deg")
+            } else {
+                String::new()
+            },
             opts.max_yaw_deg
         )));
     }
@@ -346,6 +351,24 @@ pub fn geometry_from(
         first_frame_used: 0,
         past_opening_s: None,
     }))
+}
+
+/// The narrowest horizontal field of view the yaw check allows for when the field of view is
+/// assumed, degrees: 45. Dashcams see 50-140 degrees and a phone's main camera 65-75, but a
+/// clip cut from a wider frame or a phone's stabilised video is narrower. With the focal length
+/// unknown, the vanishing point's offset from the centre gives the camera's yaw only within
+/// that range; the check takes the smallest angle it can be (the longest focal length), so a
+/// video is refused only when its camera faces to the side whatever its lens.
+pub const NARROWEST_ASSUMED_HFOV_DEG: f64 = 45.0;
+
+/// The yaw the check compares with `max_yaw_deg`: the geometry's own with a camera file or a
+/// given field of view, else the vanishing point's angle at [`NARROWEST_ASSUMED_HFOV_DEG`].
+fn yaw_for_check(est: &Estimate, yaw_deg: f64, (w, h): (i32, i32)) -> f64 {
+    if est.focal != Focal::AssumedFov {
+        return yaw_deg;
+    }
+    let k = crate::base::camera::k_from_hfov(w, h, NARROWEST_ASSUMED_HFOV_DEG);
+    ((est.lines.vp.0 - k[0][2]) / k[0][0]).atan().to_degrees()
 }
 
 /// Dash lengths on real roads, metres: 3 m (US 10 ft, much of Europe) to 6 m (German

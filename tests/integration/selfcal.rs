@@ -327,6 +327,37 @@ fn a_1080p_video_gives_the_geometry_of_its_720p_original() {
     assert!((r - 1.0).abs() <= 0.03, "ym_per_px {r:.3}");
 }
 
+/// A frame whose centre is not the lens's (the right part of the Udacity frames, as a clip cut
+/// from a wider one): the lines meet 11 degrees to the side at the assumed 58-degree field of
+/// view, but only 8 at the narrowest one the check allows for (45, the crop's own), so the
+/// geometry is found (it was refused before) and both lines are on every frame.
+#[test]
+fn an_off_centre_crop_is_not_taken_for_a_camera_facing_sideways() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let d = tmp();
+    let crop = d.path().join("right.mp4");
+    ffmpeg(&[
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-vf".as_ref(),
+        "crop=960:540:320:120".as_ref(),
+        "-an".as_ref(),
+        crop.as_os_str(),
+    ]);
+    let (s, err) = run_clip(&crop, &[], d.path());
+    assert_eq!(s.frames, 200);
+    assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+    let yaw: f64 = err
+        .split("yaw ")
+        .nth(1)
+        .and_then(|t| t.split(" deg").next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(yaw < -10.0, "yaw {yaw}: {err}");
+}
+
 /// A config whose quad does not fit the video is refused when the video is opened, with the
 /// fix in the one-line message, and nothing is written.
 #[test]
