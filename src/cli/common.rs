@@ -124,14 +124,15 @@ pub struct GeometryArgs {
 impl GeometryArgs {
     /// The configuration for one video: the `--config` file over the preset; its perspective
     /// as given when the file names `[perspective]`, else found in the video (printed). With
-    /// it, the video opened to check or find it, at its first frame, and the first frame the
-    /// geometry was found in (0 for a given one).
+    /// it, the video opened to check or find it, at its first frame, the first frame the
+    /// geometry was found in (0 for a given one), and where the geometry came from, for the
+    /// report.
     pub fn resolve(
         &self,
         input: &Path,
         config: Option<&Path>,
         camera: Option<&Camera>,
-    ) -> Result<(Config, lanes::video::VideoSource, usize)> {
+    ) -> Result<(Config, lanes::video::VideoSource, usize, String)> {
         use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
         let mut cfg = load_config(config)?;
         if let Some(f) = self.fov {
@@ -182,6 +183,16 @@ impl GeometryArgs {
             );
         }
         let from = found.as_ref().map_or(0, |g| g.first_frame_used);
-        Ok((cfg, source, from))
+        let note = match &found {
+            Some(g) => std::iter::once(g.describe())
+                .chain(g.warnings.iter().map(|w| format!("warning: {w}")))
+                .collect::<Vec<_>>()
+                .join("; "),
+            None => format!(
+                "fixed, from the [perspective] of {}",
+                config.map(|p| p.display().to_string()).unwrap_or_default()
+            ),
+        };
+        Ok((cfg, source, from, note))
     }
 }

@@ -85,6 +85,8 @@ pub fn run(a: ReportArgs) -> Result<i32> {
         warnings,
         check_frame_count: true,
         player,
+        // A drive folder of `lanes batch` keeps the geometry's line in its summary.
+        geometry: a.input.parent().and_then(index::summary_note),
     };
     let r = report::write_drive_report(&records, &cfg.events, &opts, &a.output)?;
     for w in &r.warnings {

@@ -78,7 +78,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     )?;
     let camera = load_camera(a.camera.as_deref())?;
     super::common::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
-    let (cfg, source, found_from) =
+    let (cfg, source, found_from, geometry_note) =
         a.geometry
             .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
     let render = if a.no_render {
@@ -197,6 +197,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         events: a.events.as_deref(),
         report: a.report.as_deref(),
         embed: a.embed,
+        geometry: Some(&geometry_note),
     };
     let written = lanes::drive::outputs::write(&records, &cfg, &outputs)?;
     if let Some((p, ev)) = &written.events {

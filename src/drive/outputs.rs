@@ -21,6 +21,9 @@ pub struct DriveOutputs<'a> {
     pub report: Option<&'a Path>,
     /// Embed the video in the page instead of linking it.
     pub embed: bool,
+    /// Where the run's road geometry came from (found in the video, and how sure; or the
+    /// config's), shown in the report.
+    pub geometry: Option<&'a str>,
 }
 
 /// What was written.
@@ -64,6 +67,7 @@ pub fn write(records: &[FrameRecord], cfg: &Config, o: &DriveOutputs) -> Result<
             warnings: Vec::new(),
             check_frame_count: false,
             player: Some(player),
+            geometry: o.geometry.map(str::to_string),
         };
         let r = report::write_drive_report(records, &cfg.events, &opts, p)?;
         written.report = Some((p.to_path_buf(), r));

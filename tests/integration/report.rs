@@ -174,9 +174,13 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
         assert!(!html.contains(needle), "external resource {needle}");
     }
     assert_eq!(html.matches("data:image/jpeg;base64,").count(), 2);
-    // `lanes video --report` wrote a report with the same events.
+    // `lanes video --report` wrote a report with the same events, and where its geometry
+    // came from (the config's); a report from telemetry alone cannot know.
     let from_video = std::fs::read_to_string(d.join("video_report.html")).unwrap();
     assert_eq!(from_video.matches("data:image/jpeg;base64,").count(), 2);
+    assert!(from_video.contains("<td>road geometry</td><td>fixed, from the [perspective] of "));
+    assert!(from_video.contains("synthetic_drive.toml</td>"));
+    assert!(html.contains("<td>road geometry</td><td>not recorded</td>"));
     let (driver, chrome) = match browser() {
         Ok(p) => p,
         Err(why) => {
@@ -241,7 +245,11 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
         std::fs::write(dir.join("telemetry.jsonl"), body).unwrap();
     }
     // `lanes batch`'s summary.json names the input video: that drive's report has thumbnails.
-    let summary = serde_json::json!({ "rel": "a/x.mp4", "input": { "path": s(&d.join("synthetic_drive.mp4")) } });
+    let summary = serde_json::json!({
+        "rel": "a/x.mp4",
+        "input": { "path": s(&d.join("synthetic_drive.mp4")) },
+        "note": "geometry found in 9 of 16 sampled frames (a test note)"
+    });
     std::fs::write(b.join("a/x.mp4/summary.json"), summary.to_string()).unwrap();
     let index = t.path().join("index.html");
     let o = lanes(&["report", s(&b), "-o", s(&index)]);
@@ -252,6 +260,19 @@ fn report_opens_in_chromium_with_plots_thumbnails_and_no_console_errors() {
     assert!(!b.join("c/broken.mp4/report.html").exists());
     let with_video = std::fs::read_to_string(b.join("a/x.mp4/report.html")).unwrap();
     assert_eq!(with_video.matches("data:image/jpeg;base64,").count(), 2);
+    // The drive's summary note (the geometry `lanes batch` found) is in its report, and
+    // `lanes report` on that drive's telemetry alone finds it too.
+    let note =
+        "<td>road geometry</td><td>geometry found in 9 of 16 sampled frames (a test note)</td>";
+    assert!(with_video.contains(note), "{with_video}");
+    let single = t.path().join("single.html");
+    ok(&lanes(&[
+        "report",
+        s(&b.join("a/x.mp4/telemetry.jsonl")),
+        "-o",
+        s(&single),
+    ]));
+    assert!(std::fs::read_to_string(&single).unwrap().contains(note));
     let without = std::fs::read_to_string(b.join("b/deeper/y.mp4/report.html")).unwrap();
     assert!(!without.contains("data:image/jpeg"));
     drv.goto(&format!("file://{}", index.display()));

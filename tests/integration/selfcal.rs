@@ -67,9 +67,19 @@ fn p1_solid_white_right_with_no_setup() {
         return;
     };
     let d = tmp();
-    let (s, _) = run_clip(&clip, &[], d.path());
+    let report = d.path().join("report.html");
+    let (s, err) = run_clip(&clip, &["--report", report.to_str().unwrap()], d.path());
     assert_eq!(s.frames, 221);
     assert!(s.both >= 0.95 && s.width_in >= 0.95, "issue target");
+    // The report says where the geometry came from: the line the run printed.
+    let html = std::fs::read_to_string(&report).unwrap();
+    let line = err.lines().next().unwrap();
+    let at = line.find("geometry found in").unwrap_or_else(|| panic!("{line}"));
+    let found = &line[at..];
+    assert!(
+        html.contains(&format!("<td>road geometry</td><td>{found}</td>")),
+        "{found}"
+    );
 }
 
 #[test]

@@ -134,6 +134,7 @@ pub fn write_batch(
                 warnings: warnings.clone(),
                 check_frame_count: false,
                 player: None,
+                geometry: d.note.clone(),
             };
             let path = folder.join(REPORT_NAME);
             // The drive's overlay (or diagnostic) video, when the batch wrote one, linked beside.

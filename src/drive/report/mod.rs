@@ -34,6 +34,10 @@ pub struct ReportOptions {
     pub check_frame_count: bool,
     /// The drive's video shown in the page (`<video>`; clicking an event row seeks to it).
     pub player: Option<Player>,
+    /// Where the drive's road geometry came from: the line `lanes video` printed when it found
+    /// it in the video (how sure, the camera's height, pitch and yaw, the scales), or the
+    /// config's.
+    pub geometry: Option<String>,
 }
 
 /// A video shown in a report page.
@@ -232,7 +236,13 @@ pub fn drive_report(
             )
         })
         .collect();
-    let rows: [(&str, String); 8] = [
+    let rows: [(&str, String); 9] = [
+        (
+            "road geometry",
+            opts.geometry
+                .as_deref()
+                .map_or_else(|| "not recorded".into(), esc),
+        ),
         (
             "duration",
             format!(
