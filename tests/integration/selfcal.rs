@@ -74,7 +74,9 @@ fn p1_solid_white_right_with_no_setup() {
     // The report says where the geometry came from: the line the run printed.
     let html = std::fs::read_to_string(&report).unwrap();
     let line = err.lines().next().unwrap();
-    let at = line.find("geometry found in").unwrap_or_else(|| panic!("{line}"));
+    let at = line
+        .find("geometry found in")
+        .unwrap_or_else(|| panic!("{line}"));
     let found = &line[at..];
     assert!(
         html.contains(&format!("<td>road geometry</td><td>{found}</td>")),
