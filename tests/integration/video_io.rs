@@ -611,3 +611,47 @@ fn a_recorded_pass_is_replayed_with_the_frames_a_fresh_decoding_gives() {
     assert!(!src.rewind());
     assert_eq!(frames_of(&mut src).len(), fresh.len() - 3);
 }
+
+/// `lanes bench` on a clip with no config: it finds the geometry first, prints the five timed
+/// rows and the geometry search's cost, each a positive number with its target (speed itself
+/// is not asserted: benchmarks print ratios, tests do not time).
+#[test]
+fn bench_finds_the_geometry_and_prints_every_row_with_its_target() {
+    let Some(clip) = data("videos/udacity_vehicle_detection/test_video.mp4") else {
+        return;
+    };
+    let o = lanes(&["bench", s(&clip), "--repeat", "1"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    for row in [
+        "1 decode only",
+        "2 decode + encode",
+        "3 lanes video --no-render",
+        "4 lanes video (overlay)",
+        "5 lanes video --diagnostic",
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("{row}: {out}"));
+        let fps: f64 = line[row.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(fps > 0.0, "{line}");
+    }
+    let search = out
+        .lines()
+        .find(|l| l.starts_with("6 geometry search"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        search.contains("10%") && search.contains("given it"),
+        "{search}"
+    );
+    assert!(
+        out.contains("with the geometry found in the video given"),
+        "{out}"
+    );
+}
