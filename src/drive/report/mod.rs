@@ -408,8 +408,10 @@ mod tests {
         );
         assert_eq!(h.matches("<svg").count(), 6);
         assert!(h.matches("<polyline").count() >= 6);
+        // Nine summary rows, the first where the geometry came from (unknown here).
+        assert!(h.contains("<tr><td>road geometry</td><td>not recorded</td></tr>"));
         assert_eq!(
-            h.matches("<tr><td>").count() - 8,
+            h.matches("<tr><td>").count() - 9,
             2,
             "one table row per event"
         );
