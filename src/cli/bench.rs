@@ -148,7 +148,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         enc = enc.min(s);
         better(&mut ana, video(&["--no-render", "--telemetry", &tel])?);
         if finds {
-            better(&mut search, finding(&[])?);
+            better(&mut search, finding(&["--telemetry", &tel])?);
         }
         better(&mut ovl, video(&["-o", &out, "--telemetry", &tel])?);
         better(&mut dia, video(&["-o", &out, "--diagnostic"])?);
