@@ -51,6 +51,29 @@ pub fn evenly_spaced(total: usize, count: usize) -> Vec<usize> {
     v
 }
 
+/// Frame indices sampled from window `k` of a video (seconds `k * window_s` to
+/// `(k + 1) * window_s`): `samples` of them, evenly spaced, centred in their slots, none past
+/// the announced end (`announced` <= 0: not announced); empty when the video ends before it.
+pub fn window_samples(
+    k: usize,
+    announced: i64,
+    fps: f64,
+    window_s: f64,
+    samples: usize,
+) -> Vec<usize> {
+    let window = (window_s * fps).round().max(1.0) as i64;
+    let start = window.saturating_mul(k as i64);
+    let n_frames = if announced > 0 {
+        (announced - start).clamp(0, window)
+    } else {
+        window
+    };
+    evenly_spaced(n_frames as usize, samples.max(1))
+        .into_iter()
+        .map(|i| i + start as usize)
+        .collect()
+}
+
 /// `count` frames spread evenly over the video at `path`. Each is found by seeking when the
 /// backend confirms the position, else by reading on from the start (exact on any file). A
 /// clip that announces no frame count is read through once to count them. Fewer frames come
@@ -123,5 +146,23 @@ mod tests {
         assert_eq!(evenly_spaced(3, 12), vec![0, 1, 2]);
         assert_eq!(evenly_spaced(0, 12), Vec::<usize>::new());
         assert!(is_video_path(Path::new("a/B.MP4")) && !is_video_path(Path::new("a.jpg")));
+    }
+
+    #[test]
+    fn window_samples_are_spread_over_the_window_and_inside_the_video() {
+        let at = |k, n| window_samples(k, n, 25.0, 30.0, 24);
+        let s = at(0, 200);
+        assert_eq!(s.len(), 24);
+        assert!(s[0] < 13 && *s.last().unwrap() >= 180 && *s.last().unwrap() < 200);
+        assert!(s.windows(2).all(|p| p[1] > p[0]));
+        let long = window_samples(0, 100_000, 30.0, 30.0, 24);
+        assert!(*long.last().unwrap() < 900);
+        assert_eq!(at(0, 5), vec![0, 1, 2, 3, 4]);
+        // The next windows: 30 s further each, inside the video, none past its end.
+        let w1 = at(1, 1000);
+        assert_eq!(w1.len(), 24);
+        assert!(w1[0] >= 750 && *w1.last().unwrap() < 1000, "{w1:?}");
+        assert!(at(2, 1000).is_empty());
+        assert_eq!(at(3, 0).len(), 24);
     }
 }

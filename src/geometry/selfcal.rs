@@ -14,7 +14,7 @@ use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::geometry::autoperspective::{self as ap, Estimate, FrameOutcome, LaneLines, Options};
-use crate::geometry::sample::{evenly_spaced, read_frames_at};
+use crate::geometry::sample::{read_frames_at, window_samples};
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
 use crate::video::VideoSource;
@@ -193,28 +193,6 @@ impl FoundGeometry {
                 .unwrap_or_default()
         )
     }
-}
-
-/// Frame indices sampled from the opening `window_s` seconds: evenly spaced, centred in their
-/// slots, none past the announced end.
-pub fn sample_indices(announced: i64, fps: f64, opts: &SelfCalOptions) -> Vec<usize> {
-    sample_indices_in(0, announced, fps, opts)
-}
-
-/// The same for window `k` (seconds `k * window_s` to `(k + 1) * window_s`); empty when the
-/// video ends before it.
-pub fn sample_indices_in(k: usize, announced: i64, fps: f64, opts: &SelfCalOptions) -> Vec<usize> {
-    let window = (opts.window_s * fps).round().max(1.0) as i64;
-    let start = window.saturating_mul(k as i64);
-    let n_frames = if announced > 0 {
-        (announced - start).clamp(0, window)
-    } else {
-        window
-    };
-    evenly_spaced(n_frames as usize, opts.samples.max(1))
-        .into_iter()
-        .map(|i| i + start as usize)
-        .collect()
 }
 
 /// The row below which no frame's markings were seen: the median over frames of the lowest
@@ -440,7 +418,13 @@ pub fn find_on(
     let mut windows = 0;
     'windows: for k in 0..SEARCH_WINDOWS {
         windows = k + 1;
-        let wanted = sample_indices_in(k, src.announced_frames, src.fps, opts);
+        let wanted = window_samples(
+            k,
+            src.announced_frames,
+            src.fps,
+            opts.window_s,
+            opts.samples,
+        );
         for chunk in wanted.chunks(SAMPLE_CHUNK) {
             let got = read_frames_at(src, pos, chunk, false)?;
             let Some(last) = got.last().map(|s| s.index) else {
@@ -678,23 +662,5 @@ mod tests {
             first_frame_used: 0,
             past_opening_s: None,
         }
-    }
-
-    #[test]
-    fn samples_are_spread_over_the_window_and_inside_the_video() {
-        let o = SelfCalOptions::default();
-        let s = sample_indices(200, 25.0, &o);
-        assert_eq!(s.len(), 24);
-        assert!(s[0] < 13 && *s.last().unwrap() >= 180 && *s.last().unwrap() < 200);
-        assert!(s.windows(2).all(|p| p[1] > p[0]));
-        let long = sample_indices(100_000, 30.0, &o);
-        assert!(*long.last().unwrap() < 900);
-        assert_eq!(sample_indices(5, 25.0, &o), vec![0, 1, 2, 3, 4]);
-        // The next windows: 30 s further each, inside the video, none past its end.
-        let w1 = sample_indices_in(1, 1000, 25.0, &o);
-        assert_eq!(w1.len(), 24);
-        assert!(w1[0] >= 750 && *w1.last().unwrap() < 1000, "{w1:?}");
-        assert!(sample_indices_in(2, 1000, 25.0, &o).is_empty());
-        assert_eq!(sample_indices_in(3, 0, 25.0, &o).len(), 24);
     }
 }
