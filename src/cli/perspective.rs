@@ -221,7 +221,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     for line in report::estimate_text(&est, &opts) {
         println!("{line}");
     }
-    for w in lanes::geometry::selfcal::scale_warnings(&est) {
+    for w in lanes::geometry::autoperspective::scale_warnings(&est) {
         eprintln!("lanes: warning: {w}");
     }
     println!(

@@ -74,6 +74,19 @@ pub fn window_samples(
         .collect()
 }
 
+/// The frames halfway between consecutive `samples` (ascending), and between the last and
+/// `end` (the frame after the last one read).
+pub fn midpoints(samples: &[usize], end: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = samples.windows(2).map(|p| (p[0] + p[1]) / 2).collect();
+    if let Some(&last) = samples.last() {
+        if end > last + 1 {
+            out.push((last + end) / 2);
+        }
+    }
+    out.dedup();
+    out
+}
+
 /// `count` frames spread evenly over the video at `path`. Each is found by seeking when the
 /// backend confirms the position, else by reading on from the start (exact on any file). A
 /// clip that announces no frame count is read through once to count them. Fewer frames come
@@ -164,5 +177,13 @@ mod tests {
         assert!(w1[0] >= 750 && *w1.last().unwrap() < 1000, "{w1:?}");
         assert!(at(2, 1000).is_empty());
         assert_eq!(at(3, 0).len(), 24);
+    }
+
+    #[test]
+    fn the_second_round_samples_halfway_between_the_first() {
+        assert_eq!(midpoints(&[4, 12, 20], 25), vec![8, 16, 22]);
+        assert_eq!(midpoints(&[4, 12, 20], 21), vec![8, 16]);
+        assert_eq!(midpoints(&[0, 1, 2], 3), vec![0, 1]);
+        assert!(midpoints(&[], 10).is_empty());
     }
 }

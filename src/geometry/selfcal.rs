@@ -14,7 +14,7 @@ use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::geometry::autoperspective::{self as ap, Estimate, FrameOutcome, LaneLines, Options};
-use crate::geometry::sample::{read_frames_at, window_samples};
+use crate::geometry::sample::{midpoints, read_frames_at, window_samples};
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
 use crate::video::VideoSource;
@@ -315,7 +315,7 @@ pub fn geometry_from(
             opts.max_horizon_spread * 100.0
         )));
     }
-    let warnings = scale_warnings(&est);
+    let warnings = ap::scale_warnings(&est);
     Ok(Ok(FoundGeometry {
         bottom_row: est.perspective.src[2][1],
         estimate: est,
@@ -349,42 +349,6 @@ fn yaw_for_check(est: &Estimate, yaw_deg: f64, (w, h): (i32, i32)) -> f64 {
     ((est.lines.vp.0 - k[0][2]) / k[0][0]).atan().to_degrees()
 }
 
-/// Dash lengths on real roads, metres: 3 m (US 10 ft, much of Europe) to 6 m (German
-/// motorways); by a factor of [`SCALE_DISAGREEMENT`] outside this range the dashes and the
-/// geometry disagree.
-pub const DASH_RANGE_M: (f64, f64) = (3.0, 6.0);
-
-/// The factor by which the along-road sources may disagree before a warning: 1.5, wider than
-/// an assumed field of view's usual error (dashcams: 50 to 75 degrees around the assumed 58).
-pub const SCALE_DISAGREEMENT: f64 = 1.5;
-
-/// Warnings when the along-road scale's sources disagree: the dashes measured with the chosen
-/// scale should be between 3 and 6 m long.
-pub fn scale_warnings(est: &Estimate) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(d) = &est.dashes {
-        if d.cluster_count >= 2 {
-            let m = d.median_px * est.units.ym_per_px;
-            let (lo, hi) = DASH_RANGE_M;
-            if m < lo / SCALE_DISAGREEMENT || m > hi * SCALE_DISAGREEMENT {
-                out.push(format!(
-                    "along-road scale uncertain: with {:.4} m/px (from {}) the dashes measure {m:.1} m, outside {lo}-{hi} m by more than {SCALE_DISAGREEMENT}x (give --camera for a calibrated focal length or --fov for the field of view, or check --lane-width)",
-                    est.units.ym_per_px, est.ym_from
-                ));
-            }
-        }
-    }
-    if let Some(g) = &est.ground {
-        if !(0.5..=4.0).contains(&g.camera_height_m) {
-            out.push(format!(
-                "the lane width implies a camera {:.2} m above the road (expected 0.5-4 m): check --lane-width",
-                g.camera_height_m
-            ));
-        }
-    }
-    out
-}
-
 /// Sample the opening seconds of a video just opened and find its geometry. Frames are
 /// undistorted with the camera when one is given (its size must match the video's). `src` is
 /// left at its first frame: the frames the search decoded are kept (up to [`record_budget`])
@@ -406,31 +370,26 @@ pub fn find_on(
         None => None,
     };
     let work = WorkScale::for_size((w, h), opts.work_rows);
-    src.record(record_budget_shared(opts.searches_at_once));
-    // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
-    // search early (a clean clip is calibrated from its first seconds). A window that shows
-    // too few (a drive that opens in a car park, at a red light behind a truck) is followed by
-    // the next, up to `SEARCH_WINDOWS` of them.
+    let budget = record_budget_shared(opts.searches_at_once);
+    src.record(budget);
+    // Frames at `wanted` (ascending, from `pos` on) read, undistorted, shrunk and analysed in
+    // chunks; stops after a chunk that brings the usable frames to `enough`. Whether the video
+    // ended before the last one.
+    let usable = |o: &[FrameOutcome]| o.iter().filter(|o| o.usable()).count();
     let mut outcomes = Vec::new();
     let mut indices = Vec::new();
-    let mut pos = 0usize;
-    let usable = |o: &[FrameOutcome]| o.iter().filter(|o| o.usable()).count();
-    let mut windows = 0;
-    'windows: for k in 0..SEARCH_WINDOWS {
-        windows = k + 1;
-        let wanted = window_samples(
-            k,
-            src.announced_frames,
-            src.fps,
-            opts.window_s,
-            opts.samples,
-        );
+    let round = |src: &mut VideoSource,
+                 pos: &mut usize,
+                 wanted: &[usize],
+                 enough: usize,
+                 outcomes: &mut Vec<FrameOutcome>,
+                 indices: &mut Vec<usize>| {
         for chunk in wanted.chunks(SAMPLE_CHUNK) {
-            let got = read_frames_at(src, pos, chunk, false)?;
-            let Some(last) = got.last().map(|s| s.index) else {
-                break 'windows;
-            };
-            pos = last + 1;
+            let got = read_frames_at(src, *pos, chunk, false)?;
+            let n = got.len();
+            if let Some(last) = got.last() {
+                *pos = last.index + 1;
+            }
             indices.extend(got.iter().map(|s| s.index));
             let frames = got
                 .into_iter()
@@ -442,18 +401,70 @@ pub fn find_on(
                     work.shrink(f)
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let n = frames.len();
             outcomes.extend(analyse_frames(&frames, opts)?);
             if n < chunk.len() {
-                break 'windows;
+                return Ok::<bool, Error>(true);
             }
-            if usable(&outcomes) >= ENOUGH_FRAMES {
+            if usable(outcomes) >= enough {
                 break;
             }
         }
-        if usable(&outcomes) >= opts.min_frames {
+        Ok(false)
+    };
+    // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
+    // search early (a clean clip is calibrated from its first seconds). A window that shows
+    // too few (a drive that opens in a car park, at a red light behind a truck) is followed by
+    // the next, up to `SEARCH_WINDOWS` of them.
+    let mut pos = 0usize;
+    let mut windows = 0;
+    let mut first = Vec::new();
+    for k in 0..SEARCH_WINDOWS {
+        let wanted = window_samples(
+            k,
+            src.announced_frames,
+            src.fps,
+            opts.window_s,
+            opts.samples,
+        );
+        if wanted.is_empty() {
             break;
         }
+        windows = k + 1;
+        if k == 0 {
+            first.clone_from(&wanted);
+        }
+        let ended = round(
+            src,
+            &mut pos,
+            &wanted,
+            ENOUGH_FRAMES,
+            &mut outcomes,
+            &mut indices,
+        )?;
+        if ended || usable(&outcomes) >= opts.min_frames {
+            break;
+        }
+    }
+    // A video that ends inside the first window with too few usable frames (a short clip seen
+    // in glimpses: a truck ahead, a lane change, wipers) gets a second round of samples between
+    // the first's before it is refused; its frames are read again from the recording.
+    if windows == 1 && usable(&outcomes) < opts.min_frames && !first.is_empty() {
+        let end = pos.max(src.announced_frames.max(0) as usize);
+        let mut between = midpoints(&first, end);
+        between.retain(|i| !first.contains(i));
+        if !src.rewind() {
+            *src = VideoSource::open(&path)?;
+        }
+        src.record(budget);
+        let mut from = 0;
+        round(
+            src,
+            &mut from,
+            &between,
+            usize::MAX,
+            &mut outcomes,
+            &mut indices,
+        )?;
     }
     if !src.rewind() {
         *src = VideoSource::open(&path)?;
@@ -466,8 +477,10 @@ pub fn find_on(
         g.first_frame_used = outcomes
             .iter()
             .zip(&indices)
-            .find(|(o, _)| o.usable())
-            .map_or(0, |(_, i)| *i);
+            .filter(|(o, _)| o.usable())
+            .map(|(_, i)| *i)
+            .min()
+            .unwrap_or(0);
         g.past_opening_s = (windows > 1).then_some(opts.window_s);
     }
     Ok(r)

@@ -174,7 +174,7 @@ pub fn estimate(
         // flat straight road with a calibrated camera, and off by the focal length's error
         // without one. Dashes are not a source of their own: their real length differs by
         // country (3 m in the US, 6 m on German motorways) and measured dashes run long (blur
-        // at their ends); they are the geometry's cross-check (`selfcal::scale_warnings`).
+        // at their ends); they are the geometry's cross-check ([`scale_warnings`]).
         YmSource::Auto => g.is_none(),
     };
     let (ym_per_px, ym_from) = if use_dashes {
@@ -209,4 +209,40 @@ pub fn estimate(
         dashes: dash,
         ym_from,
     })
+}
+
+/// Dash lengths on real roads, metres: 3 m (US 10 ft, much of Europe) to 6 m (German
+/// motorways); by a factor of [`SCALE_DISAGREEMENT`] outside this range the dashes and the
+/// geometry disagree.
+pub const DASH_RANGE_M: (f64, f64) = (3.0, 6.0);
+
+/// The factor by which the along-road sources may disagree before a warning: 1.5, wider than
+/// an assumed field of view's usual error (dashcams: 50 to 75 degrees around the assumed 58).
+pub const SCALE_DISAGREEMENT: f64 = 1.5;
+
+/// Warnings when the along-road scale's sources disagree: the dashes measured with the chosen
+/// scale should be between 3 and 6 m long.
+pub fn scale_warnings(est: &Estimate) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(d) = &est.dashes {
+        if d.cluster_count >= 2 {
+            let m = d.median_px * est.units.ym_per_px;
+            let (lo, hi) = DASH_RANGE_M;
+            if m < lo / SCALE_DISAGREEMENT || m > hi * SCALE_DISAGREEMENT {
+                out.push(format!(
+                    "along-road scale uncertain: with {:.4} m/px (from {}) the dashes measure {m:.1} m, outside {lo}-{hi} m by more than {SCALE_DISAGREEMENT}x (give --camera for a calibrated focal length or --fov for the field of view, or check --lane-width)",
+                    est.units.ym_per_px, est.ym_from
+                ));
+            }
+        }
+    }
+    if let Some(g) = &est.ground {
+        if !(0.5..=4.0).contains(&g.camera_height_m) {
+            out.push(format!(
+                "the lane width implies a camera {:.2} m above the road (expected 0.5-4 m): check --lane-width",
+                g.camera_height_m
+            ));
+        }
+    }
+    out
 }

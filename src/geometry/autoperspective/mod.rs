@@ -21,7 +21,8 @@ mod pictures;
 pub mod report;
 
 pub use estimate::{
-    combine, dash_cluster, estimate, frame_dashes, CombinedLines, DashStats, Estimate,
+    combine, dash_cluster, estimate, frame_dashes, scale_warnings, CombinedLines, DashStats,
+    Estimate, DASH_RANGE_M, SCALE_DISAGREEMENT,
 };
 pub use frame::{
     analyze_frame, birdseye_angles, check_straight, find_lane_lines, quad_on_lines, quad_rows,
