@@ -5,7 +5,7 @@
 
 use super::*;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Telemetry shares of one self-calibrated run.
 struct Shares {
@@ -59,6 +59,36 @@ fn run_clip(clip: &Path, extra: &[&str], out: &Path) -> (Shares, String) {
         err.lines().next().unwrap_or("")
     );
     (s, err)
+}
+
+/// The number in `text` between the first `marker` and the `end` after it.
+fn number_after<T: std::str::FromStr>(text: &str, marker: &str, end: &str) -> T {
+    text.split(marker)
+        .nth(1)
+        .and_then(|t| t.split(end).next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {marker:?}: {text}"))
+}
+
+/// The Udacity project clip through an ffmpeg video filter (with `opts` before the output,
+/// audio dropped), written in a new temporary folder: (the folder, the clip, the new one).
+fn udacity_clip_through(
+    filter: &str,
+    opts: &[&str],
+) -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
+    let clip = data("videos/hortovanyi/project_video_short.mp4")?;
+    let d = tmp();
+    let out = d.path().join("filtered.mp4");
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-vf".as_ref(),
+        filter.as_ref(),
+    ];
+    args.extend(opts.iter().map(std::ffi::OsStr::new));
+    args.extend(["-an".as_ref(), out.as_os_str()]);
+    ffmpeg(&args);
+    Some((d, clip, out))
 }
 
 #[test]
@@ -226,12 +256,7 @@ fn a_drive_that_opens_off_the_road_is_calibrated_further_on() {
     assert_eq!(s.frames, 1000);
     assert!(!err.contains("no lane found"), "{err}");
     // It says where the geometry was found: past the opening 30 s (frame 750).
-    let from: usize = err
-        .split("found from frame ")
-        .nth(1)
-        .and_then(|t| t.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{err}"));
+    let from: usize = number_after(&err, "found from frame ", " ");
     assert!((800..1000).contains(&from), "{err}");
     let recs: Vec<Value> = std::fs::read_to_string(d.path().join("t.jsonl"))
         .unwrap()
@@ -254,19 +279,9 @@ fn a_drive_that_opens_off_the_road_is_calibrated_further_on() {
 /// 481 m, 839 m).
 #[test]
 fn a_given_field_of_view_gives_the_calibrated_radius() {
-    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+    let Some((d, clip, crop)) = udacity_clip_through("crop=960:540:160:120", &[]) else {
         return;
     };
-    let d = tmp();
-    let crop = d.path().join("crop.mp4");
-    ffmpeg(&[
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-vf".as_ref(),
-        "crop=960:540:160:120".as_ref(),
-        "-an".as_ref(),
-        crop.as_os_str(),
-    ]);
     let run = |c: &Path, extra: &[&str], name: &str| {
         let out = d.path().join(name);
         std::fs::create_dir_all(&out).unwrap();
@@ -291,23 +306,12 @@ fn a_given_field_of_view_gives_the_calibrated_radius() {
 /// the height, the same metres per pixel within 3%, and both lines on every frame.
 #[test]
 fn a_1080p_video_gives_the_geometry_of_its_720p_original() {
-    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+    let Some((d, clip, big)) = udacity_clip_through(
+        "scale=1920:1080",
+        &["-c:v", "libx264", "-preset", "veryfast"],
+    ) else {
         return;
     };
-    let d = tmp();
-    let big = d.path().join("big.mp4");
-    ffmpeg(&[
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-vf".as_ref(),
-        "scale=1920:1080".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-preset".as_ref(),
-        "veryfast".as_ref(),
-        "-an".as_ref(),
-        big.as_os_str(),
-    ]);
     let run = |c: &Path, name: &str| {
         let out = d.path().join(name);
         std::fs::create_dir_all(&out).unwrap();
@@ -345,28 +349,13 @@ fn a_1080p_video_gives_the_geometry_of_its_720p_original() {
 /// geometry is found (it was refused before) and both lines are on every frame.
 #[test]
 fn an_off_centre_crop_is_not_taken_for_a_camera_facing_sideways() {
-    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+    let Some((d, _, crop)) = udacity_clip_through("crop=960:540:320:120", &[]) else {
         return;
     };
-    let d = tmp();
-    let crop = d.path().join("right.mp4");
-    ffmpeg(&[
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-vf".as_ref(),
-        "crop=960:540:320:120".as_ref(),
-        "-an".as_ref(),
-        crop.as_os_str(),
-    ]);
     let (s, err) = run_clip(&crop, &[], d.path());
     assert_eq!(s.frames, 200);
     assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
-    let yaw: f64 = err
-        .split("yaw ")
-        .nth(1)
-        .and_then(|t| t.split(" deg").next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{err}"));
+    let yaw: f64 = number_after(&err, "yaw ", " deg");
     assert!(yaw < -10.0, "yaw {yaw}: {err}");
 }
 
@@ -376,19 +365,12 @@ fn an_off_centre_crop_is_not_taken_for_a_camera_facing_sideways() {
 /// clip's quad, and both lines on the road frames.
 #[test]
 fn a_short_clip_seen_in_glimpses_is_searched_again_between_the_samples() {
-    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+    let Some((d, clip, glimpses)) = udacity_clip_through(
+        "drawbox=x=0:y=0:w=iw:h=ih:color=gray:t=fill:enable='gt(abs(mod(n,25)-7),2)'",
+        &[],
+    ) else {
         return;
     };
-    let d = tmp();
-    let glimpses = d.path().join("glimpses.mp4");
-    ffmpeg(&[
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-vf".as_ref(),
-        "drawbox=x=0:y=0:w=iw:h=ih:color=gray:t=fill:enable='gt(abs(mod(n,25)-7),2)'".as_ref(),
-        "-an".as_ref(),
-        glimpses.as_os_str(),
-    ]);
     let cam = ["--camera", "calibration/udacity.yml"];
     let run = |c: &Path, name: &str| {
         let out = d.path().join(name);
