@@ -316,7 +316,7 @@ pub fn geometry_from(
         )));
     }
     let warnings = ap::scale_warnings(&est);
-    Ok(Ok(FoundGeometry {
+    let mut g = FoundGeometry {
         bottom_row: est.perspective.src[2][1],
         estimate: est,
         frames_sampled: outcomes.len(),
@@ -328,7 +328,16 @@ pub fn geometry_from(
         seconds: 0.0,
         first_frame_used: 0,
         past_opening_s: None,
-    }))
+    };
+    if g.confidence() == "low" {
+        g.warnings.push(format!(
+            "the geometry is of low confidence ({} of {} sampled frames usable, their horizons {:.1}% of the height apart): check the output's first frames, or save the geometry of a clearer drive of this camera (--save-geometry) and give it with --config",
+            g.frames_used,
+            g.frames_sampled,
+            100.0 * spread / h as f64
+        ));
+    }
+    Ok(Ok(g))
 }
 
 /// The narrowest horizontal field of view the yaw check allows for when the field of view is

@@ -382,6 +382,12 @@ fn a_short_clip_seen_in_glimpses_is_searched_again_between_the_samples() {
     let (_, _, clean) = run(&clip, "clean");
     let (s, err, found) = run(&glimpses, "glimpses");
     assert!(err.contains("of 48 sampled frames"), "{err}");
+    // Found from 4 frames: low confidence, and the user is told what to do about it.
+    assert!(err.contains("low confidence"), "{err}");
+    assert!(
+        err.contains("warning: ") && err.contains("give it with --config"),
+        "{err}"
+    );
     for (a, b) in clean.perspective.src.iter().zip(&found.perspective.src) {
         assert!(
             (a[0] - b[0]).abs() <= 0.02 * 1280.0 && (a[1] - b[1]).abs() <= 0.02 * 720.0,
