@@ -184,10 +184,7 @@ impl GeometryArgs {
         }
         let from = found.as_ref().map_or(0, |g| g.first_frame_used);
         let note = match &found {
-            Some(g) => std::iter::once(g.describe())
-                .chain(g.warnings.iter().map(|w| format!("warning: {w}")))
-                .collect::<Vec<_>>()
-                .join("; "),
+            Some(g) => g.note(),
             None => format!(
                 "fixed, from the [perspective] of {}",
                 config.map(|p| p.display().to_string()).unwrap_or_default()

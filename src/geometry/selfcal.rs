@@ -151,6 +151,14 @@ impl FoundGeometry {
         }
     }
 
+    /// `describe` with the warnings after it: what a batch note and a report show.
+    pub fn note(&self) -> String {
+        std::iter::once(self.describe())
+            .chain(self.warnings.iter().map(|w| format!("warning: {w}")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// One line for the user: what was found and how sure.
     pub fn describe(&self) -> String {
         let e = &self.estimate;

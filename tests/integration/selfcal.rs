@@ -396,6 +396,29 @@ fn a_short_clip_seen_in_glimpses_is_searched_again_between_the_samples() {
     }
     // 40 road frames of 200 (5 a second); every one with both lines.
     assert!(s.both >= 0.19, "both {:.3}", s.both);
+    // `lanes batch` keeps the warning in the video's note (summary.json, batch.json).
+    let out = d.path().join("batch");
+    let o = lanes(&[
+        "batch",
+        glimpses.to_str().unwrap(),
+        "--camera",
+        "calibration/udacity.yml",
+        "--render",
+        "none",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("filtered.mp4/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let note = summary["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("geometry found in 4 of 48")
+            && note.contains("; warning: the geometry is of low confidence"),
+        "{note}"
+    );
 }
 
 /// A config whose quad does not fit the video is refused when the video is opened, with the

@@ -402,7 +402,7 @@ pub(super) fn run_one(
         )?;
         let cfg = g.apply(&setup.cfg);
         let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
-        (Arc::new(pipe), Some(g.describe()))
+        (Arc::new(pipe), Some(g.note()))
     } else {
         (setup.pipeline(src.width, src.height)?, None)
     };
