@@ -121,6 +121,14 @@ pub struct GeometryArgs {
     pub save_geometry: Option<PathBuf>,
 }
 
+/// `--fov` and `--camera` are two answers to one question (the focal length): one of them.
+pub fn check_fov_without_camera(fov: Option<f64>, camera: bool) -> Result<()> {
+    match fov {
+        Some(f) if camera => anyhow::bail!("--fov {f}: the camera file given with --camera has the focal length already; give one of the two"),
+        _ => Ok(()),
+    }
+}
+
 impl GeometryArgs {
     /// The configuration for one video: the `--config` file over the preset; its perspective
     /// as given when the file names `[perspective]`, else found in the video (printed). With
@@ -135,10 +143,8 @@ impl GeometryArgs {
     ) -> Result<(Config, lanes::video::VideoSource, usize, String)> {
         use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
         let mut cfg = load_config(config)?;
+        check_fov_without_camera(self.fov, camera.is_some())?;
         if let Some(f) = self.fov {
-            if camera.is_some() {
-                anyhow::bail!("--fov {f}: the camera file given with --camera has the focal length already; give one of the two");
-            }
             cfg.camera.hfov_deg = Some(f);
             cfg.validate()
                 .map_err(|e| anyhow::anyhow!("--fov {f}: {e}"))?;

@@ -106,9 +106,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_else(|| "lanes".into());
     let camera = load_camera(a.camera.as_deref())?;
-    if let (Some(f), true) = (a.fov, camera.is_some()) {
-        anyhow::bail!("--fov {f}: the camera file given with --camera has the focal length already; give one of the two");
-    }
+    super::common::check_fov_without_camera(a.fov, camera.is_some())?;
     let undistorter = camera.as_ref().map(Undistorter::new).transpose()?;
     // Videos are sampled (`--samples` frames over the whole video); images are read in turn.
     let (videos, images): (Vec<PathBuf>, Vec<PathBuf>) = a

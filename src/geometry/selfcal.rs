@@ -368,7 +368,7 @@ fn yaw_for_check(est: &Estimate, yaw_deg: f64, (w, h): (i32, i32)) -> f64 {
 
 /// Sample the opening seconds of a video just opened and find its geometry. Frames are
 /// undistorted with the camera when one is given (its size must match the video's). `src` is
-/// left at its first frame: the frames the search decoded are kept (up to [`record_budget`])
+/// left at its first frame: the frames the search decoded are kept (up to [`record_budget_shared`])
 /// and handed out again, so the run that follows does not decode them twice; past the budget
 /// (a long window of large frames) the file is opened again.
 pub fn find_on(
@@ -507,7 +507,7 @@ pub fn find_on(
 /// about 740 frames of 1280x720 or 330 of 1920x1080. Both rounds of samples of a long 25 fps
 /// 720p video span 500 frames (690 MB; the first round alone 250); past the budget the frames
 /// are dropped and the file is decoded again (about 1.5 s more for those 500 frames). On a
-/// machine with less than 8 GiB the budget is an eighth of its memory (`record_budget`).
+/// machine with less than 8 GiB the budget is an eighth of its memory (`record_budget_shared`).
 pub const RECORD_BUDGET_BYTES: usize = 1 << 30;
 
 /// The budget of one of `searches` self-calibrations running at once (`lanes batch --jobs`):
@@ -515,12 +515,6 @@ pub const RECORD_BUDGET_BYTES: usize = 1 << 30;
 pub fn record_budget_shared(searches: usize) -> usize {
     let n = searches.max(1);
     RECORD_BUDGET_BYTES.min(physical_memory().map_or(RECORD_BUDGET_BYTES, |m| m / 8 / n))
-}
-
-/// The budget on this machine: [`RECORD_BUDGET_BYTES`], at most an eighth of the physical
-/// memory (a small board decodes twice rather than run short of memory).
-pub fn record_budget() -> usize {
-    record_budget_shared(1)
 }
 
 /// Physical memory, bytes (`None` when the system does not say).
@@ -627,7 +621,7 @@ mod tests {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap();
         let expected = (RECORD_BUDGET_BYTES as f64).min(kb * 1024.0 / 8.0);
-        let b = record_budget() as f64;
+        let b = record_budget_shared(1) as f64;
         assert!(
             (b - expected).abs() <= 0.05 * expected,
             "budget {b} vs {expected} ({kb} kB of memory)"

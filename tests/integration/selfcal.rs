@@ -61,6 +61,22 @@ fn run_clip(clip: &Path, extra: &[&str], out: &Path) -> (Shares, String) {
     (s, err)
 }
 
+/// `lanes batch INPUT ARGS --render none -o OUT` (asserted to succeed): the first video's note
+/// in `batch.json`.
+fn batch_note(input: &Path, args: &[&str], out: &Path) -> String {
+    let mut all = vec!["batch", input.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.extend(["--render", "none", "-o", out.to_str().unwrap()]);
+    let o = lanes(&all);
+    assert_eq!(o.status.code(), Some(0), "batch: {}", stderr(&o));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("batch.json")).unwrap()).unwrap();
+    report["videos"][0]["note"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
 /// The number in `text` between the first `marker` and the `end` after it.
 fn number_after<T: std::str::FromStr>(text: &str, marker: &str, end: &str) -> T {
     text.split(marker)
@@ -397,23 +413,7 @@ fn a_short_clip_seen_in_glimpses_is_searched_again_between_the_samples() {
     // 40 road frames of 200 (5 a second); every one with both lines.
     assert!(s.both >= 0.19, "both {:.3}", s.both);
     // `lanes batch` keeps the warning in the video's note (summary.json, batch.json).
-    let out = d.path().join("batch");
-    let o = lanes(&[
-        "batch",
-        glimpses.to_str().unwrap(),
-        "--camera",
-        "calibration/udacity.yml",
-        "--render",
-        "none",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let summary: Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("filtered.mp4/summary.json")).unwrap(),
-    )
-    .unwrap();
-    let note = summary["note"].as_str().unwrap();
+    let note = batch_note(&glimpses, &cam, &d.path().join("batch"));
     assert!(
         note.starts_with("geometry found in 4 of 48")
             && note.contains("; warning: the geometry is of low confidence"),
@@ -598,20 +598,11 @@ fn synthetic_rigs_give_their_horizon_and_scale() {
         let vids = dir.join("videos");
         std::fs::create_dir_all(&vids).unwrap();
         std::fs::copy(&clip, vids.join("drive.mp4")).unwrap();
-        let out = dir.join("batch_out");
-        let o = lanes(&[
-            "batch",
-            vids.to_str().unwrap(),
-            "--config",
-            cfg.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ]);
-        assert_eq!(o.status.code(), Some(0), "batch: {}", stderr(&o));
-        let report: Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("batch.json")).unwrap())
-                .unwrap();
-        let note = report["videos"][0]["note"].as_str().unwrap_or("");
+        let note = batch_note(
+            &vids,
+            &["--config", cfg.to_str().unwrap()],
+            &dir.join("batch_out"),
+        );
         assert!(
             note.contains(&format!(
                 "{}-deg field of view given",
