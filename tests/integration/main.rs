@@ -30,6 +30,7 @@ mod tune_load;
 mod vehicle_ahead;
 mod video;
 mod video_io;
+mod wide_lens;
 
 /// Path to the built `lanes` binary.
 pub fn lanes_bin() -> PathBuf {

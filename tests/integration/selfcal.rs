@@ -8,14 +8,16 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Telemetry shares of one self-calibrated run.
-struct Shares {
-    frames: usize,
-    both: f64,
-    width_in: f64,
-    radius_median: f64,
+pub(super) struct Shares {
+    pub(super) frames: usize,
+    pub(super) both: f64,
+    pub(super) width_in: f64,
+    pub(super) radius_median: f64,
 }
 
-fn run_clip(clip: &Path, extra: &[&str], out: &Path) -> (Shares, String) {
+/// `lanes video CLIP --no-render EXTRA` with telemetry and `--save-geometry` into `out`
+/// (asserted to succeed with a geometry found): its shares and stderr.
+pub(super) fn run_clip(clip: &Path, extra: &[&str], out: &Path) -> (Shares, String) {
     let t = out.join("t.jsonl");
     let g = out.join("geometry.toml");
     let mut args = vec!["video", clip.to_str().unwrap(), "--no-render"];
