@@ -296,9 +296,31 @@ pub fn prepare_small() {
     let _ = lab_fixed();
 }
 
+/// The B table of `cue` when it has been built already (by `prepare` or a band frame).
+fn built_table(cue: Cue) -> Option<&'static [u8]> {
+    let lock = match cue {
+        Cue::ExactB => &B_LUT,
+        Cue::Yellow => &YELLOW_LUT,
+    };
+    lock.get()
+        .and_then(|r| r.as_ref().ok())
+        .map(BTable::as_slice)
+}
+
 /// Compute the L and B channels (raw, unscaled; B as `cue` reads it) of a BGR image in one
-/// pass.
+/// pass. B is looked up in the cue's table when it has been built (a video run builds it for
+/// its band frames; the geometry search builds it first), else computed per pixel (a still
+/// never builds the 16 MiB table): the same values either way.
 pub fn channels(img: &BgrFrame, cue: Cue) -> Result<(GrayImage, GrayImage)> {
+    channels_with(img, cue, built_table(cue))
+}
+
+/// `channels` with B from `table` (the cue's) or, without one, computed per pixel.
+pub(super) fn channels_with(
+    img: &BgrFrame,
+    cue: Cue,
+    table: Option<&[u8]>,
+) -> Result<(GrayImage, GrayImage)> {
     let (w, h) = (img.width(), img.height());
     let src = img.bytes()?;
     let lab = lab_fixed();
@@ -314,9 +336,20 @@ pub fn channels(img: &BgrFrame, cue: Cue) -> Result<(GrayImage, GrayImage)> {
             .zip(bd.par_chunks_mut(band))
             .zip(src.par_chunks(band * 3))
             .for_each(|((lc, bc), sc)| {
-                for ((px, lo), bo) in sc.chunks_exact(3).zip(lc.iter_mut()).zip(bc.iter_mut()) {
-                    *lo = lightness(px[0], px[1], px[2]);
-                    *bo = lab.cue(cue, px[0], px[1], px[2]);
+                let pixels = sc.chunks_exact(3).zip(lc.iter_mut()).zip(bc.iter_mut());
+                match table {
+                    Some(t) => {
+                        for ((px, lo), bo) in pixels {
+                            *lo = lightness(px[0], px[1], px[2]);
+                            *bo = t[b_index(px[0], px[1], px[2])];
+                        }
+                    }
+                    None => {
+                        for ((px, lo), bo) in pixels {
+                            *lo = lightness(px[0], px[1], px[2]);
+                            *bo = lab.cue(cue, px[0], px[1], px[2]);
+                        }
+                    }
                 }
             });
     }

@@ -465,6 +465,28 @@ mod tests {
         assert_eq!(wrong, 0, "colours whose B differs from cvtColor");
     }
 
+    /// `channels` gives the same L and B whether B comes from the cue's table (once built) or
+    /// is computed per pixel, for both cues, on an image of many colours.
+    #[test]
+    fn channels_are_the_same_with_and_without_the_table() {
+        let img = {
+            let mut m = solid([0, 0, 0], 512, 64);
+            let d = m.mat_mut().data_bytes_mut().unwrap();
+            for (i, px) in d.chunks_exact_mut(3).enumerate() {
+                px[0] = (i * 7 % 256) as u8;
+                px[1] = (i * 13 / 3 % 256) as u8;
+                px[2] = (i * 29 / 5 % 256) as u8;
+            }
+            m
+        };
+        for cue in [Cue::ExactB, Cue::Yellow] {
+            let (l0, b0) = colour::channels_with(&img, cue, None).unwrap();
+            let (l1, b1) = colour::channels_with(&img, cue, Some(b_lut(cue).unwrap())).unwrap();
+            assert_eq!(l0.bytes().unwrap(), l1.bytes().unwrap(), "{cue:?} L");
+            assert_eq!(b0.bytes().unwrap(), b1.bytes().unwrap(), "{cue:?} B");
+        }
+    }
+
     /// The yellow cue keeps yellow paint's B (new, worn, orange in low sun) and sets red
     /// colours (tail lights, a red car, a red sign) to neutral; the table and the per-pixel
     /// path agree on every colour of a coarse grid.
