@@ -90,15 +90,36 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
-/// Write a distortion-free OpenCV camera file: `w` x `h`, focal length `f` px, principal point
-/// at the centre.
-pub fn write_pinhole_camera(path: &Path, w: i32, h: i32, f: f64) {
+/// Write an OpenCV camera file: `w` x `h`, focal length `f` px, principal point at the
+/// centre, distortion coefficients `dist` (k1, k2, p1, p2, k3).
+pub fn write_camera(path: &Path, w: i32, h: i32, f: f64, dist: [f64; 5]) {
     let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
+    let [k1, k2, p1, p2, k3] = dist;
     std::fs::write(
         path,
-        format!("%YAML:1.0\n---\nimage_width: {w}\nimage_height: {h}\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ {f}, 0., {cx}, 0., {f}, {cy}, 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ 0., 0., 0., 0., 0. ]\n"),
+        format!("%YAML:1.0\n---\nimage_width: {w}\nimage_height: {h}\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ {f}, 0., {cx}, 0., {f}, {cy}, 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n   data: [ {k1}, {k2}, {p1}, {p2}, {k3} ]\n"),
     )
     .unwrap();
+}
+
+/// Write a distortion-free OpenCV camera file (`write_camera` without distortion).
+pub fn write_pinhole_camera(path: &Path, w: i32, h: i32, f: f64) {
+    write_camera(path, w, h, f, [0.0; 5]);
+}
+
+/// `lanes synth video -o dir --camera camera` with `args`; asserts it succeeded.
+pub fn synth_through(dir: &Path, camera: &Path, args: &[&str]) {
+    let mut all = vec![
+        "synth",
+        "video",
+        "-o",
+        dir.to_str().unwrap(),
+        "--camera",
+        camera.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let o = lanes(&all);
+    assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
 }
 
 /// `lanes synth video -o dir` through a distortion-free camera (`w` x `h`, focal length `f`,
@@ -106,17 +127,7 @@ pub fn write_pinhole_camera(path: &Path, w: i32, h: i32, f: f64) {
 pub fn synth_drive(dir: &Path, (w, h, f): (i32, i32, f64), args: &[&str]) -> PathBuf {
     let cam = dir.join("pin.yml");
     write_pinhole_camera(&cam, w, h, f);
-    let mut all = vec![
-        "synth",
-        "video",
-        "-o",
-        dir.to_str().unwrap(),
-        "--camera",
-        cam.to_str().unwrap(),
-    ];
-    all.extend_from_slice(args);
-    let o = lanes(&all);
-    assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+    synth_through(dir, &cam, args);
     cam
 }
 

@@ -21,31 +21,24 @@ fn a_wide_angle_lens_is_calibrated_and_its_camera_file_gives_the_radius() {
     let dir = d.path();
     let (w, h) = (640, 360);
     let cam = dir.join("wide.yml");
-    std::fs::write(
-        &cam,
-        format!("%YAML:1.0\n---\nimage_width: {w}\nimage_height: {h}\ncamera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ {FOCAL}, 0., 320., 0., {FOCAL}, 180., 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 5\n   cols: 1\n   dt: d\n   data: [ {}, {}, 0., 0., 0. ]\n", K1_K2.0, K1_K2.1),
-    )
-    .unwrap();
+    write_camera(&cam, w, h, FOCAL, [K1_K2.0, K1_K2.1, 0.0, 0.0, 0.0]);
     let radius = RADIUS_M.to_string();
-    let o = lanes(&[
-        "synth",
-        "video",
-        "-o",
-        dir.to_str().unwrap(),
-        "--camera",
-        cam.to_str().unwrap(),
-        "--seconds",
-        "4",
-        "--radius",
-        &radius,
-        "--camera-height",
-        "1.3",
-        "--pitch",
-        "3",
-        "--supersample",
-        "1",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "synth: {}", stderr(&o));
+    synth_through(
+        dir,
+        &cam,
+        &[
+            "--seconds",
+            "4",
+            "--radius",
+            &radius,
+            "--camera-height",
+            "1.3",
+            "--pitch",
+            "3",
+            "--supersample",
+            "1",
+        ],
+    );
     let clip = dir.join("synthetic_drive.mp4");
     let ym_of = |sub: &str| {
         lanes::base::config::Config::load(&dir.join(sub).join("geometry.toml"))

@@ -382,18 +382,21 @@ mod tests {
         BgrFrame::new(m).unwrap()
     }
 
+    /// A `w` x `h` image whose pixels step through many colours.
+    fn many_colours(w: i32, h: i32) -> BgrFrame {
+        let mut m = solid([0, 0, 0], w, h);
+        let d = m.mat_mut().data_bytes_mut().unwrap();
+        for (i, px) in d.chunks_exact_mut(3).enumerate() {
+            px[0] = (i * 7 % 256) as u8;
+            px[1] = (i * 13 / 3 % 256) as u8;
+            px[2] = (i * 29 / 5 % 256) as u8;
+        }
+        m
+    }
+
     #[test]
     fn lightness_matches_opencv_hls() {
-        let img = {
-            let mut m = solid([0, 0, 0], 256, 3);
-            let d = m.mat_mut().data_bytes_mut().unwrap();
-            for (i, px) in d.chunks_exact_mut(3).enumerate() {
-                px[0] = (i * 7 % 256) as u8;
-                px[1] = (i * 13 % 256) as u8;
-                px[2] = (i * 29 % 256) as u8;
-            }
-            m
-        };
+        let img = many_colours(256, 3);
         let mut hls = Mat::default();
         imgproc::cvt_color_def(img.mat(), &mut hls, imgproc::COLOR_BGR2HLS).unwrap();
         let (l, _) = channels(&img, Cue::ExactB).unwrap();
@@ -469,16 +472,7 @@ mod tests {
     /// is computed per pixel, for both cues, on an image of many colours.
     #[test]
     fn channels_are_the_same_with_and_without_the_table() {
-        let img = {
-            let mut m = solid([0, 0, 0], 512, 64);
-            let d = m.mat_mut().data_bytes_mut().unwrap();
-            for (i, px) in d.chunks_exact_mut(3).enumerate() {
-                px[0] = (i * 7 % 256) as u8;
-                px[1] = (i * 13 / 3 % 256) as u8;
-                px[2] = (i * 29 / 5 % 256) as u8;
-            }
-            m
-        };
+        let img = many_colours(512, 64);
         for cue in [Cue::ExactB, Cue::Yellow] {
             let (l0, b0) = colour::channels_with(&img, cue, None).unwrap();
             let (l1, b1) = colour::channels_with(&img, cue, Some(b_lut(cue).unwrap())).unwrap();
