@@ -158,11 +158,6 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     };
     let dec_fps = frames as f64 / dec;
     let enc_fps = frames as f64 / enc;
-    let ((ana_fps, ana_rss), (ovl_fps, ovl_rss), (dia_fps, dia_rss)) = (
-        (ana.fps, ana.rss_mb),
-        (ovl.fps, ovl.rss_mb),
-        (dia.fps, dia.rss_mb),
-    );
 
     println!(
         "lanes bench: {} ({frames} frames), {} cores, codec {}",
@@ -194,27 +189,27 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     };
     row(
         "3 lanes video --no-render",
-        ana_fps,
+        ana.fps,
         dec_fps,
         "1",
         1.0,
-        ana_rss,
+        ana.rss_mb,
     );
     row(
         "4 lanes video (overlay)",
-        ovl_fps,
+        ovl.fps,
         enc_fps,
         "2",
         0.8,
-        ovl_rss,
+        ovl.rss_mb,
     );
     row(
         "5 lanes video --diagnostic",
-        dia_fps,
+        dia.fps,
         enc_fps,
         "2",
         0.5,
-        dia_rss,
+        dia.rss_mb,
     );
 
     if let Some(f) = search {
@@ -333,6 +328,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         let long_ana = run_long(&["--no-render", "--telemetry", &tel])?;
         let long_ovl = run_long(&["-o", &out])?;
         println!();
+        let (ana_rss, ovl_rss) = (ana.rss_mb, ovl.rss_mb);
         println!("peak RSS, 1x vs 10x input: --no-render {ana_rss:.0} -> {long_ana:.0} MB ({:+.1}%), overlay {ovl_rss:.0} -> {long_ovl:.0} MB ({:+.1}%)   (target < 250 MB, < +10%)",
             100.0 * (long_ana / ana_rss - 1.0), 100.0 * (long_ovl / ovl_rss - 1.0));
     }

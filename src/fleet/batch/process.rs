@@ -24,8 +24,8 @@ pub struct Options {
     pub frames: Option<usize>,
     /// Redo videos already done.
     pub force: bool,
-    /// Videos processed at the same time in this process (`--jobs`): their geometry searches
-    /// share the memory for kept frames.
+    /// Videos processed at the same time in this process: their geometry searches share the
+    /// memory for kept frames. `run_batch` sets it to the videos it runs at once (callers give 1).
     pub videos_at_once: usize,
 }
 

@@ -10,6 +10,10 @@ use crate::base::error::Result;
 use crate::base::frame::{BgrFrame, BinaryMask, GrayImage};
 use crate::lane::threshold;
 use opencv::core::{self, Mat};
+
+/// The B the ridge detector reads: the yellow cue (red tail lights and cars neutral), for every
+/// mask of the geometry search; `threshold::prepare(RIDGE_CUE)` builds its table.
+pub const RIDGE_CUE: threshold::Cue = threshold::Cue::Yellow;
 use opencv::prelude::*;
 
 /// Where and how to look for ridges.
@@ -66,7 +70,7 @@ fn ridge(row: &[u8], x: usize, d: usize) -> i32 {
 
 /// Candidate lane-marking pixels of a (undistorted) frame, 0 or 255.
 pub fn ridge_mask(frame: &BgrFrame, p: &RidgeParams) -> Result<BinaryMask> {
-    let (l, b) = threshold::channels(frame, threshold::Cue::Yellow)?;
+    let (l, b) = threshold::channels(frame, RIDGE_CUE)?;
     ridge_mask_of(&l, &b, p)
 }
 

@@ -49,7 +49,7 @@ pub fn find_lane_lines(
     l_contrast: u8,
     fit_from: f64,
 ) -> Result<std::result::Result<LaneLines, Rejection>> {
-    let (l, b) = crate::lane::threshold::channels(frame, crate::lane::threshold::Cue::Yellow)?;
+    let (l, b) = crate::lane::threshold::channels(frame, super::candidates::RIDGE_CUE)?;
     find_lane_lines_in(&l, &b, l_contrast, fit_from)
 }
 
@@ -463,7 +463,7 @@ fn outcome_at(
 /// usable; an unusable frame reports the first attempt's problem.
 pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
     // L and B once for every attempt's masks.
-    let (l, b) = crate::lane::threshold::channels(frame, crate::lane::threshold::Cue::Yellow)?;
+    let (l, b) = crate::lane::threshold::channels(frame, super::candidates::RIDGE_CUE)?;
     let size = (frame.width(), frame.height());
     // The masks and segments at each contrast once, for both fitting ranges.
     let at = |c: u8| candidate_lines(&l, &b, c);

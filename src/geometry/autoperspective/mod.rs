@@ -20,6 +20,7 @@ mod options;
 mod pictures;
 pub mod report;
 
+pub use candidates::RIDGE_CUE;
 pub use estimate::{
     combine, dash_cluster, estimate, frame_dashes, scale_warnings, CombinedLines, DashStats,
     Estimate, DASH_RANGE_M, SCALE_DISAGREEMENT,
