@@ -4,7 +4,8 @@
 set -euo pipefail
 # FFmpeg's -dev packages: `lanes` reads and writes video through libavformat, libavcodec and
 # libswscale (the ffmpeg-next crate); the `ffmpeg` tool is used by tests and scripts.
-pkgs=(pkg-config libopencv-dev clang libclang-dev ffmpeg
+# libjpeg-dev: stills are read and written through libjpeg (csrc/jpeg.c), not OpenCV's imgcodecs.
+pkgs=(pkg-config libopencv-dev clang libclang-dev ffmpeg libjpeg-dev
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
   libavfilter-dev libavdevice-dev)
 if [[ "${1:-}" == "test" ]]; then

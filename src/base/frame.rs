@@ -1,9 +1,9 @@
 //! Thin newtypes over `Mat` that check type and channels once: `BgrFrame`, `BinaryMask`, `GrayImage`.
 
 use crate::base::error::{Error, Result};
-use opencv::core::{self, Mat, Vector};
+use opencv::core::{self, Mat};
+use opencv::imgproc;
 use opencv::prelude::*;
-use opencv::{imgcodecs, imgproc};
 use std::path::Path;
 
 fn type_name(typ: i32) -> String {
@@ -88,11 +88,14 @@ pub fn check_size(path: &Path, expected: (i32, i32), got: (i32, i32)) -> Result<
     Ok(())
 }
 
-/// Write any `Mat` to an image file, mapping OpenCV's `false` to a typed error.
-/// A failed write removes what it may have left (no half-written image stays behind).
+/// Write any 8-bit gray, BGR or BGRA `Mat` to an image file (format from the extension: JPEG
+/// at quality 95, PNG, ...), mapping a failure to a typed error. A failed write removes what
+/// it may have left (no half-written image stays behind).
 pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
-    let ok = imgcodecs::imwrite(path, mat, &Vector::new()).unwrap_or(false);
-    if !ok {
+    let written = crate::base::imageio::encode_for(path, mat)
+        .ok()
+        .and_then(|bytes| std::fs::write(path, bytes).ok());
+    if written.is_none() {
         let _ = std::fs::remove_file(path);
         return Err(Error::WriteImage {
             path: path.to_path_buf(),

@@ -6,6 +6,7 @@ pub mod cancel;
 pub mod config;
 pub mod error;
 pub mod frame;
+pub mod imageio;
 pub mod planes;
 pub mod poly;
 pub mod same_file;

@@ -3,22 +3,21 @@
 //! or corrupt file is an error, not a picture the decoder padded with gray); gray, alpha and
 //! 16-bit inputs are converted to 8-bit BGR and the conversion is reported.
 //!
-//! OpenCV's libjpeg only *warns* on stderr ("Premature end of JPEG file", "Corrupt JPEG
-//! data") and returns a picture, so OpenCV alone cannot tell. Two checks, both needed:
+//! libjpeg only *warns* ("Premature end of JPEG file", "Corrupt JPEG data") and returns a
+//! picture, so the decode alone cannot tell. Two checks, both needed:
 //! - a strict decode first: `zune-jpeg` in strict mode (premature end of data, bad Huffman
 //!   codes, unexpected markers) and the `png` decoder (truncation, bad chunk CRCs, bad zlib
 //!   data);
-//! - libjpeg's own warnings, caught while OpenCV decodes a JPEG (`catch_stderr`: file
-//!   descriptor 2 is pointed at an in-memory file for the call). JPEGs with restart markers
-//!   resynchronise after a damaged interval, so zune-jpeg decodes them without complaint, while
-//!   libjpeg notices "N extraneous bytes before marker".
+//! - libjpeg's own warnings, counted while it decodes the picture used (`imageio`). JPEGs with
+//!   restart markers resynchronise after a damaged interval, so zune-jpeg decodes them without
+//!   complaint, while libjpeg notices "N extraneous bytes before marker".
 //!
-//! The pixels are OpenCV's, decoded from the same bytes, so every number is what it was before
-//! the checks existed.
+//! The pixels are libjpeg's with the settings OpenCV's imgcodecs used (`imageio`), so every
+//! number is what it was when imgcodecs decoded them.
 
 use crate::base::error::{Error, Result};
-use opencv::core::{Mat, Vector};
-use opencv::imgcodecs;
+use crate::base::imageio;
+use opencv::core::Mat;
 use opencv::prelude::*;
 use std::io::Cursor;
 use std::path::Path;
@@ -87,79 +86,27 @@ fn check_bytes(path: &Path, bytes: &[u8]) -> Result<(Option<image::ImageFormat>,
 /// `read_bgr` on bytes already in memory (`path` only names the file in errors).
 pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
     let (format, converted) = check_bytes(path, bytes)?;
-    let buf = Vector::<u8>::from_slice(bytes);
-    let decode = || imgcodecs::imdecode(&buf, imgcodecs::IMREAD_COLOR);
+    let unreadable = |_| Error::UnreadableImage {
+        path: path.to_path_buf(),
+    };
     let mat = if format == Some(image::ImageFormat::Jpeg) {
-        let (mat, warnings) = catch_stderr(decode);
-        if let Some(w) = warnings
-            .lines()
-            .find(|l| l.contains("JPEG") || l.contains("jpeg"))
+        let jpeg = imageio::decode_jpeg(bytes, false).map_err(unreadable)?;
+        if let Some(w) = jpeg
+            .warning
+            .filter(|w| w.contains("JPEG") || w.contains("jpeg"))
         {
             return Err(corrupt(path, format!("libjpeg: {}", w.trim())));
         }
-        mat
+        jpeg.mat
     } else {
-        decode()
-    }
-    .map_err(|_| Error::UnreadableImage {
-        path: path.to_path_buf(),
-    })?;
+        imageio::decode(bytes, false).map_err(unreadable)?
+    };
     if mat.empty() {
         return Err(Error::UnreadableImage {
             path: path.to_path_buf(),
         });
     }
     Ok(Decoded { mat, converted })
-}
-
-/// Run `f` with file descriptor 2 pointed at an in-memory file; return what was written to it.
-/// Text that is not libjpeg's is passed on to the real stderr. Rust's own stderr lock is held
-/// meanwhile, so `eprintln!` from other threads waits instead of being caught. If the
-/// redirection cannot be set up, `f` runs with stderr untouched (and nothing is caught).
-fn catch_stderr<T>(f: impl FnOnce() -> T) -> (T, String) {
-    use std::io::Write;
-    let lock = std::io::stderr().lock();
-    // SAFETY: plain descriptor calls on descriptors this function owns (`mem`, `saved`), and
-    // dup2 onto 2, which is restored before returning.
-    unsafe {
-        let mem = libc::memfd_create(c"lanes-stderr".as_ptr(), libc::MFD_CLOEXEC);
-        if mem < 0 {
-            return (f(), String::new());
-        }
-        let saved = libc::dup(2);
-        if saved < 0 || libc::dup2(mem, 2) < 0 {
-            if saved >= 0 {
-                libc::close(saved);
-            }
-            libc::close(mem);
-            return (f(), String::new());
-        }
-        let out = f();
-        libc::dup2(saved, 2);
-        libc::close(saved);
-        let mut text = Vec::new();
-        let mut chunk = [0u8; 4096];
-        libc::lseek(mem, 0, libc::SEEK_SET);
-        loop {
-            let n = libc::read(mem, chunk.as_mut_ptr().cast(), chunk.len());
-            if n <= 0 {
-                break;
-            }
-            text.extend_from_slice(&chunk[..n as usize]);
-        }
-        libc::close(mem);
-        drop(lock);
-        let text = String::from_utf8_lossy(&text).to_string();
-        let others: String = text
-            .lines()
-            .filter(|l| !(l.contains("JPEG") || l.contains("jpeg")))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        if !others.is_empty() {
-            let _ = std::io::stderr().write_all(others.as_bytes());
-        }
-        (out, text)
-    }
 }
 
 /// Refuse a header size that is zero or over `MAX_PIXELS`.

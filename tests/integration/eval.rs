@@ -193,7 +193,7 @@ fn draw_mask(t: &FrameTruth, lanes: &[Vec<f64>], levels: &[f64]) -> Mat {
 fn masks_perfect_shifted_and_missing() {
     let d = tmp();
     let (img, t, cam, cfg) = still(d.path());
-    let raw = opencv::imgcodecs::imread(&img, opencv::imgcodecs::IMREAD_COLOR).unwrap();
+    let raw = lanes::base::still::read_bgr(&img).unwrap().mat;
     let mut results = Vec::new();
     for (name, shift, n) in [
         ("perfect", 0.0, 2),
@@ -204,18 +204,18 @@ fn masks_perfect_shifted_and_missing() {
         for sub in ["image", "gt_binary_image", "gt_instance_image"] {
             std::fs::create_dir_all(root.join(sub)).unwrap();
         }
-        opencv::imgcodecs::imwrite_def(root.join("image/0000.png"), &raw).unwrap();
+        lanes::base::frame::write_mat(&raw, &root.join("image/0000.png")).unwrap();
         // The label covers both lines; the prediction is what `lanes` finds. For "shifted" the
         // label is moved 25 px; for "missing" only the left line is labelled.
         let lanes = lines_in_range(&t, shift)[..n].to_vec();
-        opencv::imgcodecs::imwrite_def(
-            root.join("gt_binary_image/0000.png"),
+        lanes::base::frame::write_mat(
             &draw_mask(&t, &lanes, &[255.0, 255.0]),
+            &root.join("gt_binary_image/0000.png"),
         )
         .unwrap();
-        opencv::imgcodecs::imwrite_def(
-            root.join("gt_instance_image/0000.png"),
+        lanes::base::frame::write_mat(
             &draw_mask(&t, &lanes, &[20.0, 70.0]),
+            &root.join("gt_instance_image/0000.png"),
         )
         .unwrap();
         let v = eval_json(&[

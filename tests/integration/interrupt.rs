@@ -66,17 +66,9 @@ fn wait_output(child: Child) -> Output {
     child.wait_with_output().expect("wait for lanes")
 }
 
-/// Frames OpenCV decodes from a video.
+/// Frames `ffprobe` decodes from a video.
 fn decoded_frames(p: &Path) -> usize {
-    use opencv::videoio;
-    let mut cap = videoio::VideoCapture::from_file(p, videoio::CAP_FFMPEG).unwrap();
-    assert!(cap.is_opened().unwrap(), "{} opens", p.display());
-    let mut n = 0;
-    let mut m = opencv::core::Mat::default();
-    while cap.read(&mut m).unwrap_or(false) {
-        n += 1;
-    }
-    n
+    count_frames(p).0
 }
 
 /// Names of hidden or partial files left in `dir`.

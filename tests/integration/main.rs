@@ -184,6 +184,70 @@ pub fn ffmpeg(args: &[&std::ffi::OsStr]) {
     assert!(st.success(), "ffmpeg {args:?}");
 }
 
+/// `ffprobe` of one stream kind (`v:0`, `a:0`), frames counted by decoding: the requested
+/// entries as key=value pairs. FFmpeg's own tools check what `lanes` writes, independently of
+/// the library's reader.
+pub fn probe(p: &Path, stream: &str, entries: &str) -> std::collections::HashMap<String, String> {
+    let o = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", stream])
+        .args(["-show_entries", &format!("stream={entries}")])
+        .args(["-of", "default=noprint_wrappers=1"])
+        .arg(p)
+        .output()
+        .expect("ffprobe is installed (README set-up installs it)");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Frames `ffprobe` decodes from a video, its frame rate, width and height.
+pub fn count_frames(p: &Path) -> (usize, f64, i32, i32) {
+    let v = probe(p, "v:0", "nb_read_frames,r_frame_rate,width,height");
+    let get = |k: &str| {
+        v.get(k)
+            .unwrap_or_else(|| panic!("{}: no {k} in {v:?}", p.display()))
+    };
+    let fps = get("r_frame_rate")
+        .split_once('/')
+        .map(|(a, b)| a.parse::<f64>().unwrap() / b.parse::<f64>().unwrap())
+        .unwrap();
+    (
+        get("nb_read_frames").parse().unwrap(),
+        fps,
+        get("width").parse().unwrap(),
+        get("height").parse().unwrap(),
+    )
+}
+
+/// Every frame of a video as 8-bit BGR, decoded by the `ffmpeg` tool.
+pub fn bgr_frames(p: &Path) -> Vec<opencv::core::Mat> {
+    use opencv::prelude::*;
+    let (_, _, w, h) = count_frames(p);
+    let o = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(p)
+        .args(["-f", "rawvideo", "-pix_fmt", "bgr24", "-"])
+        .output()
+        .expect("ffmpeg is installed (README set-up installs it)");
+    assert!(o.status.success(), "ffmpeg decodes {}", p.display());
+    o.stdout
+        .chunks_exact((w * h * 3) as usize)
+        .map(|px| {
+            let mut m = opencv::core::Mat::new_rows_cols_with_default(
+                h,
+                w,
+                opencv::core::CV_8UC3,
+                opencv::core::Scalar::all(0.0),
+            )
+            .unwrap();
+            m.data_bytes_mut().unwrap().copy_from_slice(px);
+            m
+        })
+        .collect()
+}
+
 /// Assert a command failed with exit code 2 and a one-line `lanes: ` error containing `needle`.
 pub fn assert_one_line_error(o: &Output, needle: &str) {
     let err = stderr(o);

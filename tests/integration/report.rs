@@ -6,7 +6,7 @@
 //! (and a departure's end too), and no other event is found.
 
 use crate::tune::browser::{browser, Driver};
-use crate::{assert_one_line_error, lanes, stderr, stdout, tmp};
+use crate::{assert_one_line_error, bgr_frames, lanes, stderr, stdout, tmp};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -400,7 +400,6 @@ fn mean_abs_diff(a: &opencv::core::Mat, b: &opencv::core::Mat) -> f64 {
 #[test]
 fn thumbnails_show_the_event_frame() {
     use base64::Engine;
-    use opencv::prelude::*;
     let d = drive();
     let t = tmp();
     let out = t.path().join("r.html");
@@ -427,11 +426,7 @@ fn thumbnails_show_the_event_frame() {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(b64)
             .unwrap();
-        let img = opencv::imgcodecs::imdecode(
-            &opencv::core::Vector::<u8>::from_slice(&bytes),
-            opencv::imgcodecs::IMREAD_COLOR,
-        )
-        .unwrap();
+        let img = lanes::base::imageio::decode(&bytes, false).unwrap();
         thumbs.push((n.parse::<usize>().unwrap(), img));
     }
     assert_eq!(thumbs.len(), 2);
@@ -440,11 +435,8 @@ fn thumbnails_show_the_event_frame() {
         "both are reached by seeking"
     );
     // Every frame in order, scaled like a thumbnail.
-    let mut cap =
-        opencv::videoio::VideoCapture::from_file(s(&video), opencv::videoio::CAP_FFMPEG).unwrap();
     let mut frames = Vec::new();
-    let mut m = opencv::core::Mat::default();
-    while cap.read(&mut m).unwrap() && !m.empty() {
+    for m in bgr_frames(&video) {
         let mut small = opencv::core::Mat::default();
         opencv::imgproc::resize(
             &m,

@@ -18,22 +18,6 @@ fn ffmpeg(args: &[&str]) {
     assert!(st.success(), "ffmpeg {args:?}");
 }
 
-/// `ffprobe` of one stream kind (`v:0`, `a:0`): the requested entries as key=value pairs.
-fn probe(p: &Path, stream: &str, entries: &str) -> std::collections::HashMap<String, String> {
-    let o = Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-select_streams", stream])
-        .args(["-show_entries", &format!("stream={entries}")])
-        .args(["-of", "default=noprint_wrappers=1"])
-        .arg(p)
-        .output()
-        .expect("ffprobe is installed");
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 /// Presentation times (s) of the video frames of a file.
 fn frame_times(p: &Path) -> Vec<f64> {
     let o = Command::new("ffprobe")

@@ -7,8 +7,6 @@ use lanes::base::frame::BgrFrame;
 use lanes::tools::synth::rig::{QuadGeometry, Rig};
 use lanes::tools::synth::road::{curvature, CurvatureProfile, Direction, Segment};
 use lanes::tools::synth::scene::SceneOptions;
-use opencv::core::Vector;
-use opencv::imgcodecs;
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -226,14 +224,12 @@ pub(super) fn write_rig_files(
 }
 
 pub(super) fn write_image(img: &BgrFrame, path: &Path, quality: i32) -> Result<()> {
-    let params: Vector<i32> = if path.extension().map(|e| e == "jpg").unwrap_or(false) {
-        Vector::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, quality.clamp(0, 100)])
+    let bytes = if path.extension().map(|e| e == "jpg").unwrap_or(false) {
+        lanes::base::imageio::encode_jpeg(img.mat(), quality.clamp(0, 100))
     } else {
-        Vector::new()
-    };
-    let ok = imgcodecs::imwrite(path, img.mat(), &params).unwrap_or(false);
-    if !ok {
-        anyhow::bail!("{}: cannot write image", path.display());
+        lanes::base::imageio::encode_for(path, img.mat())
     }
-    Ok(())
+    .map_err(|e| anyhow::anyhow!("{}: cannot write image: {e}", path.display()))?;
+    std::fs::write(path, bytes)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write image: {e}", path.display()))
 }

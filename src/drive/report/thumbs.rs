@@ -4,9 +4,9 @@
 use crate::base::error::{Error, Result};
 use crate::video::VideoSource;
 use base64::Engine;
-use opencv::core::{Size, Vector};
+use opencv::core::Size;
+use opencv::imgproc;
 use opencv::prelude::*;
-use opencv::{imgcodecs, imgproc};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -101,16 +101,12 @@ pub fn jpeg_data_uri(m: &Mat, video: &Path) -> Result<String> {
         0.0,
         imgproc::INTER_AREA,
     )?;
-    let mut buf: Vector<u8> = Vector::new();
-    let params = Vector::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, 75]);
-    if !imgcodecs::imencode(".jpg", &small, &mut buf, &params)? {
-        return Err(Error::Video {
-            path: video.to_path_buf(),
-            message: "cannot encode a thumbnail as JPEG".into(),
-        });
-    }
+    let buf = crate::base::imageio::encode_jpeg(&small, 75).map_err(|e| Error::Video {
+        path: video.to_path_buf(),
+        message: format!("cannot encode a thumbnail as JPEG: {e}"),
+    })?;
     Ok(format!(
         "data:image/jpeg;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(buf.as_slice())
+        base64::engine::general_purpose::STANDARD.encode(&buf)
     ))
 }

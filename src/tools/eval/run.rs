@@ -14,7 +14,6 @@ use crate::tools::eval::tusimple::{self, ImageScore};
 use crate::tools::eval::{culane, line_in_image, masks, sample_rows, visible_rows, Polyline};
 use crate::tools::synth::truth::{self, TruthFile};
 use opencv::core::Mat;
-use opencv::imgcodecs;
 use opencv::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -452,7 +451,10 @@ fn read_gray(p: &Path) -> Result<Mat> {
     }
     // Truncated, corrupt or oversized masks are errors, as for every still.
     crate::base::still::check_file(p)?;
-    let m = imgcodecs::imread(p, imgcodecs::IMREAD_GRAYSCALE)?;
+    let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
+    let m = crate::base::imageio::decode(&bytes, true).map_err(|_| Error::UnreadableImage {
+        path: p.to_path_buf(),
+    })?;
     if m.empty() {
         return Err(Error::UnreadableImage {
             path: p.to_path_buf(),

@@ -16,9 +16,9 @@ use crate::lane::pipeline::Pipeline;
 use crate::lane::render;
 use crate::lane::threshold;
 use base64::Engine;
-use opencv::core::{self, Mat, Size, Vector};
+use opencv::core::{self, Mat, Size};
+use opencv::imgproc;
 use opencv::prelude::*;
-use opencv::{imgcodecs, imgproc};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -114,14 +114,8 @@ pub fn reduce(img: &Mat, scale: u32) -> Result<Mat> {
 
 /// Encode as JPEG at the given quality.
 pub fn jpeg(img: &Mat, quality: i32) -> Result<Vec<u8>> {
-    let mut buf = Vector::<u8>::new();
-    let params: Vector<i32> = [imgcodecs::IMWRITE_JPEG_QUALITY, quality]
-        .into_iter()
-        .collect();
-    if !imgcodecs::imencode(".jpg", img, &mut buf, &params)? {
-        return Err(Error::Invalid("JPEG encoding failed".into()));
-    }
-    Ok(buf.to_vec())
+    crate::base::imageio::encode_jpeg(img, quality)
+        .map_err(|e| Error::Invalid(format!("JPEG encoding failed: {e}")))
 }
 
 /// The numbers and pictures of one still under one parameter set.
