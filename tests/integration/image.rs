@@ -284,3 +284,72 @@ fn stills_that_share_a_name_get_one_overlay_each() {
     );
     assert_ne!(ba, bb);
 }
+
+/// Stills are decoded without OpenCV's imgcodecs (`base/imageio.rs`: libjpeg with imgcodecs'
+/// settings). The committed stills must give the very bytes Debian OpenCV 4.6's
+/// `cv::imread(path, IMREAD_COLOR)` and `IMREAD_GRAYSCALE` gave: the FNV-1a hashes below were
+/// printed by a C++ program on that OpenCV (2026-12-04), so every number measured on stills
+/// before the change holds after it.
+#[test]
+fn stills_decode_to_the_bytes_opencv_gave() {
+    use opencv::prelude::*;
+    fn fnv(m: &opencv::core::Mat) -> u64 {
+        m.data_bytes()
+            .unwrap()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+                (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            })
+    }
+    let root = repo_root().join("test_images");
+    for (name, colour, gray) in [
+        ("straight.jpg", 0xaa3c_2df3_7858_5918, 0xabd0_1abd_672b_2633),
+        (
+            "shadows_left.jpg",
+            0x0223_ab36_c50c_42d8,
+            0xca92_9ff1_92cb_41f2,
+        ),
+        (
+            "tight_right.jpg",
+            0x203d_e04e_e841_2cf7,
+            0xac50_0b45_1149_e765,
+        ),
+    ] {
+        let p = root.join(name);
+        let m = lanes::base::still::read_bgr(&p).unwrap().mat;
+        let g = lanes::base::imageio::decode(&std::fs::read(&p).unwrap(), true).unwrap();
+        assert_eq!((m.cols(), m.rows(), m.channels()), (1280, 720, 3), "{name}");
+        assert_eq!(
+            fnv(&m),
+            colour,
+            "{name}: colour pixels differ from imgcodecs'"
+        );
+        assert_eq!(fnv(&g), gray, "{name}: gray pixels differ from imgcodecs'");
+    }
+    // PNG: a colour frame (read as gray through libpng's own weights) and a lane mask.
+    for (rel, colour, gray) in [
+        (
+            "frames/ysono/challenge_video_test_images/chalvid_01.png",
+            0x6ae0_f937_8591_f5cb,
+            0x8058_8bf7_b07d_8819,
+        ),
+        (
+            "labelled/lanenet_tusimple_example/training_data_example/gt_instance_image/0000.png",
+            0x8d61_29a5_0881_87b3,
+            0x12e2_14fb_c4b1_0dc3,
+        ),
+    ] {
+        let Some(p) = data(rel) else {
+            continue;
+        };
+        let bytes = std::fs::read(&p).unwrap();
+        let m = lanes::base::still::decode_bgr(&p, &bytes).unwrap().mat;
+        let g = lanes::base::imageio::decode(&bytes, true).unwrap();
+        assert_eq!(
+            fnv(&m),
+            colour,
+            "{rel}: colour pixels differ from imgcodecs'"
+        );
+        assert_eq!(fnv(&g), gray, "{rel}: gray pixels differ from imgcodecs'");
+    }
+}
