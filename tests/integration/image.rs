@@ -353,3 +353,66 @@ fn stills_decode_to_the_bytes_opencv_gave() {
         assert_eq!(fnv(&g), gray, "{rel}: gray pixels differ from imgcodecs'");
     }
 }
+
+/// A phone still carries its orientation in EXIF; imgcodecs' `imread` turned it upright, and so
+/// must `imageio`. `straight.jpg` with an EXIF block of each of the 8 orientations inserted
+/// after its APP0 segment; the hashes are OpenCV 4.6's `imread` of the same files (colour, gray).
+#[test]
+fn exif_orientations_are_applied_as_opencv_did() {
+    use opencv::prelude::*;
+    fn fnv(m: &opencv::core::Mat) -> u64 {
+        m.data_bytes()
+            .unwrap()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+                (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            })
+    }
+    let src = std::fs::read(repo_root().join("test_images/straight.jpg")).unwrap();
+    assert_eq!(&src[..4], &[0xff, 0xd8, 0xff, 0xe0], "JFIF still");
+    let app0_end = 4 + u16::from_be_bytes([src[4], src[5]]) as usize;
+    let want: [(u16, u64, u64, (i32, i32)); 8] = [
+        (1, 0xaa3c_2df3_7858_5918, 0xabd0_1abd_672b_2633, (1280, 720)),
+        (2, 0x3918_d6e2_36ca_dfca, 0xce9e_8c13_61ae_2a9b, (1280, 720)),
+        (3, 0xad25_ac38_c2ea_4866, 0x6fd5_f830_8e6d_4a8b, (1280, 720)),
+        (4, 0xa214_b4f8_d776_8d7c, 0x65ba_b428_6550_5863, (1280, 720)),
+        (5, 0x9f57_901e_9b05_5004, 0x4d5f_91c4_07fe_0433, (720, 1280)),
+        (6, 0x6417_2b1d_7bd1_96b6, 0x29d2_792e_64bc_ff17, (720, 1280)),
+        (7, 0xc186_bf21_81cc_2f2e, 0x71ad_248b_3f90_1f5b, (720, 1280)),
+        (8, 0x42d5_558a_7cf2_7c6c, 0x9993_0827_bfa7_c8ef, (720, 1280)),
+    ];
+    let d = tmp();
+    for (o, colour, gray, size) in want {
+        // TIFF header (little-endian), one IFD entry: Orientation (0x0112), SHORT, 1, o.
+        let mut tiff = b"II*\0".to_vec();
+        tiff.extend(8u32.to_le_bytes());
+        tiff.extend(1u16.to_le_bytes());
+        tiff.extend(0x0112u16.to_le_bytes());
+        tiff.extend(3u16.to_le_bytes());
+        tiff.extend(1u32.to_le_bytes());
+        tiff.extend((o as u32).to_le_bytes());
+        tiff.extend(0u32.to_le_bytes());
+        let mut payload = b"Exif\0\0".to_vec();
+        payload.extend(tiff);
+        let mut jpg = src[..app0_end].to_vec();
+        jpg.extend([0xff, 0xe1]);
+        jpg.extend(((payload.len() + 2) as u16).to_be_bytes());
+        jpg.extend(payload);
+        jpg.extend(&src[app0_end..]);
+        let p = d.path().join(format!("orient{o}.jpg"));
+        std::fs::write(&p, &jpg).unwrap();
+        let m = lanes::base::still::read_bgr(&p).unwrap().mat;
+        let g = lanes::base::imageio::decode(&jpg, true).unwrap();
+        assert_eq!((m.cols(), m.rows()), size, "orientation {o}");
+        assert_eq!(
+            fnv(&m),
+            colour,
+            "orientation {o}: colour differs from imgcodecs'"
+        );
+        assert_eq!(
+            fnv(&g),
+            gray,
+            "orientation {o}: gray differs from imgcodecs'"
+        );
+    }
+}
