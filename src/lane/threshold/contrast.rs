@@ -58,32 +58,46 @@ impl LocalContrast {
         if n < 2 * r + 1 {
             return;
         }
-        for (src, p) in [(l, &mut *pl), (b, &mut *pb)] {
-            p.clear();
-            p.reserve(n + 1);
-            let mut acc = 0u32;
-            p.push(0);
-            for v in src {
-                acc += *v as u32;
-                p.push(acc);
-            }
+        // Prefix sums of both channels in one pass (two independent add chains side by side).
+        pl.resize(n + 1, 0);
+        pb.resize(n + 1, 0);
+        (pl[0], pb[0]) = (0, 0);
+        let (mut acc_l, mut acc_b) = (0u32, 0u32);
+        for ((ql, qb), (vl, vb)) in pl[1..].iter_mut().zip(&mut pb[1..]).zip(l.iter().zip(b)) {
+            acc_l += *vl as u32;
+            acc_b += *vb as u32;
+            (*ql, *qb) = (acc_l, acc_b);
         }
         let (d, s) = (self.d, self.s as u32);
         let (l_min_s, b_min_s) = (self.l_min * s, self.b_min * s);
-        for x in r..n - r {
+        // For x in r..n-r the two samples are [x-r, x-d) and (x+d, x+r]: as prefix-sum
+        // differences, four slices of the sums shifted against each other. Written as one
+        // zip over equal-length slices, without branches, so the compiler vectorises it.
+        let m = n - 2 * r;
+        fn shifted(p: &[u32], r: usize, d: usize, m: usize) -> [&[u32]; 4] {
+            [
+                &p[r - d..r - d + m],
+                &p[..m],
+                &p[2 * r + 1..2 * r + 1 + m],
+                &p[r + d + 1..r + d + 1 + m],
+            ]
+        }
+        let [l_a, l_b, l_c, l_d] = shifted(pl, r, d, m);
+        let [b_a, b_b, b_c, b_d] = shifted(pb, r, d, m);
+        let cols = out[r..n - r]
+            .iter_mut()
+            .zip(&l[r..n - r])
+            .zip(&b[r..n - r])
+            .zip(l_a.iter().zip(l_b).zip(l_c.iter().zip(l_d)))
+            .zip(b_a.iter().zip(b_b).zip(b_c.iter().zip(b_d)));
+        for ((((o, lx), bx), ((la, lb), (lc, ld))), ((ba, bb), (bc, bd))) in cols {
             // Sums over the two samples of s pixels each.
-            let side_l = (pl[x - d] - pl[x - r]).max(pl[x + r + 1] - pl[x + d + 1]);
-            let v = l[x] as u32 * s;
-            let need = l_min_s.max((side_l * self.l_ratio) >> 8);
-            let white = v >= side_l + need;
-            let bx = b[x];
-            let yellow = bx >= self.b_yellow && {
-                let side_b = (pb[x - d] - pb[x - r]).max(pb[x + r + 1] - pb[x + d + 1]);
-                bx as u32 * s >= side_b + b_min_s
-            };
-            if white || yellow {
-                out[x] = 255;
-            }
+            let side_l = (la - lb).max(lc - ld);
+            let need = l_min_s.max(side_l.wrapping_mul(self.l_ratio) >> 8);
+            let white = *lx as u32 * s >= side_l + need;
+            let side_b = (ba - bb).max(bc - bd);
+            let yellow = *bx >= self.b_yellow && *bx as u32 * s >= side_b + b_min_s;
+            *o = if white | yellow { 255 } else { 0 };
         }
     }
 }
@@ -120,4 +134,86 @@ pub(super) fn keep_vertical_runs(mask: Mat, k: u32) -> Result<Mat> {
         imgproc::morphology_default_border_value()?,
     )?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The decision of `row` written pixel by pixel, as it was before the vectorised loop.
+    fn row_by_pixel(c: &LocalContrast, l: &[u8], b: &[u8]) -> Vec<u8> {
+        let n = l.len();
+        let mut out = vec![0u8; n];
+        let r = c.reach();
+        if n < 2 * r + 1 {
+            return out;
+        }
+        let prefix = |v: &[u8]| {
+            std::iter::once(0u32)
+                .chain(v.iter().scan(0u32, |acc, x| {
+                    *acc += *x as u32;
+                    Some(*acc)
+                }))
+                .collect::<Vec<u32>>()
+        };
+        let (pl, pb) = (prefix(l), prefix(b));
+        let (d, s) = (c.d, c.s as u32);
+        for x in r..n - r {
+            let side_l = (pl[x - d] - pl[x - r]).max(pl[x + r + 1] - pl[x + d + 1]);
+            let need = (c.l_min * s).max((side_l * c.l_ratio) >> 8);
+            let white = l[x] as u32 * s >= side_l + need;
+            let yellow = b[x] >= c.b_yellow && {
+                let side_b = (pb[x - d] - pb[x - r]).max(pb[x + r + 1] - pb[x + d + 1]);
+                b[x] as u32 * s >= side_b + c.b_min * s
+            };
+            if white || yellow {
+                out[x] = 255;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_vectorised_row_decides_as_the_pixel_loop() {
+        let cfg = ThresholdConfig::default();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut pl, mut pb) = (Vec::new(), Vec::new());
+        let mut marked = 0;
+        for (d, s, n) in [
+            (4, 10, 640),
+            (1, 1, 3),
+            (2, 3, 11),
+            (6, 20, 1280),
+            (3, 8, 40),
+        ] {
+            let c = LocalContrast {
+                d,
+                s,
+                ..LocalContrast::new(&cfg)
+            };
+            for _ in 0..50 {
+                // Road-like rows: a base level with noise, stripes of bright and yellow paint.
+                let base = (next() % 200) as u8;
+                let l: Vec<u8> = (0..n)
+                    .map(|i| {
+                        let stripe = (i / 7) % 9 == 0;
+                        base.saturating_add((next() % 30) as u8)
+                            .saturating_add(if stripe { 80 } else { 0 })
+                    })
+                    .collect();
+                let b: Vec<u8> = (0..n).map(|_| 100 + (next() % 90) as u8).collect();
+                let mut out = vec![7u8; n];
+                c.row(&l, &b, &mut out, &mut pl, &mut pb);
+                assert_eq!(out, row_by_pixel(&c, &l, &b), "d {d} s {s} n {n}");
+                marked += out.iter().filter(|v| **v == 255).count();
+            }
+        }
+        assert!(marked > 1000, "the rows have markings to find ({marked})");
+    }
 }
