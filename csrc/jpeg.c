@@ -32,6 +32,14 @@ static void lanes_emit_message(j_common_ptr c, int level) {
     }
 }
 
+/* Point a codec's error manager at `err`: errors jump back, warnings are counted. */
+static void lanes_init_err(struct lanes_err *err, struct jpeg_error_mgr **slot) {
+    memset(err, 0, sizeof *err);
+    *slot = jpeg_std_error(&err->pub);
+    err->pub.error_exit = lanes_error_exit;
+    err->pub.emit_message = lanes_emit_message;
+}
+
 static void copy_message(const struct lanes_err *e, char *msg, size_t msg_len) {
     if (msg && msg_len > 0) {
         strncpy(msg, e->message, msg_len - 1);
@@ -48,12 +56,9 @@ int lanes_jpeg_decode(const unsigned char *data, unsigned long len, int gray,
     struct jpeg_decompress_struct cinfo;
     struct lanes_err err;
     unsigned char *volatile pixels = NULL;
-    memset(&err, 0, sizeof err);
     *out = NULL;
     *warnings = 0;
-    cinfo.err = jpeg_std_error(&err.pub);
-    err.pub.error_exit = lanes_error_exit;
-    err.pub.emit_message = lanes_emit_message;
+    lanes_init_err(&err, &cinfo.err);
     if (setjmp(err.jump)) {
         copy_message(&err, msg, msg_len);
         free(pixels);
@@ -134,16 +139,15 @@ int lanes_jpeg_encode(const unsigned char *pixels, int width, int height, size_t
     struct lanes_err err;
     unsigned char *buf = NULL;
     unsigned long buf_len = 0;
-    memset(&err, 0, sizeof err);
     *out = NULL;
     *out_len = 0;
-    cinfo.err = jpeg_std_error(&err.pub);
-    err.pub.error_exit = lanes_error_exit;
-    err.pub.emit_message = lanes_emit_message;
+    lanes_init_err(&err, &cinfo.err);
     if (setjmp(err.jump)) {
+        /* The memory destination may have replaced its buffer by a larger one and freed the
+         * first, while `buf` still names the first: it is not freed here (this path needs an
+         * allocation failure inside libjpeg; leaking its buffer then beats a double free). */
         copy_message(&err, msg, msg_len);
         jpeg_destroy_compress(&cinfo);
-        free(buf);
         return 1;
     }
     jpeg_create_compress(&cinfo);

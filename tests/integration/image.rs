@@ -285,6 +285,17 @@ fn stills_that_share_a_name_get_one_overlay_each() {
     assert_ne!(ba, bb);
 }
 
+/// FNV-1a (64-bit) of a picture's bytes, as the C++ program that printed the hashes below.
+fn fnv(m: &opencv::core::Mat) -> u64 {
+    use opencv::prelude::*;
+    m.data_bytes()
+        .unwrap()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+}
+
 /// Stills are decoded without OpenCV's imgcodecs (`base/imageio.rs`: libjpeg with imgcodecs'
 /// settings). The committed stills must give the very bytes Debian OpenCV 4.6's
 /// `cv::imread(path, IMREAD_COLOR)` and `IMREAD_GRAYSCALE` gave: the FNV-1a hashes below were
@@ -293,14 +304,6 @@ fn stills_that_share_a_name_get_one_overlay_each() {
 #[test]
 fn stills_decode_to_the_bytes_opencv_gave() {
     use opencv::prelude::*;
-    fn fnv(m: &opencv::core::Mat) -> u64 {
-        m.data_bytes()
-            .unwrap()
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
-                (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-            })
-    }
     let root = repo_root().join("test_images");
     for (name, colour, gray) in [
         ("straight.jpg", 0xaa3c_2df3_7858_5918, 0xabd0_1abd_672b_2633),
@@ -360,14 +363,6 @@ fn stills_decode_to_the_bytes_opencv_gave() {
 #[test]
 fn exif_orientations_are_applied_as_opencv_did() {
     use opencv::prelude::*;
-    fn fnv(m: &opencv::core::Mat) -> u64 {
-        m.data_bytes()
-            .unwrap()
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
-                (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-            })
-    }
     let src = std::fs::read(repo_root().join("test_images/straight.jpg")).unwrap();
     assert_eq!(&src[..4], &[0xff, 0xd8, 0xff, 0xe0], "JFIF still");
     let app0_end = 4 + u16::from_be_bytes([src[4], src[5]]) as usize;
