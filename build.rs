@@ -1,6 +1,6 @@
 //! Builds `csrc/jpeg.c`, the JPEG codec on the system's libjpeg (libjpeg-turbo): the stills'
 //! reader and writer without OpenCV's imgcodecs, whose dependencies (GDAL, HDF5, Poppler, ...)
-//! cost every start of the binary about 80 ms of dynamic linking.
+//! cost every start of the binary about 90 ms of dynamic linking.
 
 fn main() {
     println!("cargo:rerun-if-changed=csrc/jpeg.c");

@@ -5,7 +5,7 @@
 //! EXIF orientation applied).
 //!
 //! Why not imgcodecs: its library links GDAL, HDF5, Poppler, OpenEXR and a hundred more, and
-//! resolving them cost every start of the binary about 80 ms (`lanes --version` 130 -> 45 ms).
+//! resolving them cost every start of the binary about 90 ms (`lanes --version` 130 -> 37 ms).
 
 use opencv::core::{self, Mat};
 use opencv::prelude::*;

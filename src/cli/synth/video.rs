@@ -201,8 +201,8 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
     let mut renderer = Renderer::new(&rig, a.rig.supersample)?;
     let file = format!("{}.mp4", a.name);
     let path = a.output.join(&file);
-    // MPEG-4 Part 2, as the synthetic clips have always been written (fine quantiser: the
-    // scene's edges stay sharp).
+    // MPEG-4 Part 2 with OpenCV's writer's settings (`Codec::Mp4v`), as the synthetic clips
+    // have always been written: the synthetic suites' numbers depend on the encoding.
     let mut writer = lanes::video::VideoSink::create(
         &path,
         a.fps,
