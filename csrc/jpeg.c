@@ -99,10 +99,12 @@ int lanes_jpeg_decode(const unsigned char *data, unsigned long len, int gray,
             JSAMPROW r = row;
             if (jpeg_read_scanlines(&cinfo, &r, 1) != 1)
                 break;
-            /* OpenCV's CMYK conversion (Adobe's inverted CMYK): B = K*Y/255, G = K*M/255, ... */
+            /* imgcodecs' CMYK conversion (icvCvt_CMYK2BGR / CMYK2Gray): each of C, M, Y becomes
+             * K - ((255 - v) * K >> 8), as R, G, B; gray with OpenCV's weights. */
             for (size_t x = 0; x < w; x++) {
-                unsigned c = row[4 * x], m = row[4 * x + 1], yy = row[4 * x + 2], k = row[4 * x + 3];
-                unsigned b = k * yy / 255, g = k * m / 255, rr = k * c / 255;
+                int c = row[4 * x], m = row[4 * x + 1], yy = row[4 * x + 2], k = row[4 * x + 3];
+                int rr = k - ((255 - c) * k >> 8), g = k - ((255 - m) * k >> 8),
+                    b = k - ((255 - yy) * k >> 8);
                 if (gray) {
                     dst[x] = (unsigned char)((b * 1868 + g * 9617 + rr * 4899 + 8192) >> 14);
                 } else {
