@@ -47,21 +47,24 @@ static void copy_message(const struct lanes_err *e, char *msg, size_t msg_len) {
     }
 }
 
-/* Decode `len` bytes to 8-bit BGR (`gray` 0) or gray (`gray` 1), rows packed. On success
- * returns 0 and sets *out (free with lanes_jpeg_free), *width, *height, *warnings (the first
- * warning's text in msg); on failure returns 1 with the error's text in msg. */
+/* Where a decode writes its pixels: returns a buffer of width * height * channels bytes, rows
+ * packed, owned by the caller (`ctx`), or NULL when it cannot be had. */
+typedef unsigned char *(*lanes_alloc_fn)(void *ctx, int width, int height, int channels);
+
+/* Decode `len` bytes to 8-bit BGR (`gray` 0) or gray (`gray` 1) into the buffer `alloc` gives
+ * once the size is known. Returns 0 on success with *warnings set (the first warning's text in
+ * msg), 1 on failure with the error's text in msg. */
 int lanes_jpeg_decode(const unsigned char *data, unsigned long len, int gray,
-                      unsigned char **out, int *width, int *height, int *warnings,
-                      char *msg, size_t msg_len) {
+                      lanes_alloc_fn alloc, void *ctx, int *warnings, char *msg,
+                      size_t msg_len) {
     struct jpeg_decompress_struct cinfo;
     struct lanes_err err;
-    unsigned char *volatile pixels = NULL;
-    *out = NULL;
+    unsigned char *volatile row = NULL;
     *warnings = 0;
     lanes_init_err(&err, &cinfo.err);
     if (setjmp(err.jump)) {
         copy_message(&err, msg, msg_len);
-        free(pixels);
+        free(row);
         jpeg_destroy_decompress(&cinfo);
         return 1;
     }
@@ -82,23 +85,27 @@ int lanes_jpeg_decode(const unsigned char *data, unsigned long len, int gray,
     jpeg_start_decompress(&cinfo);
     size_t w = cinfo.output_width, h = cinfo.output_height;
     size_t out_ch = gray ? 1 : 3;
-    pixels = calloc(w * h, out_ch);
-    unsigned char *row = malloc(w * (size_t)channels);
-    if (!pixels || !row) {
-        free(row);
+    unsigned char *pixels = alloc(ctx, (int)w, (int)h, (int)out_ch);
+    if (channels == 4)
+        row = malloc(w * 4);
+    if (!pixels || (channels == 4 && !row)) {
         snprintf(err.message, sizeof err.message, "out of memory for %zux%zu pixels", w, h);
         copy_message(&err, msg, msg_len);
-        free(pixels);
+        free(row);
         jpeg_destroy_decompress(&cinfo);
         return 1;
     }
     while (cinfo.output_scanline < h) {
         size_t y = cinfo.output_scanline;
         unsigned char *dst = pixels + y * w * out_ch;
+        JSAMPROW r = channels == 4 ? row : dst;
+        if (jpeg_read_scanlines(&cinfo, &r, 1) != 1) {
+            /* Cannot happen with a memory source (it pads a short file); rows not read stay
+             * black rather than undefined. */
+            memset(dst, 0, (h - y) * w * out_ch);
+            break;
+        }
         if (channels == 4) {
-            JSAMPROW r = row;
-            if (jpeg_read_scanlines(&cinfo, &r, 1) != 1)
-                break;
             /* imgcodecs' CMYK conversion (icvCvt_CMYK2BGR / CMYK2Gray): each of C, M, Y becomes
              * K - ((255 - v) * K >> 8), as R, G, B; gray with OpenCV's weights. */
             for (size_t x = 0; x < w; x++) {
@@ -113,21 +120,15 @@ int lanes_jpeg_decode(const unsigned char *data, unsigned long len, int gray,
                     dst[3 * x + 2] = (unsigned char)rr;
                 }
             }
-        } else {
-            JSAMPROW r = dst;
-            if (jpeg_read_scanlines(&cinfo, &r, 1) != 1)
-                break;
         }
     }
-    free(row);
     jpeg_finish_decompress(&cinfo);
+    free(row);
+    row = NULL;
     *warnings = err.warnings;
     if (err.warnings)
         copy_message(&err, msg, msg_len);
     jpeg_destroy_decompress(&cinfo);
-    *out = pixels;
-    *width = (int)w;
-    *height = (int)h;
     return 0;
 }
 

@@ -9,18 +9,21 @@
 
 use opencv::core::{self, Mat};
 use opencv::prelude::*;
-use std::ffi::{c_char, c_int, c_uchar, c_ulong};
+use std::ffi::{c_char, c_int, c_uchar, c_ulong, c_void};
 use std::io::Cursor;
 use std::path::Path;
 
+/// Gives `lanes_jpeg_decode` the buffer for the pixels (`csrc/jpeg.c`'s `lanes_alloc_fn`).
+type AllocFn = unsafe extern "C" fn(*mut c_void, c_int, c_int, c_int) -> *mut c_uchar;
+
 extern "C" {
+    #[allow(clippy::too_many_arguments)]
     fn lanes_jpeg_decode(
         data: *const c_uchar,
         len: c_ulong,
         gray: c_int,
-        out: *mut *mut c_uchar,
-        width: *mut c_int,
-        height: *mut c_int,
+        alloc: AllocFn,
+        ctx: *mut c_void,
         warnings: *mut c_int,
         msg: *mut c_char,
         msg_len: usize,
@@ -53,42 +56,51 @@ fn text(buf: &[u8]) -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
+/// The decoder's buffer: a `Mat` of the size and channels asked for, kept in `ctx` (an
+/// `Option<Mat>`), its pixels left for libjpeg to write (every row is written).
+unsafe extern "C" fn alloc_mat(ctx: *mut c_void, w: c_int, h: c_int, ch: c_int) -> *mut c_uchar {
+    // SAFETY: `decode_jpeg` passes a pointer to its own `Option<Mat>`, alive for the call.
+    let slot = unsafe { &mut *(ctx as *mut Option<Mat>) };
+    let typ = if ch == 1 {
+        core::CV_8UC1
+    } else {
+        core::CV_8UC3
+    };
+    // SAFETY: an uninitialised 8-bit buffer, fully written by the decoder before it is read.
+    match unsafe { Mat::new_rows_cols(h, w, typ) } {
+        Ok(mut m) if m.is_continuous() && !m.empty() => {
+            let p = m.data_mut();
+            *slot = Some(m);
+            p
+        }
+        _ => std::ptr::null_mut(),
+    }
+}
+
 /// Decode JPEG bytes to 8-bit BGR (`gray` false) or gray, with the EXIF orientation applied.
 /// `Err` carries libjpeg's message.
 pub fn decode_jpeg(bytes: &[u8], gray: bool) -> Result<Jpeg, String> {
-    let mut out: *mut c_uchar = std::ptr::null_mut();
-    let (mut w, mut h, mut warnings) = (0, 0, 0);
+    let mut slot: Option<Mat> = None;
+    let mut warnings = 0;
     let mut msg = [0u8; 200];
-    // SAFETY: the pointers are to locals that outlive the call and to `bytes`, which libjpeg
-    // only reads; `out` is freed below with the shim's own free.
+    // SAFETY: `bytes` is only read; `slot`, `warnings` and `msg` are locals that outlive the
+    // call; `alloc_mat` is called (at most once) before the pixels are written.
     let rc = unsafe {
         lanes_jpeg_decode(
             bytes.as_ptr(),
             bytes.len() as c_ulong,
             gray as c_int,
-            &mut out,
-            &mut w,
-            &mut h,
+            alloc_mat,
+            (&mut slot as *mut Option<Mat>).cast(),
             &mut warnings,
             msg.as_mut_ptr().cast(),
             msg.len(),
         )
     };
-    if rc != 0 || out.is_null() {
-        return Err(text(&msg));
-    }
-    let channels: usize = if gray { 1 } else { 3 };
-    let typ = if gray { core::CV_8UC1 } else { core::CV_8UC3 };
-    let mat = (|| -> opencv::Result<Mat> {
-        let mut m = Mat::new_rows_cols_with_default(h, w, typ, core::Scalar::all(0.0))?;
-        // SAFETY: the shim wrote w * h * channels bytes at `out`.
-        let src = unsafe { std::slice::from_raw_parts(out, w as usize * h as usize * channels) };
-        m.data_bytes_mut()?.copy_from_slice(src);
-        Ok(m)
-    })();
-    // SAFETY: `out` came from the shim's malloc and is not used after this.
-    unsafe { lanes_jpeg_free(out) };
-    let mat = mat.map_err(|e| e.to_string())?;
+    let mat = match (rc, slot) {
+        (0, Some(m)) => m,
+        _ => return Err(text(&msg)),
+    };
     let mat = oriented(mat, jpeg_orientation(bytes)).map_err(|e| e.to_string())?;
     Ok(Jpeg {
         mat,

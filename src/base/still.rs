@@ -54,53 +54,62 @@ pub fn read_bgr(path: &Path) -> Result<Decoded> {
 /// as gray). Returns the conversion `read_bgr` would report.
 pub fn check_file(path: &Path) -> Result<Option<String>> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    check_bytes(path, &bytes).map(|(_, converted)| converted)
+    let format = check_header(path, bytes.as_slice())?;
+    check_strict(path, &bytes, format)
 }
 
-/// The checks on a still's bytes: its format as guessed, and for JPEG and PNG the header size
-/// limit and the strict decode, with the conversion `read_bgr` reports. Other formats pass
-/// unchecked (OpenCV decodes them as is).
-fn check_bytes(path: &Path, bytes: &[u8]) -> Result<(Option<image::ImageFormat>, Option<String>)> {
+/// A still's format as guessed from its bytes, and its size from the header refused when zero
+/// or over `MAX_PIXELS`, before anything is decoded (every format the reader knows).
+fn check_header(path: &Path, bytes: &[u8]) -> Result<Option<image::ImageFormat>> {
     let reader = image::ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| corrupt(path, e))?;
     let format = reader.format();
-    let converted = match format {
-        Some(image::ImageFormat::Jpeg) | Some(image::ImageFormat::Png) => {
-            let (w, h) = reader
-                .into_dimensions()
-                .map_err(|e| corrupt(path, format!("bad header: {e}")))?;
-            check_pixels(path, w, h)?;
-            if format == Some(image::ImageFormat::Jpeg) {
-                check_jpeg(path, bytes)?
-            } else {
-                check_png(path, bytes)?
-            }
-        }
-        // BMP and the rest: OpenCV's own decoder, unchecked (no strict decoder here).
-        _ => None,
-    };
-    Ok((format, converted))
+    if format.is_some() {
+        let (w, h) = reader
+            .into_dimensions()
+            .map_err(|e| corrupt(path, format!("bad header: {e}")))?;
+        check_pixels(path, w, h)?;
+    }
+    Ok(format)
 }
 
-/// `read_bgr` on bytes already in memory (`path` only names the file in errors).
+/// The strict decode of a JPEG or PNG, with the conversion `read_bgr` reports. Other formats
+/// pass unchecked (no strict decoder here).
+fn check_strict(
+    path: &Path,
+    bytes: &[u8],
+    format: Option<image::ImageFormat>,
+) -> Result<Option<String>> {
+    match format {
+        Some(image::ImageFormat::Jpeg) => check_jpeg(path, bytes),
+        Some(image::ImageFormat::Png) => check_png(path, bytes),
+        _ => Ok(None),
+    }
+}
+
+/// `read_bgr` on bytes already in memory (`path` only names the file in errors). The strict
+/// check and the decode of the pixels run side by side (both only read the bytes); the
+/// check's verdict comes first.
 pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
-    let (format, converted) = check_bytes(path, bytes)?;
-    let unreadable = |_| Error::UnreadableImage {
+    let format = check_header(path, bytes)?;
+    let (checked, decoded) = rayon::join(
+        || check_strict(path, bytes, format),
+        || {
+            if format == Some(image::ImageFormat::Jpeg) {
+                imageio::decode_jpeg(bytes, false).map(|j| (j.mat, j.warning))
+            } else {
+                imageio::decode(bytes, false).map(|m| (m, None))
+            }
+        },
+    );
+    let converted = checked?;
+    let (mat, warning) = decoded.map_err(|_| Error::UnreadableImage {
         path: path.to_path_buf(),
-    };
-    let mat = if format == Some(image::ImageFormat::Jpeg) {
-        let jpeg = imageio::decode_jpeg(bytes, false).map_err(unreadable)?;
-        if let Some(w) = jpeg
-            .warning
-            .filter(|w| w.contains("JPEG") || w.contains("jpeg"))
-        {
-            return Err(corrupt(path, format!("libjpeg: {}", w.trim())));
-        }
-        jpeg.mat
-    } else {
-        imageio::decode(bytes, false).map_err(unreadable)?
-    };
+    })?;
+    if let Some(w) = warning.filter(|w| w.contains("JPEG") || w.contains("jpeg")) {
+        return Err(corrupt(path, format!("libjpeg: {}", w.trim())));
+    }
     if mat.empty() {
         return Err(Error::UnreadableImage {
             path: path.to_path_buf(),
