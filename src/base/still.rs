@@ -88,22 +88,17 @@ fn check_strict(
     }
 }
 
-/// `read_bgr` on bytes already in memory (`path` only names the file in errors). The strict
-/// check and the decode of the pixels run side by side (both only read the bytes); the
-/// check's verdict comes first.
+/// `read_bgr` on bytes already in memory (`path` only names the file in errors). One thread:
+/// callers hold locks around it (the tuner's caches) and run it on rayon's workers, where a
+/// `rayon::join` here could steal a job that waits for the lock this thread holds.
 pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
     let format = check_header(path, bytes)?;
-    let (checked, decoded) = rayon::join(
-        || check_strict(path, bytes, format),
-        || {
-            if format == Some(image::ImageFormat::Jpeg) {
-                imageio::decode_jpeg(bytes, false).map(|j| (j.mat, j.warning))
-            } else {
-                imageio::decode(bytes, false).map(|m| (m, None))
-            }
-        },
-    );
-    let converted = checked?;
+    let converted = check_strict(path, bytes, format)?;
+    let decoded = if format == Some(image::ImageFormat::Jpeg) {
+        imageio::decode_jpeg(bytes, false).map(|j| (j.mat, j.warning))
+    } else {
+        imageio::decode(bytes, false).map(|m| (m, None))
+    };
     let (mat, warning) = decoded.map_err(|_| Error::UnreadableImage {
         path: path.to_path_buf(),
     })?;

@@ -33,38 +33,33 @@ impl TextStamp {
         let descent = base + thickness;
         let pad = thickness + 2 + (cap.height / 4);
         let rows = ascent + descent + 2 * pad;
-        // The 95 glyphs are independent: rasterised in parallel, kept in character order.
-        use rayon::prelude::*;
-        let glyphs = (32u8..127)
-            .into_par_iter()
-            .map(|c| -> Result<Glyph> {
-                let mut base = 0;
-                let one = (c as char).to_string();
-                let many = one.repeat(64);
-                let sz = imgproc::get_text_size(&one, font, scale, thickness, &mut base)?;
-                let szm = imgproc::get_text_size(&many, font, scale, thickness, &mut base)?;
-                let advance = (szm.width - thickness) as f64 / 64.0;
-                let width = sz.width + 2 * pad;
-                let mut m =
-                    Mat::new_rows_cols_with_default(rows, width, core::CV_8UC1, Scalar::all(0.0))?;
-                imgproc::put_text(
-                    &mut m,
-                    &one,
-                    Point::new(pad, pad + ascent),
-                    font,
-                    scale,
-                    Scalar::all(255.0),
-                    thickness,
-                    imgproc::LINE_AA,
-                    false,
-                )?;
-                Ok(Glyph {
-                    width,
-                    mask: m.data_bytes()?.to_vec(),
-                    advance,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut glyphs = Vec::with_capacity(95);
+        for c in 32u8..127 {
+            let one = (c as char).to_string();
+            let many = one.repeat(64);
+            let sz = imgproc::get_text_size(&one, font, scale, thickness, &mut base)?;
+            let szm = imgproc::get_text_size(&many, font, scale, thickness, &mut base)?;
+            let advance = (szm.width - thickness) as f64 / 64.0;
+            let width = sz.width + 2 * pad;
+            let mut m =
+                Mat::new_rows_cols_with_default(rows, width, core::CV_8UC1, Scalar::all(0.0))?;
+            imgproc::put_text(
+                &mut m,
+                &one,
+                Point::new(pad, pad + ascent),
+                font,
+                scale,
+                Scalar::all(255.0),
+                thickness,
+                imgproc::LINE_AA,
+                false,
+            )?;
+            glyphs.push(Glyph {
+                width,
+                mask: m.data_bytes()?.to_vec(),
+                advance,
+            });
+        }
         Ok(Self {
             ascent,
             descent,

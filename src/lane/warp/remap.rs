@@ -33,34 +33,28 @@ impl BirdseyeRemap {
         let mut map =
             Mat::new_rows_cols_with_default(h, w, core::CV_32FC2, core::Scalar::all(-1.0))?;
         {
-            use rayon::prelude::*;
             let data: &mut [core::Vec2f] = map.data_typed_mut()?;
             let minv = persp.inverse();
-            // Rows in parallel: each entry is a pure function of its pixel.
-            data.par_chunks_mut(w as usize)
-                .enumerate()
-                .for_each(|(v, row)| {
-                    let v = v as i32;
-                    for (u, entry) in (0..w).zip(row.iter_mut()) {
-                        // Scaled pixel u samples nominal coordinate u / scale, so that a curve fitted
-                        // in the scaled view maps back exactly with `Poly2::from_scaled`.
-                        let un = u as f64 / scale.x;
-                        let vn = v as f64 / scale.y;
-                        let (x, y) = Perspective::apply(minv, un, vn);
-                        let (sx, sy) = match camera {
-                            Some(cam) => cam.distort_pixel(x, y),
-                            None => (x, y),
+            for v in 0..h {
+                for u in 0..w {
+                    // Scaled pixel u samples nominal coordinate u / scale, so that a curve fitted
+                    // in the scaled view maps back exactly with `Poly2::from_scaled`.
+                    let un = u as f64 / scale.x;
+                    let vn = v as f64 / scale.y;
+                    let (x, y) = Perspective::apply(minv, un, vn);
+                    let (sx, sy) = match camera {
+                        Some(cam) => cam.distort_pixel(x, y),
+                        None => (x, y),
+                    };
+                    let (sx, sy) =
+                        if sx.is_finite() && sy.is_finite() && sx.abs() < 1e6 && sy.abs() < 1e6 {
+                            (sx as f32, sy as f32)
+                        } else {
+                            (-1.0e5, -1.0e5)
                         };
-                        let (sx, sy) =
-                            if sx.is_finite() && sy.is_finite() && sx.abs() < 1e6 && sy.abs() < 1e6
-                            {
-                                (sx as f32, sy as f32)
-                            } else {
-                                (-1.0e5, -1.0e5)
-                            };
-                        *entry = core::Vec2f::from([sx, sy]);
-                    }
-                });
+                    data[(v * w + u) as usize] = core::Vec2f::from([sx, sy]);
+                }
+            }
         }
         let mut m1 = Mat::default();
         let mut m2 = Mat::default();
