@@ -140,7 +140,7 @@ fn oriented(mat: Mat, exif: u8) -> opencv::Result<Mat> {
 /// A picture decoded by the `image` crate as 8-bit BGR (`gray` false) or gray, converted the way
 /// imgcodecs did: 16-bit samples shifted right by 8, alpha dropped, gray replicated; gray from
 /// colour with OpenCV's BGR-to-gray weights.
-pub fn from_image(img: image::DynamicImage, gray: bool) -> opencv::Result<Mat> {
+fn from_image(img: image::DynamicImage, gray: bool) -> opencv::Result<Mat> {
     use image::DynamicImage as D;
     let (w, h) = (img.width() as i32, img.height() as i32);
     let (channels, samples): (usize, Vec<u8>) = match img {
@@ -190,20 +190,29 @@ pub fn from_image(img: image::DynamicImage, gray: bool) -> opencv::Result<Mat> {
 /// Decode any still (format from its bytes) to 8-bit BGR or gray. `Err` carries the decoder's
 /// message.
 pub fn decode(bytes: &[u8], gray: bool) -> Result<Mat, String> {
+    decode_warned(bytes, gray).map(|(m, _)| m)
+}
+
+/// `decode`, with libjpeg's first warning when the still is a JPEG it warned about.
+pub fn decode_warned(bytes: &[u8], gray: bool) -> Result<(Mat, Option<String>), String> {
     let reader = image::ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| e.to_string())?;
     if reader.format() == Some(image::ImageFormat::Jpeg) {
-        return decode_jpeg(bytes, gray).map(|j| j.mat);
+        return decode_jpeg(bytes, gray).map(|j| (j.mat, j.warning));
     }
     let png = reader.format() == Some(image::ImageFormat::Png);
     let mut reader = reader;
     reader.no_limits();
     let img = reader.decode().map_err(|e| e.to_string())?;
     if gray && png && img.color().has_color() {
-        return png_gray(&img.to_rgb8()).map_err(|e| e.to_string());
+        return png_gray(&img.to_rgb8())
+            .map(|m| (m, None))
+            .map_err(|e| e.to_string());
     }
-    from_image(img, gray).map_err(|e| e.to_string())
+    from_image(img, gray)
+        .map(|m| (m, None))
+        .map_err(|e| e.to_string())
 }
 
 /// Gray from a colour PNG as imgcodecs read it: libpng's own conversion with the weights
@@ -236,13 +245,7 @@ pub fn encode_jpeg(mat: &Mat, quality: i32) -> Result<Vec<u8>, String> {
         }
         t => return Err(format!("cannot write a {} image as JPEG", type_text(t))),
     };
-    let cont;
-    let mat = if mat.is_continuous() {
-        mat
-    } else {
-        cont = mat.try_clone().map_err(|e| e.to_string())?;
-        &cont
-    };
+    let mat = continuous(mat)?;
     let bytes = mat.data_bytes().map_err(|e| e.to_string())?;
     let (w, h) = (mat.cols(), mat.rows());
     let channels = mat.channels();
@@ -275,6 +278,17 @@ pub fn encode_jpeg(mat: &Mat, quality: i32) -> Result<Vec<u8>, String> {
     Ok(v)
 }
 
+/// `mat` itself when its rows are packed, else a packed copy (a view into a larger `Mat`).
+fn continuous(mat: &Mat) -> Result<std::borrow::Cow<'_, Mat>, String> {
+    if mat.is_continuous() {
+        Ok(std::borrow::Cow::Borrowed(mat))
+    } else {
+        mat.try_clone()
+            .map(std::borrow::Cow::Owned)
+            .map_err(|e| e.to_string())
+    }
+}
+
 fn type_text(t: i32) -> String {
     core::type_to_string(t).unwrap_or_else(|_| format!("type {t}"))
 }
@@ -288,7 +302,7 @@ pub fn encode_for(path: &Path, mat: &Mat) -> Result<Vec<u8>, String> {
         return encode_jpeg(mat, 95);
     }
     let (w, h) = (mat.cols() as u32, mat.rows() as u32);
-    let cont = mat.try_clone().map_err(|e| e.to_string())?;
+    let cont = continuous(mat)?;
     let px = cont.data_bytes().map_err(|e| e.to_string())?;
     let img = match mat.typ() {
         core::CV_8UC1 => {

@@ -94,14 +94,10 @@ fn check_strict(
 pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
     let format = check_header(path, bytes)?;
     let converted = check_strict(path, bytes, format)?;
-    let decoded = if format == Some(image::ImageFormat::Jpeg) {
-        imageio::decode_jpeg(bytes, false).map(|j| (j.mat, j.warning))
-    } else {
-        imageio::decode(bytes, false).map(|m| (m, None))
-    };
-    let (mat, warning) = decoded.map_err(|_| Error::UnreadableImage {
-        path: path.to_path_buf(),
-    })?;
+    let (mat, warning) =
+        imageio::decode_warned(bytes, false).map_err(|_| Error::UnreadableImage {
+            path: path.to_path_buf(),
+        })?;
     if let Some(w) = warning.filter(|w| w.contains("JPEG") || w.contains("jpeg")) {
         return Err(corrupt(path, format!("libjpeg: {}", w.trim())));
     }

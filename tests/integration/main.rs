@@ -184,12 +184,19 @@ pub fn ffmpeg(args: &[&std::ffi::OsStr]) {
     assert!(st.success(), "ffmpeg {args:?}");
 }
 
-/// `ffprobe` of one stream kind (`v:0`, `a:0`), frames counted by decoding: the requested
-/// entries as key=value pairs. FFmpeg's own tools check what `lanes` writes, independently of
-/// the library's reader.
+/// `ffprobe` of one stream kind (`v:0`, `a:0`): the requested entries as key=value pairs; the
+/// stream is decoded to count its frames only when `nb_read_frames` is asked for. FFmpeg's own
+/// tools check what `lanes` writes, independently of the library's reader.
 pub fn probe(p: &Path, stream: &str, entries: &str) -> std::collections::HashMap<String, String> {
+    let count: &[&str] = if entries.contains("nb_read_frames") {
+        &["-count_frames"]
+    } else {
+        &[]
+    };
     let o = Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-select_streams", stream])
+        .args(["-v", "error"])
+        .args(count)
+        .args(["-select_streams", stream])
         .args(["-show_entries", &format!("stream={entries}")])
         .args(["-of", "default=noprint_wrappers=1"])
         .arg(p)
@@ -224,7 +231,8 @@ pub fn count_frames(p: &Path) -> (usize, f64, i32, i32) {
 /// Every frame of a video as 8-bit BGR, decoded by the `ffmpeg` tool.
 pub fn bgr_frames(p: &Path) -> Vec<opencv::core::Mat> {
     use opencv::prelude::*;
-    let (_, _, w, h) = count_frames(p);
+    let v = probe(p, "v:0", "width,height");
+    let (w, h): (i32, i32) = (v["width"].parse().unwrap(), v["height"].parse().unwrap());
     let o = Command::new("ffmpeg")
         .args(["-v", "error", "-i"])
         .arg(p)

@@ -10,11 +10,11 @@ use crate::base::error::Result;
 use crate::base::frame::{BgrFrame, BinaryMask, GrayImage};
 use crate::lane::threshold;
 use opencv::core::{self, Mat};
+use opencv::prelude::*;
 
 /// The B the ridge detector reads: the yellow cue (red tail lights and cars neutral), for every
 /// mask of the geometry search; `threshold::prepare(RIDGE_CUE)` builds its table.
 pub const RIDGE_CUE: threshold::Cue = threshold::Cue::Yellow;
-use opencv::prelude::*;
 
 /// Where and how to look for ridges.
 #[derive(Debug, Clone, Copy, PartialEq)]

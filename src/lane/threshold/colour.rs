@@ -254,11 +254,7 @@ pub(super) fn lab_fixed() -> &'static LabFixed {
 /// in parallel over 4-wide blue slabs: about 10x faster than the earlier per-slab `cvtColor`
 /// calls, which dominated the start-up of `lanes image` on one still.
 pub(super) fn b_lut(cue: Cue) -> Result<&'static [u8]> {
-    let lock = match cue {
-        Cue::ExactB => &B_LUT,
-        Cue::Yellow => &YELLOW_LUT,
-    };
-    let r = lock.get_or_init(|| {
+    let r = lut_slot(cue).get_or_init(|| {
         let lab = lab_fixed();
         let mut table = BTable::new();
         // b_index puts blue's high 6 bits outermost: each 2^18-byte chunk is one value of b >> 2.
@@ -296,13 +292,18 @@ pub fn prepare_small() {
     let _ = lab_fixed();
 }
 
-/// The B table of `cue` when it has been built already (by `prepare` or a band frame).
-fn built_table(cue: Cue) -> Option<&'static [u8]> {
-    let lock = match cue {
+/// Where the B table of `cue` is kept once built.
+fn lut_slot(cue: Cue) -> &'static std::sync::OnceLock<std::result::Result<BTable, String>> {
+    match cue {
         Cue::ExactB => &B_LUT,
         Cue::Yellow => &YELLOW_LUT,
-    };
-    lock.get()
+    }
+}
+
+/// The B table of `cue` when it has been built already (by `prepare` or a band frame).
+fn built_table(cue: Cue) -> Option<&'static [u8]> {
+    lut_slot(cue)
+        .get()
         .and_then(|r| r.as_ref().ok())
         .map(BTable::as_slice)
 }
