@@ -10,7 +10,8 @@
 //! full marks at a twentieth of each half's rows); **concentration**, the share of the search's pixels that lie within the
 //! tolerance (a marking is a stripe; texture or noise spreads evenly over the search band; 0
 //! at 0.3, full marks at 0.7). A line tighter than `min_radius_m`, on the wrong side of the
-//! camera or nearer to it than `min_line_distance_m` (under the car) scores 0. The lane then needs a plausible width (`lane_width_m`) and two roughly
+//! camera or nearer to it than `min_line_distance_m` (under the car) scores 0; in a video, a line
+//! found where the tracked one is (a lane change) may come as near as `crossing_line_distance_m`. The lane then needs a plausible width (`lane_width_m`) and two roughly
 //! parallel lines (`max_width_change_m` between bottom and top); when the pair fails, only the
 //! stronger line is kept. Two rules let lines seen in the near half only count, where a
 //! confirmation stands in for the far half: the partner of a line that can stand alone is
@@ -276,6 +277,15 @@ pub struct ViewGeometry {
     pub scale: Scale,
 }
 
+/// The lane a video's tracker holds (nominal px), and how near one of its lines (px, at the
+/// car) a frame's line counts as found where the tracked one is (the prior search's margin):
+/// such a line may come nearer the camera (`crossing_line_distance_m`).
+#[derive(Debug, Clone, Copy)]
+pub struct Tracked {
+    pub lane: (Poly2, Poly2),
+    pub margin_px: f64,
+}
+
 /// How one line is judged in a view: its evidence from its pixels, its confidence under the
 /// coverage asked for, and the checks that zero it (the wrong side of the camera, under the car,
 /// tighter than the radius the coverage allows).
@@ -283,6 +293,7 @@ struct LineJudge<'a> {
     view: ViewGeometry,
     cfg: &'a ConfidenceConfig,
     units: &'a UnitsConfig,
+    tracked: Option<Tracked>,
     /// Rows of the analysed view and the row tolerance there.
     rows: usize,
     tol: f64,
@@ -291,7 +302,12 @@ struct LineJudge<'a> {
 }
 
 impl<'a> LineJudge<'a> {
-    fn new(view: ViewGeometry, cfg: &'a ConfidenceConfig, units: &'a UnitsConfig) -> Self {
+    fn new(
+        view: ViewGeometry,
+        cfg: &'a ConfidenceConfig,
+        units: &'a UnitsConfig,
+        tracked: Option<Tracked>,
+    ) -> Self {
         let rows = (view.height as f64 * view.scale.y).round().max(1.0) as usize;
         let tol = cfg.row_tolerance_px * view.scale.x;
         let centre = view.width as f64 / 2.0;
@@ -306,6 +322,7 @@ impl<'a> LineJudge<'a> {
             view,
             cfg,
             units,
+            tracked,
             rows,
             tol,
             near_min_radius,
@@ -336,9 +353,19 @@ impl<'a> LineJudge<'a> {
         let y_bottom = (view.height - 1) as f64;
         let centre = view.width as f64 / 2.0;
         let x = f.eval(y_bottom);
-        // The ego lane's lines lie on either side of the camera, at most a lane width away.
+        // The ego lane's lines lie on either side of the camera, at most a lane width away; a
+        // line found where the tracked one is may come nearer (a lane change).
         let max_w_px = cfg.lane_width_m[1] / units.xm_per_px;
-        let near_px = cfg.min_line_distance_m / units.xm_per_px;
+        let followed = self.tracked.is_some_and(|t| {
+            let e = if left { t.lane.0 } else { t.lane.1 };
+            (e.eval(y_bottom) - x).abs() <= t.margin_px
+        });
+        let near_m = if followed {
+            cfg.crossing_line_distance_m.min(cfg.min_line_distance_m)
+        } else {
+            cfg.min_line_distance_m
+        };
+        let near_px = near_m / units.xm_per_px;
         let side_ok = if left {
             x < centre - near_px && x > centre - max_w_px
         } else {
@@ -366,8 +393,9 @@ pub fn assess(
     view: ViewGeometry,
     cfg: &ConfidenceConfig,
     units: &UnitsConfig,
+    tracked: Option<Tracked>,
 ) -> Detection {
-    let judge = LineJudge::new(view, cfg, units);
+    let judge = LineJudge::new(view, cfg, units, tracked);
     let rows = judge.rows;
     let line = |f: Option<Poly2>, px: &LinePixels, left: bool, coverage: Coverage| {
         judge.line(f, px, left, coverage)
@@ -520,7 +548,7 @@ pub fn confirm_with_expected(
     det: &Detection,
     left_px: &LinePixels,
     right_px: &LinePixels,
-    expected: (Poly2, Poly2),
+    expected: Tracked,
     view: ViewGeometry,
     cfg: &ConfidenceConfig,
     units: &UnitsConfig,
@@ -528,7 +556,8 @@ pub fn confirm_with_expected(
     if det.status == LaneStatus::Both || cfg.min_line <= 0.0 {
         return None;
     }
-    let judge = LineJudge::new(view, cfg, units);
+    let judge = LineJudge::new(view, cfg, units, Some(expected));
+    let expected = expected.lane;
     let s = view.scale;
     let refit = |px: &LinePixels, e: &Poly2, left: bool| {
         let e = e.to_scaled(s);

@@ -39,6 +39,7 @@ fn fit_and_assess(
     search: &SearchResult,
     cfg: &Config,
     persp: &Perspective,
+    tracked: Option<confidence::Tracked>,
 ) -> (LaneFit, Detection) {
     let s = cfg.perspective.scale();
     let search_cfg = scaled_search(&cfg.search, s);
@@ -52,6 +53,7 @@ fn fit_and_assess(
         view_of(persp, s),
         &cfg.confidence,
         &cfg.units,
+        tracked,
     );
     (fit, detection)
 }
@@ -83,7 +85,11 @@ pub fn judge(
     cfg: &Config,
     persp: &Perspective,
 ) -> Result<Judged> {
-    let (mut fit, mut detection) = fit_and_assess(&search, cfg, persp);
+    let tracked = expected.map(|lane| confidence::Tracked {
+        lane,
+        margin_px: cfg.search.prior_margin as f64,
+    });
+    let (mut fit, mut detection) = fit_and_assess(&search, cfg, persp, tracked);
     let mut search = search;
     let width_px = cfg.confidence.default_lane_width_m / cfg.units.xm_per_px;
     let single = matches!(
@@ -114,13 +120,14 @@ pub fn judge(
             } else {
                 again.left = partner;
             }
-            let (f2, d2) = fit_and_assess(&again, cfg, persp);
+            let (f2, d2) = fit_and_assess(&again, cfg, persp, tracked);
             if d2.status == confidence::LaneStatus::Both {
                 (search, fit, detection) = (again, f2, d2);
             }
         }
     }
-    if let (Some((l, r)), true) = (expected, detection.status != confidence::LaneStatus::Both) {
+    if let (Some(t), true) = (tracked, detection.status != confidence::LaneStatus::Both) {
+        let (l, r) = t.lane;
         let s = cfg.perspective.scale();
         let near = match mask {
             Some(m) => {
@@ -133,7 +140,7 @@ pub fn judge(
             &detection,
             &near.left,
             &near.right,
-            (l, r),
+            t,
             view_of(persp, s),
             &cfg.confidence,
             &cfg.units,

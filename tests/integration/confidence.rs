@@ -3,10 +3,18 @@
 
 use lanes::base::config::{ConfidenceConfig, UnitsConfig};
 use lanes::lane::confidence::{
-    assess, confirm_with_expected, line_evidence, LaneStatus, ViewGeometry,
+    assess, confirm_with_expected, line_evidence, LaneStatus, Tracked, ViewGeometry,
 };
 use lanes::lane::fit::{LaneFit, LinePixels, Poly2, Scale};
 use lanes::lane::measure;
+
+/// The tracked lane of a test, with the prior search's default margin.
+fn tracked(lane: (Poly2, Poly2)) -> Tracked {
+    Tracked {
+        lane,
+        margin_px: 50.0,
+    }
+}
 
 /// Marking pixels 6 px wide along `p` (analysed view) on every `every`-th of `rows`.
 fn pixels_along(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels {
@@ -94,7 +102,7 @@ fn implausible_pair_keeps_only_the_stronger_line() {
         left_pixels: 0,
         right_pixels: 0,
     };
-    let d = assess(&fit, &px(&l, 1), &px(&r, 4), view, &cfg, &units);
+    let d = assess(&fit, &px(&l, 1), &px(&r, 4), view, &cfg, &units, None);
     assert_eq!(d.status, LaneStatus::Both);
     assert!(d.confidence > 0.99);
     // Right line converging to the left one at the top: not a lane; the left is stronger.
@@ -103,7 +111,7 @@ fn implausible_pair_keeps_only_the_stronger_line() {
         right: Some(bad),
         ..fit
     };
-    let d = assess(&fit, &px(&l, 1), &px(&bad, 4), view, &cfg, &units);
+    let d = assess(&fit, &px(&l, 1), &px(&bad, 4), view, &cfg, &units, None);
     assert_eq!(d.status, LaneStatus::LeftOnly);
     assert!(d.right.is_none() && d.left.is_some());
     let (pl, pr) = d.lane(378.0).unwrap();
@@ -148,6 +156,7 @@ fn partner_of_a_confident_line_seen_only_in_the_near_half_is_kept_parallel() {
         view(),
         &cfg,
         &units,
+        None,
     );
     assert_eq!(d.status, LaneStatus::Both, "{d:?}");
     let got = d.right.unwrap();
@@ -159,7 +168,15 @@ fn partner_of_a_confident_line_seen_only_in_the_near_half_is_kept_parallel() {
         left: None,
         ..both(l, r)
     };
-    let d = assess(&fit, &LinePixels::default(), &rpx, view(), &cfg, &units);
+    let d = assess(
+        &fit,
+        &LinePixels::default(),
+        &rpx,
+        view(),
+        &cfg,
+        &units,
+        None,
+    );
     assert_eq!(d.status, LaneStatus::None, "{d:?}");
 }
 
@@ -179,6 +196,7 @@ fn a_pair_seen_only_in_the_near_half_is_a_lane_and_may_bend_tighter() {
         view(),
         &cfg,
         &units,
+        None,
     );
     assert_eq!(d.status, LaneStatus::Both, "{d:?}");
     let (gl, gr) = (d.left.unwrap(), d.right.unwrap());
@@ -198,6 +216,7 @@ fn a_pair_seen_only_in_the_near_half_is_a_lane_and_may_bend_tighter() {
         view(),
         &cfg,
         &units,
+        None,
     );
     assert_eq!(d.status, LaneStatus::None, "{d:?}");
 }
@@ -231,7 +250,7 @@ fn a_single_far_dash_beside_a_solid_line_is_its_shifted_copy() {
         left_pixels: left_px.len(),
         right_pixels: right_px.len(),
     };
-    let d = assess(&fit, &left_px, &right_px, view, &cfg, &units);
+    let d = assess(&fit, &left_px, &right_px, view, &cfg, &units, None);
     assert_eq!(d.status, LaneStatus::Both, "{d:?}");
     let l = d.left.unwrap();
     for y in [0.0, 360.0, 719.0] {
@@ -245,7 +264,15 @@ fn a_single_far_dash_beside_a_solid_line_is_its_shifted_copy() {
         left_pixels: left_px.len(),
         right_pixels: 0,
     };
-    let d = assess(&lone, &left_px, &LinePixels::default(), view, &cfg, &units);
+    let d = assess(
+        &lone,
+        &left_px,
+        &LinePixels::default(),
+        view,
+        &cfg,
+        &units,
+        None,
+    );
     assert_eq!(d.status, LaneStatus::None, "{d:?}");
 }
 
@@ -264,13 +291,13 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
     let r = Poly2::new(2e-5, -0.02, 833.0);
     // One dash of each, 70 analysed rows (about 4.3 m at 0.0305 m/px x 2) in the far half.
     let (lpx, rpx) = (seen(&l, 40..110, 1), seen(&r, 40..110, 1));
-    let d = assess(&both(l, r), &lpx, &rpx, view(), &cfg, &units);
+    let d = assess(&both(l, r), &lpx, &rpx, view(), &cfg, &units, None);
     assert_eq!(d.status, LaneStatus::None, "{d:?}");
     let expected = (
         Poly2::new(1.5e-5, -0.015, 447.0),
         Poly2::new(1.5e-5, -0.015, 825.0),
     );
-    let c = confirm_with_expected(&d, &lpx, &rpx, expected, view(), &cfg, &units)
+    let c = confirm_with_expected(&d, &lpx, &rpx, tracked(expected), view(), &cfg, &units)
         .expect("both lines confirmed");
     assert_eq!(c.status, LaneStatus::Both);
     let (cl, cr) = (c.left.unwrap(), c.right.unwrap());
@@ -293,15 +320,29 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
         view(),
         &cfg,
         &units,
+        None,
     );
     assert_eq!(full.status, LaneStatus::Both);
-    assert!(confirm_with_expected(&full, &lpx, &rpx, expected, view(), &cfg, &units).is_none());
+    assert!(
+        confirm_with_expected(&full, &lpx, &rpx, tracked(expected), view(), &cfg, &units).is_none()
+    );
     // A short blob (20 rows, 1.2 m) on the right: too little to stand for a line.
     let blob = seen(&r, 60..80, 1);
-    assert!(confirm_with_expected(&d, &lpx, &blob, expected, view(), &cfg, &units).is_none());
+    assert!(
+        confirm_with_expected(&d, &lpx, &blob, tracked(expected), view(), &cfg, &units).is_none()
+    );
     // The right dash one lane further right: the pair is not a lane (7.4 m wide).
     let far_right = seen(&Poly2::new(2e-5, -0.02, 1211.0), 40..110, 1);
-    assert!(confirm_with_expected(&d, &lpx, &far_right, expected, view(), &cfg, &units).is_none());
+    assert!(confirm_with_expected(
+        &d,
+        &lpx,
+        &far_right,
+        tracked(expected),
+        view(),
+        &cfg,
+        &units
+    )
+    .is_none());
     // A frame reporting its left line (solid, its own shape) lends that shape to the right
     // dash rather than the tracked one: the tracked heading lags while the car moves sideways.
     let lone = assess(
@@ -311,10 +352,11 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
         view(),
         &cfg,
         &units,
+        None,
     );
     assert_eq!(lone.status, LaneStatus::LeftOnly);
     let own = lone.left.unwrap();
-    let c = confirm_with_expected(&lone, &lpx, &rpx, expected, view(), &cfg, &units)
+    let c = confirm_with_expected(&lone, &lpx, &rpx, tracked(expected), view(), &cfg, &units)
         .expect("right line confirmed");
     let cr = c.right.unwrap();
     assert_eq!((c.left, cr.a, cr.b), (Some(own), own.a, own.b));
@@ -329,5 +371,46 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
             }
         }
     }
-    assert!(confirm_with_expected(&d, &lpx, &texture, expected, view(), &cfg, &units).is_none());
+    assert!(
+        confirm_with_expected(&d, &lpx, &texture, tracked(expected), view(), &cfg, &units)
+            .is_none()
+    );
+}
+
+/// A lane change: the car 1.35 m left of its lane's centre in a 3.7 m lane puts the left line
+/// 0.5 m from the camera. Without a tracked lane (a still, a fresh search) a line that near
+/// runs under the car and is not the ego lane's (`min_line_distance_m`, 0.8 m); found where
+/// the tracker holds it, it is (`crossing_line_distance_m`, 0.3 m), down to 0.3 m and only
+/// within the prior search's margin of the tracked line.
+#[test]
+fn a_line_under_the_car_counts_only_where_the_tracked_line_is() {
+    let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+    let view = ViewGeometry {
+        width: 1280,
+        height: 720,
+        scale: Scale { x: 1.0, y: 0.5 },
+    };
+    let px_per_m = 1.0 / units.xm_per_px;
+    let line_at = |m: f64| Poly2::new(0.0, 0.0, 640.0 + m * px_per_m);
+    let px = |p: &Poly2| pixels_along(&p.to_scaled(view.scale), 0..360, 1);
+    let judge = |left_m: f64, tracked_left_m: Option<f64>| {
+        let (l, r) = (line_at(left_m), line_at(left_m + 3.7));
+        let fit = LaneFit {
+            left: Some(l),
+            right: Some(r),
+            left_pixels: 0,
+            right_pixels: 0,
+        };
+        let t = tracked_left_m.map(|m| tracked((line_at(m), r)));
+        assess(&fit, &px(&l), &px(&r), view, &cfg, &units, t).status
+    };
+    // Well to the side: both lines, tracked or not.
+    assert_eq!(judge(-1.85, None), LaneStatus::Both);
+    // 0.5 m from the camera: only where the tracked left line is (within 50 px, 0.49 m).
+    assert_eq!(judge(-0.5, None), LaneStatus::RightOnly);
+    assert_eq!(judge(-0.5, Some(-0.5)), LaneStatus::Both);
+    assert_eq!(judge(-0.5, Some(-0.7)), LaneStatus::Both);
+    assert_eq!(judge(-0.5, Some(-1.2)), LaneStatus::RightOnly);
+    // 0.2 m: which side it is on is not known, tracked or not.
+    assert_eq!(judge(-0.2, Some(-0.2)), LaneStatus::RightOnly);
 }

@@ -325,6 +325,15 @@ pub struct ConfidenceConfig {
     /// camera: about half a car's width; a line nearer than that runs under the car, which is
     /// then changing lanes, or it is not a lane line. Default 0.8.
     pub min_line_distance_m: f64,
+    /// How near the camera a line the tracker holds may come (metres, at the car), when the
+    /// frame finds it where the tracked line is (within `search.prior_margin`): the car is
+    /// changing lanes, and the ego lane is the lane the camera is in until the camera is over
+    /// the line. Nearer than the line's own half-width (a marking is at most 30 cm wide) plus
+    /// the fit's error at the car (about 10 px, 0.1 m), which side of the camera it is on is
+    /// not known. Default 0.3. A line found without that history (a still, a fresh search)
+    /// keeps `min_line_distance_m`: under the camera it is as likely an edge of something else
+    /// (a chessboard's squares).
+    pub crossing_line_distance_m: f64,
     /// Lane width assumed to place the second line from one confident line when nothing
     /// better is known (a still, or a tracker without history), metres. Default 3.7.
     pub default_lane_width_m: f64,
@@ -341,6 +350,7 @@ impl Default for ConfidenceConfig {
             min_radius_m: 30.0,
             min_single: 0.8,
             min_line_distance_m: 0.8,
+            crossing_line_distance_m: 0.3,
             default_lane_width_m: 3.7,
         }
     }

@@ -64,6 +64,12 @@ impl Config {
                 10.0,
             ),
             (
+                "confidence.crossing_line_distance_m",
+                c.crossing_line_distance_m,
+                0.0,
+                10.0,
+            ),
+            (
                 "confidence.default_lane_width_m",
                 c.default_lane_width_m,
                 0.5,
