@@ -225,7 +225,9 @@ pub struct TrackingConfig {
     /// `lane_width_px`, `lane_width_tolerance_px` and `max_coeff_diff`).
     pub method: TrackingMethod,
     /// Kalman: longest gap without a confident detection that is bridged by prediction
-    /// (status `predicted`), seconds. Longer gaps reset the tracker. Default 0.5.
+    /// (status `predicted`), seconds. Longer gaps reset the tracker; twice as long while the
+    /// car is over one of the tracked lines (a lane change, `confidence.crossing_line_distance_m`).
+    /// Default 0.5.
     pub max_gap_s: f64,
     /// Kalman: a detection whose bottom-row position differs from the prediction by more than
     /// this (nominal px) is an outlier and not used, unless `max_gap_s` has passed. Default 60

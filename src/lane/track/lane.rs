@@ -2,9 +2,11 @@
 //! frame reports, with their confidences) and returns the lane to draw and its status.
 //!
 //! Two methods (`tracking.method`): a Kalman filter over the lane model in bird's-eye pixels
-//! (default), and the reference's mean of the last n accepted fits per line with its sanity
-//! checks.
+//! (default, here), and the reference's mean of the last n accepted fits per line with its
+//! sanity checks (`average`).
 
+use super::average::AverageTracker;
+use super::output::{TrackOutput, Verdict};
 use crate::base::config::{TrackingConfig, TrackingMethod, UnitsConfig};
 use crate::lane::confidence::{Detection, LaneStatus};
 use crate::lane::fit::{LaneFit, Poly2, SearchMode};
@@ -14,188 +16,6 @@ use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 type State = SVector<f64, 5>;
 type Cov = SMatrix<f64, 5, 5>;
 type Obs = SMatrix<f64, 3, 5>;
-use std::collections::VecDeque;
-
-/// Per-line history of accepted fits.
-#[derive(Debug, Clone, Default)]
-pub struct LineTrack {
-    kept: VecDeque<Poly2>,
-    /// Mean of the kept fits, kept after the history empties (as the reference's `best_fit`).
-    best: Option<Poly2>,
-}
-
-impl LineTrack {
-    /// Mean of the kept fits; the last such mean when none are kept.
-    pub fn smoothed(&self) -> Option<Poly2> {
-        self.best
-    }
-    fn refresh(&mut self) {
-        if let Some(m) = Poly2::mean(self.kept.make_contiguous()) {
-            self.best = Some(m);
-        }
-    }
-    pub fn kept(&self) -> impl Iterator<Item = &Poly2> {
-        self.kept.iter()
-    }
-    pub fn len(&self) -> usize {
-        self.kept.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.kept.is_empty()
-    }
-}
-
-/// Why a line's fit of this frame was rejected (or `Accepted`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Accepted,
-    NotFound,
-    LaneWidth,
-    TooDifferent,
-}
-
-impl Verdict {
-    /// The verdict as the diagnostic panel prints it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Accepted => "accepted",
-            Verdict::NotFound => "not found",
-            Verdict::LaneWidth => "lane width",
-            Verdict::TooDifferent => "too different",
-        }
-    }
-}
-
-/// What the tracker decided for one frame.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrackOutput {
-    pub left: Option<Poly2>,
-    pub right: Option<Poly2>,
-    pub left_verdict: Verdict,
-    pub right_verdict: Verdict,
-    /// Coefficient differences of this frame's fits from the smoothed fits before this frame.
-    pub left_diff: Option<[f64; 3]>,
-    pub right_diff: Option<[f64; 3]>,
-    /// Both of this frame's fits were accepted.
-    pub detected: bool,
-    /// What is drawn: both lines seen, one seen (the other from the lane model), a prediction
-    /// through a short gap, or nothing.
-    pub status: LaneStatus,
-    /// Confidence of the drawn lane, 0..1: the accepted lines' confidences (a line not seen
-    /// counts 0), decaying over a predicted gap.
-    pub confidence: f64,
-}
-
-/// The reference's tracker: the mean of the last `keep` accepted fits per line.
-#[derive(Debug, Clone)]
-pub struct AverageTracker {
-    cfg: TrackingConfig,
-    pub left: LineTrack,
-    pub right: LineTrack,
-    left_detected: bool,
-    right_detected: bool,
-}
-
-fn diff(a: &Poly2, b: &Poly2) -> [f64; 3] {
-    [(a.a - b.a).abs(), (a.b - b.b).abs(), (a.c - b.c).abs()]
-}
-
-impl AverageTracker {
-    pub fn new(cfg: TrackingConfig) -> Self {
-        Self {
-            cfg,
-            left: LineTrack::default(),
-            right: LineTrack::default(),
-            left_detected: false,
-            right_detected: false,
-        }
-    }
-
-    /// The search to run on the next frame: the prior band around the smoothed fits when both
-    /// lines were accepted on the last frame, else sliding windows.
-    pub fn next_search(&self) -> (SearchMode, Option<(Poly2, Poly2)>) {
-        if self.left_detected && self.right_detected {
-            if let (Some(l), Some(r)) = (self.left.smoothed(), self.right.smoothed()) {
-                return (SearchMode::Prior, Some((l, r)));
-            }
-        }
-        (SearchMode::Sliding, None)
-    }
-
-    fn update_line(
-        cfg: &TrackingConfig,
-        track: &mut LineTrack,
-        fit: Option<Poly2>,
-    ) -> (Verdict, Option<[f64; 3]>) {
-        let keep = cfg.keep as usize;
-        match fit {
-            None => {
-                track.kept.pop_front();
-                track.refresh();
-                (Verdict::NotFound, None)
-            }
-            Some(f) => {
-                let d = track.smoothed().map(|s| diff(&f, &s));
-                let too_different = match d {
-                    Some(d) => (0..3).any(|i| d[i] > cfg.max_coeff_diff[i]),
-                    None => false,
-                };
-                if too_different && !track.kept.is_empty() {
-                    // Rejected: the history is left as it is (as in the reference pipeline).
-                    (Verdict::TooDifferent, d)
-                } else {
-                    track.kept.push_back(f);
-                    while track.kept.len() > keep {
-                        track.kept.pop_front();
-                    }
-                    track.refresh();
-                    (Verdict::Accepted, d)
-                }
-            }
-        }
-    }
-
-    /// Feed this frame's fits (bird's-eye view of `height` rows); returns the lane to draw.
-    pub fn update(&mut self, fit: &LaneFit, height: i32) -> TrackOutput {
-        let y = (height - 1) as f64;
-        let (mut lf, mut rf) = (fit.left, fit.right);
-        let mut width_rejected = false;
-        if let (Some(l), Some(r)) = (lf, rf) {
-            let sep = (r.eval(y) - l.eval(y)).abs();
-            if (sep - self.cfg.lane_width_px).abs() > self.cfg.lane_width_tolerance_px {
-                lf = None;
-                rf = None;
-                width_rejected = true;
-            }
-        }
-        let (mut lv, ld) = Self::update_line(&self.cfg, &mut self.left, lf);
-        let (mut rv, rd) = Self::update_line(&self.cfg, &mut self.right, rf);
-        if width_rejected {
-            lv = Verdict::LaneWidth;
-            rv = Verdict::LaneWidth;
-        }
-        self.left_detected = lv == Verdict::Accepted;
-        self.right_detected = rv == Verdict::Accepted;
-        let (left, right) = (self.left.smoothed(), self.right.smoothed());
-        let detected = self.left_detected && self.right_detected;
-        let status = match (left.is_some() && right.is_some(), detected) {
-            (false, _) => LaneStatus::None,
-            (true, true) => LaneStatus::Both,
-            (true, false) => LaneStatus::Predicted,
-        };
-        TrackOutput {
-            left,
-            right,
-            left_verdict: lv,
-            right_verdict: rv,
-            left_diff: ld,
-            right_diff: rd,
-            detected,
-            status,
-            confidence: 0.0,
-        }
-    }
-}
 
 /// The lane model the Kalman tracker estimates, in nominal bird's-eye px, referred to the
 /// bottom row `h`: the centre line is `x = a (y-h)^2 + b (y-h) + c` (curvature, heading and
@@ -211,6 +31,8 @@ pub struct KalmanTracker {
     car_x: f64,
     /// Frames a gap may last (`max_gap_s` at the video's rate).
     max_gap_frames: usize,
+    /// `TrackScene::crossing_px`.
+    crossing_px: f64,
     /// Lane width assumed at a start with one line, px.
     default_width: f64,
     /// Measurement noise floor of one line's coefficients, view pixels (curvature from
@@ -249,6 +71,9 @@ pub struct TrackScene {
     pub default_width: f64,
     /// Metres per bird's-eye pixel (curvature noise and floor are given in metres).
     pub units: UnitsConfig,
+    /// How near the car (px, at the car) a tracked line is still seen as the ego lane's
+    /// (`confidence.crossing_line_distance_m`): nearer, the car is crossing it.
+    pub crossing_px: f64,
 }
 
 /// A video's frame rate as the trackers use it: 25 when unknown or not finite.
@@ -268,6 +93,7 @@ impl KalmanTracker {
             fps,
             default_width,
             units,
+            crossing_px,
         } = *scene;
         // Curvature kappa (1/m) of x = a*y^2 in view pixels: kappa = 2 a xm / ym^2.
         let to_a = |per_km: f64| per_km / 1000.0 / 2.0 * units.ym_per_px.powi(2) / units.xm_per_px;
@@ -283,6 +109,7 @@ impl KalmanTracker {
             h: (height - 1) as f64,
             car_x: width as f64 / 2.0,
             max_gap_frames: (cfg.max_gap_s * fps).round() as usize,
+            crossing_px,
             default_width,
             floor: [
                 LINE_NOISE_FLOOR[0].max(a_floor),
@@ -365,6 +192,23 @@ impl KalmanTracker {
                 Some((self.line(x, -1.0), self.line(x, 1.0))),
             ),
             _ => (SearchMode::Sliding, None),
+        }
+    }
+
+    /// Frames without a line the gap may last now: `max_gap_s`, or twice that while the car
+    /// is over one of the tracked lane's lines (within `crossing_px`), where no frame can show
+    /// it as the ego lane's: a lane change crosses that zone (0.6 m at the default) in under a
+    /// second at a lateral speed of 0.6 m/s or more, and the track moves to the new lane
+    /// (`update`) before it is forgotten.
+    fn gap_limit(&self) -> usize {
+        let crossing = self.x.as_ref().is_some_and(|(x, _)| {
+            let (l, r) = (x[2] - x[3] / 2.0, x[2] + x[3] / 2.0);
+            (self.car_x - l).abs().min((self.car_x - r).abs()) <= self.crossing_px
+        });
+        if crossing {
+            2 * self.max_gap_frames
+        } else {
+            self.max_gap_frames
         }
     }
 
@@ -451,7 +295,7 @@ impl KalmanTracker {
             };
         } else {
             self.missed += 1;
-            if self.missed > self.max_gap_frames {
+            if self.missed > self.gap_limit() {
                 // A long gap: forget the lane (keeping its width), and start again from this
                 // frame's lines if it has any (they were gated out of the old track: a lane
                 // change, or the old track was wrong).
@@ -499,7 +343,7 @@ impl KalmanTracker {
             LaneStatus::None => 0.0,
             LaneStatus::Predicted => {
                 self.last_confidence
-                    * (1.0 - self.missed as f64 / (self.max_gap_frames + 1) as f64).max(0.0)
+                    * (1.0 - self.missed as f64 / (self.gap_limit() + 1) as f64).max(0.0)
             }
             _ => self.last_confidence,
         };
@@ -590,26 +434,6 @@ impl LaneTracker {
 mod tests {
     use super::*;
 
-    fn lane(lc: f64, rc: f64) -> LaneFit {
-        LaneFit {
-            left: Some(Poly2::new(0.0, 0.0, lc)),
-            right: Some(Poly2::new(0.0, 0.0, rc)),
-            left_pixels: 100,
-            right_pixels: 100,
-        }
-    }
-
-    #[test]
-    fn good_frames_are_kept_and_averaged() {
-        let mut t = AverageTracker::new(TrackingConfig::default());
-        assert_eq!(t.next_search().0, SearchMode::Sliding);
-        let o1 = t.update(&lane(450.0, 800.0), 720);
-        assert!(o1.detected);
-        let o2 = t.update(&lane(460.0, 810.0), 720);
-        assert_eq!(o2.left.unwrap().c, 455.0);
-        assert_eq!(t.next_search().0, SearchMode::Prior);
-    }
-
     /// The Kalman track through a lane change: the road's lines every 380 px, the car drifting
     /// right by 8 px a frame (472 px in all, more than a lane), each frame reporting the road's
     /// lines nearest to the track's (as a search around them does).
@@ -622,6 +446,7 @@ mod tests {
             fps: 25.0,
             default_width: 380.0,
             units: crate::base::config::UnitsConfig::default(),
+            crossing_px: 30.0,
         };
         let mut t = KalmanTracker::new(TrackingConfig::default(), &scene);
         let ev = LineEvidence {
@@ -672,29 +497,44 @@ mod tests {
         }
     }
 
+    /// A gap while the car is over one of the tracked lane's lines (within `crossing_px`) is
+    /// bridged twice as long: no frame can show that line as the ego lane's then.
     #[test]
-    fn wrong_lane_width_rejects_both_and_falls_back() {
-        let mut t = AverageTracker::new(TrackingConfig::default());
-        t.update(&lane(450.0, 800.0), 720);
-        let o = t.update(&lane(450.0, 1000.0), 720); // 550 px apart: outside 350 +/- 100
-        assert!(!o.detected);
-        assert_eq!(o.left_verdict, Verdict::LaneWidth);
-        // The oldest (only) fit is dropped; the last smoothed lane is still drawn.
-        assert_eq!(t.left.len(), 0);
-        assert_eq!(o.left.unwrap().c, 450.0);
-        assert_eq!(t.next_search().0, SearchMode::Sliding);
-    }
-
-    #[test]
-    fn at_most_keep_fits_and_outlier_rejected() {
-        let mut t = AverageTracker::new(TrackingConfig::default());
-        for i in 0..8 {
-            t.update(&lane(450.0 + i as f64, 800.0), 720);
-        }
-        assert_eq!(t.left.len(), 5);
-        let o = t.update(&lane(700.0, 1050.0), 720); // c jumps by ~250 > 100
-        assert_eq!(o.left_verdict, Verdict::TooDifferent);
-        assert_eq!(t.left.len(), 5);
-        assert!((o.left.unwrap().c - 455.0).abs() < 1e-9);
+    fn a_gap_over_a_line_is_bridged_twice_as_long() {
+        use crate::lane::confidence::LineEvidence;
+        let scene = TrackScene {
+            height: 720,
+            width: 1280,
+            fps: 25.0,
+            default_width: 380.0,
+            units: crate::base::config::UnitsConfig::default(),
+            crossing_px: 30.0,
+        };
+        let ev = LineEvidence {
+            confidence: 1.0,
+            ..Default::default()
+        };
+        let det = |l: Option<f64>, r: Option<f64>| Detection {
+            left: l.map(|c| Poly2::new(0.0, 0.0, c)),
+            right: r.map(|c| Poly2::new(0.0, 0.0, c)),
+            left_confidence: 1.0,
+            right_confidence: 1.0,
+            confidence: 1.0,
+            status: LaneStatus::of(l.is_some(), r.is_some()),
+            left_evidence: ev,
+            right_evidence: ev,
+        };
+        // Frames predicted before the lane is forgotten, from a lane with lines at `l`, `r`.
+        let bridged = |l: f64, r: f64| {
+            let mut t = KalmanTracker::new(TrackingConfig::default(), &scene);
+            t.update(&det(Some(l), Some(r)));
+            (0..100)
+                .take_while(|_| t.update(&det(None, None)).status == LaneStatus::Predicted)
+                .count()
+        };
+        // 0.5 s at 25 fps: 13 frames (12.5 rounded). Centred, the car 190 px from each line.
+        assert_eq!(bridged(450.0, 830.0), 13);
+        // The right line 20 px from the car (column 640): 26 frames.
+        assert_eq!(bridged(280.0, 660.0), 26);
     }
 }
