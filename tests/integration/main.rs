@@ -15,6 +15,7 @@ mod corpus;
 mod eval;
 mod image;
 mod interrupt;
+mod lane_change;
 mod layers;
 mod mistakes;
 mod perspective;

@@ -13,6 +13,9 @@
 //! - `lane_width_lateral_m`: the lateral distance between the lines at that distance (the lane
 //!   width divided by the cosine of the road's heading there).
 //!
+//! The lane is the ego lane as `lanes` reports it: the lane the camera's column is in at that
+//! distance (after a lane change, the lane one width over, with its radius and lines).
+//!
 //! `radius_at_vehicle_m` and `offset_at_vehicle_m` give the same at the vehicle itself; on a
 //! bend of radius R the two offsets differ by about `distance^2 / (2 R)` (5 cm at R = 200 m).
 
@@ -228,18 +231,27 @@ pub fn frame_truth(
 ) -> Result<FrameTruth> {
     let half = opts.lane_width_m / 2.0;
     let zm = measure_distance(q, rig.camera.height);
-    let xl = road.lateral_at_forward_distance(-half, zm);
-    let xr = road.lateral_at_forward_distance(half, zm);
-    let (Some(xl), Some(xr)) = (xl, xr) else {
-        return Err(Error::Invalid(format!(
-            "lane lines do not cross {zm:.2} m ahead"
-        )));
+    let crossing = |d: f64| {
+        road.lateral_at_forward_distance(d, zm)
+            .ok_or_else(|| Error::Invalid(format!("lane lines do not cross {zm:.2} m ahead")))
+    };
+    // The ego lane is the lane the camera's column is in where `lanes` measures (after a lane
+    // change the tracker moves to it): the lane `centre` over from the road's centre line
+    // (right positive), its lines at `centre -/+ half`.
+    let (xl0, xr0) = (crossing(-half)?, crossing(half)?);
+    let centre = opts.lane_width_m * (-(xl0 + xr0) / 2.0 / (xr0 - xl0)).round();
+    let (xl, xr) = if centre == 0.0 {
+        (xl0, xr0)
+    } else {
+        (crossing(centre - half)?, crossing(centre + half)?)
     };
     let sc = road
-        .s_at_forward_distance(0.0, zm)
+        .s_at_forward_distance(centre, zm)
         .ok_or_else(|| Error::Invalid(format!("centre line does not cross {zm:.2} m ahead")))?;
-    let k = road.curvature(sc);
-    let kv = road.curvature(road.pose.s_m);
+    // A curve `centre` to the right of one of curvature k curves by k / (1 + k centre).
+    let offset_curvature = |k: f64| k / (1.0 + k * centre);
+    let k = offset_curvature(road.curvature(sc));
+    let kv = offset_curvature(road.curvature(road.pose.s_m));
     let rows = h_samples(rig.camera.height);
     // Rows of the lines at the quad's far and near distances.
     let row_at = |d: f64, z: f64| -> Result<f64> {
@@ -250,12 +262,13 @@ pub fn frame_truth(
             .map(|p| p.1)
             .ok_or_else(|| Error::Invalid(format!("lane line {z} m ahead is behind the camera")))
     };
-    let top_row = row_at(-half, q.far_m)?.max(row_at(half, q.far_m)?);
-    let bottom_row = row_at(-half, q.near_m)?.min(row_at(half, q.near_m)?);
-    let radius_quadratic_m = quadratic_radius(rig, road, q, half)?;
+    let (dl, dr) = (centre - half, centre + half);
+    let top_row = row_at(dl, q.far_m)?.max(row_at(dr, q.far_m)?);
+    let bottom_row = row_at(dl, q.near_m)?.min(row_at(dr, q.near_m)?);
+    let radius_quadratic_m = quadratic_radius(rig, road, q, (dl, dr))?;
     let lanes = vec![
-        line_positions(rig, road, -half, &rows, TRUTH_MAX_DISTANCE_M),
-        line_positions(rig, road, half, &rows, TRUTH_MAX_DISTANCE_M),
+        line_positions(rig, road, dl, &rows, TRUTH_MAX_DISTANCE_M),
+        line_positions(rig, road, dr, &rows, TRUTH_MAX_DISTANCE_M),
     ];
     Ok(FrameTruth {
         frame: info.frame,
@@ -268,7 +281,7 @@ pub fn frame_truth(
         radius_at_vehicle_m: radius(kv),
         radius_quadratic_m,
         offset_m: -(xl + xr) / 2.0,
-        offset_at_vehicle_m: road.pose.offset_m,
+        offset_at_vehicle_m: road.pose.offset_m - centre,
         yaw_rad: road.pose.yaw_rad,
         lane_width_m: opts.lane_width_m,
         lane_width_lateral_m: xr - xl,
@@ -283,14 +296,20 @@ pub fn frame_truth(
     })
 }
 
-/// Mean radius of both lines from exact quadratics fitted in bird's-eye pixels (as `lanes` fits
-/// them) to the true lines, measured at the bottom row as `lanes` measures.
-fn quadratic_radius(rig: &Rig, road: &RoadFrame, q: &QuadGeometry, half: f64) -> Result<f64> {
+/// Mean radius of both lines (at `dl`, `dr` from the road's centre line) from exact quadratics
+/// fitted in bird's-eye pixels (as `lanes` fits them) to the true lines, measured at the bottom
+/// row as `lanes` measures.
+fn quadratic_radius(
+    rig: &Rig,
+    road: &RoadFrame,
+    q: &QuadGeometry,
+    (dl, dr): (f64, f64),
+) -> Result<f64> {
     let (w, h) = (rig.camera.width, rig.camera.height);
-    let cfg = rig.lanes_config(q, 2.0 * half)?;
+    let cfg = rig.lanes_config(q, dr - dl)?;
     let xm = cfg.units.xm_per_px;
     let mut radii = Vec::new();
-    for d in [-half, half] {
+    for d in [dl, dr] {
         let (mut ys, mut xs) = (Vec::new(), Vec::new());
         let mut y = 0.0;
         while y < h as f64 {
