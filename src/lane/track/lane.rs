@@ -434,20 +434,25 @@ impl LaneTracker {
 mod tests {
     use super::*;
 
-    /// The Kalman track through a lane change: the road's lines every 380 px, the car drifting
-    /// right by 8 px a frame (472 px in all, more than a lane), each frame reporting the road's
-    /// lines nearest to the track's (as a search around them does).
-    #[test]
-    fn a_lane_change_moves_the_track_to_the_lane_the_car_is_in() {
-        use crate::lane::confidence::{LaneStatus, LineEvidence};
-        let scene = TrackScene {
+    /// A 1280x720 view at 25 fps, lanes 380 px wide, a line under the car within 30 px.
+    fn scene() -> TrackScene {
+        TrackScene {
             height: 720,
             width: 1280,
             fps: 25.0,
             default_width: 380.0,
             units: crate::base::config::UnitsConfig::default(),
             crossing_px: 30.0,
-        };
+        }
+    }
+
+    /// The Kalman track through a lane change: the road's lines every 380 px, the car drifting
+    /// right by 8 px a frame (472 px in all, more than a lane), each frame reporting the road's
+    /// lines nearest to the track's (as a search around them does).
+    #[test]
+    fn a_lane_change_moves_the_track_to_the_lane_the_car_is_in() {
+        use crate::lane::confidence::{LaneStatus, LineEvidence};
+        let scene = scene();
         let mut t = KalmanTracker::new(TrackingConfig::default(), &scene);
         let ev = LineEvidence {
             confidence: 1.0,
@@ -502,14 +507,7 @@ mod tests {
     #[test]
     fn a_gap_over_a_line_is_bridged_twice_as_long() {
         use crate::lane::confidence::LineEvidence;
-        let scene = TrackScene {
-            height: 720,
-            width: 1280,
-            fps: 25.0,
-            default_width: 380.0,
-            units: crate::base::config::UnitsConfig::default(),
-            crossing_px: 30.0,
-        };
+        let scene = scene();
         let ev = LineEvidence {
             confidence: 1.0,
             ..Default::default()
