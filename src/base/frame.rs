@@ -92,7 +92,12 @@ pub fn check_size(path: &Path, expected: (i32, i32), got: (i32, i32)) -> Result<
 /// at quality 95, PNG, ...), mapping a failure to a typed error. A failed write removes what
 /// it may have left (no half-written image stays behind).
 pub fn write_mat(mat: &Mat, path: &Path) -> Result<()> {
-    let written = crate::base::imageio::encode_for(path, mat)
+    write_mat_at(mat, path, crate::base::imageio::JPEG_QUALITY)
+}
+
+/// `write_mat`, a JPEG at `jpeg_quality` (0..=100).
+pub fn write_mat_at(mat: &Mat, path: &Path, jpeg_quality: i32) -> Result<()> {
+    let written = crate::base::imageio::encode_for(path, mat, jpeg_quality)
         .ok()
         .and_then(|bytes| std::fs::write(path, bytes).ok());
     if written.is_none() {

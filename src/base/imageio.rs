@@ -293,13 +293,16 @@ fn type_text(t: i32) -> String {
     core::type_to_string(t).unwrap_or_else(|_| format!("type {t}"))
 }
 
-/// Encode an 8-bit gray, BGR or BGRA `Mat` in the format of `path`'s extension: JPEG (quality
-/// 95, imgcodecs' default) or anything the `image` crate writes (PNG, BMP, TIFF, ...).
-pub fn encode_for(path: &Path, mat: &Mat) -> Result<Vec<u8>, String> {
+/// JPEG quality of `encode_for` when none is asked for: imgcodecs' default.
+pub const JPEG_QUALITY: i32 = 95;
+
+/// Encode an 8-bit gray, BGR or BGRA `Mat` in the format of `path`'s extension: JPEG (at
+/// `jpeg_quality`, 0..=100) or anything the `image` crate writes (PNG, BMP, TIFF, ...).
+pub fn encode_for(path: &Path, mat: &Mat, jpeg_quality: i32) -> Result<Vec<u8>, String> {
     let format = image::ImageFormat::from_path(path)
         .map_err(|_| format!("{}: unknown image extension", path.display()))?;
     if format == image::ImageFormat::Jpeg {
-        return encode_jpeg(mat, 95);
+        return encode_jpeg(mat, jpeg_quality);
     }
     let (w, h) = (mat.cols() as u32, mat.rows() as u32);
     let cont = continuous(mat)?;
@@ -356,7 +359,7 @@ mod tests {
     #[test]
     fn png_round_trip_is_exact_and_jpeg_is_close() {
         let m = gradient();
-        let png = encode_for(Path::new("x.png"), &m).unwrap();
+        let png = encode_for(Path::new("x.png"), &m, JPEG_QUALITY).unwrap();
         let back = decode(&png, false).unwrap();
         assert_eq!(back.data_bytes().unwrap(), m.data_bytes().unwrap());
         let flat = Mat::new_rows_cols_with_default(

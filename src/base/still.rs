@@ -49,13 +49,10 @@ pub fn read_bgr(path: &Path) -> Result<Decoded> {
     decode_bgr(path, &bytes)
 }
 
-/// Check a still without decoding it for use: the header size limit and the strict decode
-/// (JPEG, PNG). For readers that decode the file themselves in another layout (lane masks read
-/// as gray). Returns the conversion `read_bgr` would report.
-pub fn check_file(path: &Path) -> Result<Option<String>> {
+/// Read and decode a still as 8-bit gray (lane masks), with the same checks as `read_bgr`.
+pub fn read_gray(path: &Path) -> Result<Mat> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let format = check_header(path, bytes.as_slice())?;
-    check_strict(path, &bytes, format)
+    decode_checked(path, &bytes, true).map(|d| d.mat)
 }
 
 /// A still's format as guessed from its bytes, and its size from the header refused when zero
@@ -92,10 +89,17 @@ fn check_strict(
 /// callers hold locks around it (the tuner's caches) and run it on rayon's workers, where a
 /// `rayon::join` here could steal a job that waits for the lock this thread holds.
 pub fn decode_bgr(path: &Path, bytes: &[u8]) -> Result<Decoded> {
+    decode_checked(path, bytes, false)
+}
+
+/// The header's size limit, the strict decode, then libjpeg's (or the `image` crate's) decode
+/// to BGR or gray (`gray`), refused when libjpeg warned; `converted` says what a BGR decode
+/// converted.
+fn decode_checked(path: &Path, bytes: &[u8], gray: bool) -> Result<Decoded> {
     let format = check_header(path, bytes)?;
     let converted = check_strict(path, bytes, format)?;
     let (mat, warning) =
-        imageio::decode_warned(bytes, false).map_err(|_| Error::UnreadableImage {
+        imageio::decode_warned(bytes, gray).map_err(|_| Error::UnreadableImage {
             path: path.to_path_buf(),
         })?;
     if let Some(w) = warning.filter(|w| w.contains("JPEG") || w.contains("jpeg")) {
@@ -389,14 +393,18 @@ mod tests {
     }
 
     #[test]
-    fn check_file_refuses_a_truncated_mask_and_reports_gray() {
+    fn a_truncated_mask_is_refused_and_a_gray_one_reported() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("mask.png");
         let bytes = png_bytes(&ImageBuffer::from_fn(64, 32, |x, _| Luma([(x * 4) as u8])));
         std::fs::write(&p, &bytes).unwrap();
-        assert_eq!(check_file(&p).unwrap().as_deref(), Some("gray to BGR"));
+        assert_eq!(
+            read_bgr(&p).unwrap().converted.as_deref(),
+            Some("gray to BGR")
+        );
+        assert_eq!(read_gray(&p).unwrap().cols(), 64);
         std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
-        let e = check_file(&p).unwrap_err().to_string();
+        let e = read_gray(&p).unwrap_err().to_string();
         assert!(e.contains("mask.png: corrupt image (PNG"), "{e}");
     }
 

@@ -362,7 +362,7 @@ impl<'a> LineJudge<'a> {
             (e.eval(y_bottom) - x).abs() <= t.margin_px
         });
         let near_m = if followed {
-            cfg.crossing_line_distance_m.min(cfg.min_line_distance_m)
+            cfg.crossing_distance_m()
         } else {
             cfg.min_line_distance_m
         };

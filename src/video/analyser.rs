@@ -66,8 +66,7 @@ impl<'a> Analyser<'a> {
                     fps,
                     default_width: pipe.default_lane_width_px(),
                     units: pipe.cfg.units,
-                    crossing_px: (pipe.cfg.confidence.crossing_line_distance_m)
-                        .min(pipe.cfg.confidence.min_line_distance_m)
+                    crossing_px: pipe.cfg.confidence.crossing_distance_m()
                         / pipe.cfg.units.xm_per_px,
                 },
             ),

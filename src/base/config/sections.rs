@@ -341,6 +341,14 @@ pub struct ConfidenceConfig {
     pub default_lane_width_m: f64,
 }
 
+impl ConfidenceConfig {
+    /// How near the camera a line the tracker holds may come, metres: never further than an
+    /// untracked line may (`min_line_distance_m`).
+    pub fn crossing_distance_m(&self) -> f64 {
+        self.crossing_line_distance_m.min(self.min_line_distance_m)
+    }
+}
+
 impl Default for ConfidenceConfig {
     fn default() -> Self {
         Self {

@@ -224,12 +224,9 @@ pub(super) fn write_rig_files(
 }
 
 pub(super) fn write_image(img: &BgrFrame, path: &Path, quality: i32) -> Result<()> {
-    let bytes = if path.extension().map(|e| e == "jpg").unwrap_or(false) {
-        lanes::base::imageio::encode_jpeg(img.mat(), quality.clamp(0, 100))
-    } else {
-        lanes::base::imageio::encode_for(path, img.mat())
-    }
-    .map_err(|e| anyhow::anyhow!("{}: cannot write image: {e}", path.display()))?;
-    std::fs::write(path, bytes)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write image: {e}", path.display()))
+    Ok(lanes::base::frame::write_mat_at(
+        img.mat(),
+        path,
+        quality.clamp(0, 100),
+    )?)
 }

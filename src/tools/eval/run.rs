@@ -450,17 +450,7 @@ fn read_gray(p: &Path) -> Result<Mat> {
         });
     }
     // Truncated, corrupt or oversized masks are errors, as for every still.
-    crate::base::still::check_file(p)?;
-    let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
-    let m = crate::base::imageio::decode(&bytes, true).map_err(|_| Error::UnreadableImage {
-        path: p.to_path_buf(),
-    })?;
-    if m.empty() {
-        return Err(Error::UnreadableImage {
-            path: p.to_path_buf(),
-        });
-    }
-    Ok(m)
+    crate::base::still::read_gray(p)
 }
 
 /// Score one lane mask (lanenet layout: `gt_binary_image/N.png`, `image/N.png`,
