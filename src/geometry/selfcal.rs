@@ -388,8 +388,9 @@ pub fn find_on(
     };
     let work = WorkScale::for_size((w, h), opts.work_rows);
     let budget = record_budget_shared(opts.searches_at_once);
-    // The frames' B channel from the ridge cue's table (built once; the run's band frames
-    // need the yellow cue's too): a lookup per pixel in place of the Lab formula, the same values.
+    // The frames' B channel from the ridge cue's table (made once, filled with the colours
+    // the frames show; the run's band frames read the yellow cue's too): a lookup per pixel in
+    // place of the Lab formula, the same values.
     crate::lane::threshold::prepare(ap::RIDGE_CUE)?;
     src.record(budget);
     // Frames at `wanted` (ascending, from `pos` on) read, undistorted, shrunk and analysed in

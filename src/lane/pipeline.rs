@@ -192,8 +192,8 @@ impl Pipeline {
     }
 
     /// The set-up a video's frames need that a still does not: the 16 MiB LAB table of band
-    /// analysis (built once per process, on both cores). A frame loop calls this before its
-    /// first frame, so the table is not built on a decoder's time.
+    /// analysis (made once per process; its blocks are filled as the frames' colours need
+    /// them). A frame loop calls this before its first frame.
     pub fn prepare_for_video(&self) -> Result<()> {
         if self.analyses_bands() {
             threshold::prepare(threshold::cue(&self.cfg.threshold))?;

@@ -13,7 +13,7 @@ use opencv::core::{self, Mat};
 use opencv::prelude::*;
 
 /// The B the ridge detector reads: the yellow cue (red tail lights and cars neutral), for every
-/// mask of the geometry search; `threshold::prepare(RIDGE_CUE)` builds its table.
+/// mask of the geometry search; `threshold::prepare(RIDGE_CUE)` makes its table.
 pub const RIDGE_CUE: threshold::Cue = threshold::Cue::Yellow;
 
 /// Where and how to look for ridges.

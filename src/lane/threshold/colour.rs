@@ -12,6 +12,7 @@ use crate::base::frame::{BgrFrame, GrayImage};
 use opencv::core::{self, Mat};
 use opencv::prelude::*;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// HLS lightness of an 8-bit BGR pixel as OpenCV computes it: round((max + min) / 2).
 #[inline]
@@ -38,21 +39,40 @@ pub(super) fn saturation(b: u8, g: u8, r: u8) -> u8 {
     (s * 255.0).round().clamp(0.0, 255.0) as u8
 }
 
-/// The 16 MiB B table, placed on 2 MiB boundaries inside an over-allocated buffer so the
-/// kernel can back it with transparent huge pages: looked up at random-ish places per pixel,
-/// it then costs 8 TLB entries instead of 4096.
+/// The B of every 8-bit BGR colour, at `b_index(b, g, r)`, filled in blocks of 1024 colours
+/// the first time a pixel needs one (a road video shows a few hundred of the 16384 blocks:
+/// greys, a few paints and cars), so a run computes only the colours it sees instead of all
+/// 2^24 up front (0.1 s of CPU, most of it for colours no frame has). The values are those of
+/// `LabFixed`, exactly as before. The 16 MiB are placed on 2 MiB boundaries inside an
+/// over-allocated zeroed buffer so the kernel can back them with transparent huge pages
+/// (pages never touched cost no memory).
 pub(super) struct BTable {
     buf: Vec<u8>,
     start: usize,
+    /// Per block: `EMPTY`, `FILLING` (one thread writes it) or `READY`.
+    state: Box<[AtomicU8]>,
+    cue: Cue,
 }
+
+const EMPTY: u8 = 0;
+const FILLING: u8 = 1;
+const READY: u8 = 2;
+
+// SAFETY: the bytes of a block are written only by the one thread whose compare-exchange moved
+// its state from EMPTY to FILLING, before that thread stores READY (Release); they are read
+// only after a load of READY (Acquire). So no byte is read while it is written, and no byte is
+// written twice.
+unsafe impl Sync for BTable {}
 
 impl BTable {
     const LEN: usize = 1 << 24;
     const ALIGN: usize = 1 << 21;
+    /// log2 of a block's colours: 16 of the 4x4x4 tiles, along red (see `b_index`).
+    const BLOCK_BITS: u32 = 10;
 
-    fn new() -> Self {
+    pub(super) fn new(cue: Cue) -> Self {
         // Zeroed and above the mmap threshold: fresh pages from the kernel, not yet touched, so
-        // the advice applies to all of them (pages never touched cost no memory).
+        // the advice applies to all of them.
         let len = (Self::LEN + Self::ALIGN).max(crate::base::frame::MMAP_THRESHOLD + Self::ALIGN);
         let buf = vec![0u8; len];
         let addr = buf.as_ptr() as usize;
@@ -67,19 +87,80 @@ impl BTable {
                 libc::MADV_HUGEPAGE,
             );
         }
-        Self { buf, start }
+        let state = (0..Self::LEN >> Self::BLOCK_BITS)
+            .map(|_| AtomicU8::new(EMPTY))
+            .collect();
+        Self {
+            buf,
+            start,
+            state,
+            cue,
+        }
     }
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.buf[self.start..self.start + Self::LEN]
+
+    /// B at table place `i` (`b_index` of a colour).
+    #[inline(always)]
+    pub(super) fn at(&self, i: usize) -> u8 {
+        let i = i & (Self::LEN - 1);
+        if self.state[i >> Self::BLOCK_BITS].load(Ordering::Acquire) == READY {
+            // SAFETY: `i < LEN` and the block is READY: written once and never again (see the
+            // `Sync` impl).
+            unsafe { *self.buf.as_ptr().add(self.start + i) }
+        } else {
+            self.fill(i)
+        }
     }
-    fn as_slice(&self) -> &[u8] {
-        &self.buf[self.start..self.start + Self::LEN]
+
+    /// Fill the block of place `i` and return its value; when another thread is filling it,
+    /// compute this one colour instead of waiting.
+    #[cold]
+    #[inline(never)]
+    fn fill(&self, i: usize) -> u8 {
+        let lab = lab_fixed();
+        let block = i >> Self::BLOCK_BITS;
+        let st = &self.state[block];
+        if st
+            .compare_exchange(EMPTY, FILLING, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            let (b, g, r) = colour_at(i);
+            return if st.load(Ordering::Acquire) == READY {
+                // SAFETY: as in `at`.
+                unsafe { *self.buf.as_ptr().add(self.start + i) }
+            } else {
+                lab.cue(self.cue, b, g, r)
+            };
+        }
+        let first = block << Self::BLOCK_BITS;
+        // SAFETY: this thread alone moved the block to FILLING, so no other thread reads or
+        // writes these bytes until READY is stored below; the range lies inside `buf`.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(
+                self.buf.as_ptr().add(self.start + first) as *mut u8,
+                1 << Self::BLOCK_BITS,
+            )
+        };
+        for (k, v) in out.iter_mut().enumerate() {
+            let (b, g, r) = colour_at(first + k);
+            *v = lab.cue(self.cue, b, g, r);
+        }
+        let value = out[i - first];
+        st.store(READY, Ordering::Release);
+        value
     }
 }
 
-static B_LUT: std::sync::OnceLock<std::result::Result<BTable, String>> = std::sync::OnceLock::new();
-static YELLOW_LUT: std::sync::OnceLock<std::result::Result<BTable, String>> =
-    std::sync::OnceLock::new();
+/// The colour (b, g, r) at table place `i`: the inverse of `b_index`.
+#[inline(always)]
+fn colour_at(i: usize) -> (u8, u8, u8) {
+    let b = (((i >> 18) & 63) << 2) | ((i >> 4) & 3);
+    let g = (((i >> 12) & 63) << 2) | ((i >> 2) & 3);
+    let r = (((i >> 6) & 63) << 2) | (i & 3);
+    (b as u8, g as u8, r as u8)
+}
+
+static B_LUT: std::sync::OnceLock<BTable> = std::sync::OnceLock::new();
+static YELLOW_LUT: std::sync::OnceLock<BTable> = std::sync::OnceLock::new();
 
 /// Which B a threshold reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,69 +330,41 @@ pub(super) fn lab_fixed() -> &'static LabFixed {
     LAB_FIXED.get_or_init(LabFixed::new)
 }
 
-/// LAB B of every 8-bit BGR colour, at `b_index(b, g, r)`, built once per process from
-/// OpenCV's fixed-point formula (`LabFixed`, exact: tested against `cvtColor` on every colour)
-/// in parallel over 4-wide blue slabs: about 10x faster than the earlier per-slab `cvtColor`
-/// calls, which dominated the start-up of `lanes image` on one still.
-pub(super) fn b_lut(cue: Cue) -> Result<&'static [u8]> {
-    let r = lut_slot(cue).get_or_init(|| {
-        let lab = lab_fixed();
-        let mut table = BTable::new();
-        // b_index puts blue's high 6 bits outermost: each 2^18-byte chunk is one value of b >> 2.
-        table
-            .as_mut_slice()
-            .par_chunks_mut(1 << 18)
-            .enumerate()
-            .for_each(|(bh, chunk)| {
-                for (i, v) in chunk.iter_mut().enumerate() {
-                    let b = ((bh << 2) | ((i >> 4) & 3)) as u8;
-                    let g = ((((i >> 12) & 63) << 2) | ((i >> 2) & 3)) as u8;
-                    let r = ((((i >> 6) & 63) << 2) | (i & 3)) as u8;
-                    *v = lab.cue(cue, b, g, r);
-                }
-            });
-        Ok::<BTable, String>(table)
-    });
-    match r {
-        Ok(v) => Ok(v.as_slice()),
-        Err(e) => Err(crate::base::error::Error::Invalid(format!(
-            "building the LAB lookup table: {e}"
-        ))),
-    }
+/// The B table of `cue` (see `BTable`), made once per process; its blocks are filled as
+/// pixels need them.
+pub(super) fn b_lut(cue: Cue) -> Result<&'static BTable> {
+    Ok(lut_slot(cue).get_or_init(|| BTable::new(cue)))
 }
 
-/// Build the lookup table of `cue` now (about 0.1 s, once per process) rather than on the
-/// first frame.
+/// Make the lookup table of `cue` now (an allocation; its blocks are filled as pixels need
+/// them) rather than on the first frame, and let `channels` read it from then on.
 pub fn prepare(cue: Cue) -> Result<()> {
     b_lut(cue).map(|_| ())
 }
 
 /// Build only the small tables; the 16 MiB B table waits for the first band frame, so a still
-/// image (whole-view analysis, B computed per pixel by `LabFixed`) never builds it.
+/// image (whole-view analysis, B computed per pixel by `LabFixed`) never makes it.
 pub fn prepare_small() {
     let _ = lab_fixed();
 }
 
 /// Where the B table of `cue` is kept once built.
-fn lut_slot(cue: Cue) -> &'static std::sync::OnceLock<std::result::Result<BTable, String>> {
+fn lut_slot(cue: Cue) -> &'static std::sync::OnceLock<BTable> {
     match cue {
         Cue::ExactB => &B_LUT,
         Cue::Yellow => &YELLOW_LUT,
     }
 }
 
-/// The B table of `cue` when it has been built already (by `prepare` or a band frame).
-fn built_table(cue: Cue) -> Option<&'static [u8]> {
-    lut_slot(cue)
-        .get()
-        .and_then(|r| r.as_ref().ok())
-        .map(BTable::as_slice)
+/// The B table of `cue` when it has been made already (by `prepare` or a band frame).
+fn built_table(cue: Cue) -> Option<&'static BTable> {
+    lut_slot(cue).get()
 }
 
 /// Compute the L and B channels (raw, unscaled; B as `cue` reads it) of a BGR image in one
-/// pass. B is looked up in the cue's table when it has been built (a video run builds it for
-/// its band frames; the geometry search builds it first), else computed per pixel (a still
-/// never builds the 16 MiB table): the same values either way.
+/// pass. B is looked up in the cue's table when it has been made (a video run makes it for
+/// its band frames; the geometry search makes it first), else computed per pixel (a still
+/// never makes the 16 MiB table): the same values either way.
 pub fn channels(img: &BgrFrame, cue: Cue) -> Result<(GrayImage, GrayImage)> {
     channels_with(img, cue, built_table(cue))
 }
@@ -320,7 +373,7 @@ pub fn channels(img: &BgrFrame, cue: Cue) -> Result<(GrayImage, GrayImage)> {
 pub(super) fn channels_with(
     img: &BgrFrame,
     cue: Cue,
-    table: Option<&[u8]>,
+    table: Option<&BTable>,
 ) -> Result<(GrayImage, GrayImage)> {
     let (w, h) = (img.width(), img.height());
     let src = img.bytes()?;
@@ -342,7 +395,7 @@ pub(super) fn channels_with(
                     Some(t) => {
                         for ((px, lo), bo) in pixels {
                             *lo = lightness(px[0], px[1], px[2]);
-                            *bo = t[b_index(px[0], px[1], px[2])];
+                            *bo = t.at(b_index(px[0], px[1], px[2]));
                         }
                     }
                     None => {

@@ -224,7 +224,7 @@ pub fn threshold_bands(
                 *ix = b_index(px[0], px[1], px[2]) as u32;
             }
             for (bo, ix) in bd[a..a + n].iter_mut().zip(idx.iter()) {
-                let b = lut[*ix as usize];
+                let b = lut.at(*ix as usize);
                 bm = bm.max(b);
                 *bo = b;
             }
@@ -455,7 +455,7 @@ mod tests {
             for g in 0..256usize {
                 for r in 0..256usize {
                     let want = ld[(g * 256 + r) * 3 + 2];
-                    let got = lut[b_index(b as u8, g as u8, r as u8)];
+                    let got = lut.at(b_index(b as u8, g as u8, r as u8));
                     if want != got {
                         if wrong < 10 {
                             eprintln!("bgr ({b}, {g}, {r}): cvtColor {want}, table {got}");
@@ -466,6 +466,42 @@ mod tests {
             }
         }
         assert_eq!(wrong, 0, "colours whose B differs from cvtColor");
+    }
+
+    /// A fresh table read from four threads at once, each in its own order, so that threads
+    /// meet on blocks being filled: every colour of a coarse grid (all 16384 blocks) reads the
+    /// per-pixel value from every thread, for both cues.
+    #[test]
+    fn b_table_fills_blocks_alike_from_many_threads() {
+        for cue in [Cue::ExactB, Cue::Yellow] {
+            let table = colour::BTable::new(cue);
+            let colours: Vec<(u8, u8, u8)> = (0..=255u16)
+                .step_by(3)
+                .flat_map(|b| (0..=255u16).step_by(3).map(move |g| (b, g)))
+                .flat_map(|(b, g)| (0..=255u16).step_by(3).map(move |r| (b, g, r)))
+                .map(|(b, g, r)| (b as u8, g as u8, r as u8))
+                .collect();
+            let wrong: usize = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..4usize)
+                    .map(|t| {
+                        let (table, colours) = (&table, &colours);
+                        s.spawn(move || {
+                            let n = colours.len();
+                            (0..n)
+                                .map(|k| colours[(k * (2 * t + 1) + t * n / 4) % n])
+                                .filter(|&(b, g, r)| {
+                                    let img = solid([b, g, r], 1, 1);
+                                    let (_, want) = colour::channels_with(&img, cue, None).unwrap();
+                                    table.at(b_index(b, g, r)) != want.bytes().unwrap()[0]
+                                })
+                                .count()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            assert_eq!(wrong, 0, "{cue:?}: lookups that differ from the per-pixel B");
+        }
     }
 
     /// `channels` gives the same L and B whether B comes from the cue's table (once built) or
@@ -519,7 +555,7 @@ mod tests {
                 for r in (0..=255u16).step_by(5) {
                     let (b, g, r) = (b as u8, g as u8, r as u8);
                     let (y, _) = cue([b, g, r]);
-                    assert_eq!(lut[b_index(b, g, r)], y, "bgr ({b}, {g}, {r})");
+                    assert_eq!(lut.at(b_index(b, g, r)), y, "bgr ({b}, {g}, {r})");
                 }
             }
         }
