@@ -33,7 +33,8 @@ pub struct SelfCalOptions {
     pub samples: usize,
     /// The opening seconds the frames are sampled from. Default 30 s: long enough to see past
     /// a winding stretch or a truck ahead, short enough that the camera has not moved and that
-    /// decoding it in order stays cheap.
+    /// decoding it in order stays cheap. Shortened, down to [`MIN_WINDOW_S`], where the frames
+    /// of 30 s would not fit the memory kept for the run ([`recordable_window_s`]: 1080p).
     pub window_s: f64,
     /// Fewest usable frames for a geometry. Default 3: one frame can be wrong in a way the
     /// checks do not see; with three the median needs two wrong ones.
@@ -388,6 +389,11 @@ pub fn find_on(
     };
     let work = WorkScale::for_size((w, h), opts.work_rows);
     let budget = record_budget_shared(opts.searches_at_once);
+    // Sized by the full budget, not this machine's share of it, so that the frames sampled and
+    // the geometry found depend on the video alone (a smaller share only costs a second decoding).
+    let window_s =
+        recordable_window_s(opts.window_s, RECORD_BUDGET_BYTES, src.frame_bytes(), src.fps);
+    let search_windows = (SEARCH_WINDOWS as f64 * opts.window_s / window_s).ceil() as usize;
     // The frames' B channel from the ridge cue's table (made once, filled with the colours
     // the frames show; the run's band frames read the yellow cue's too): a lookup per pixel in
     // place of the Lab formula, the same values.
@@ -435,16 +441,16 @@ pub fn find_on(
     // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
     // search early (a clean clip is calibrated from its first seconds). A window that shows
     // too few (a drive that opens in a car park, at a red light behind a truck) is followed by
-    // the next, up to `SEARCH_WINDOWS` of them.
+    // the next, up to `SEARCH_WINDOWS` of the default length (2 minutes).
     let mut pos = 0usize;
     let mut windows = 0;
     let mut first = Vec::new();
-    for k in 0..SEARCH_WINDOWS {
+    for k in 0..search_windows {
         let wanted = window_samples(
             k,
             src.announced_frames,
             src.fps,
-            opts.window_s,
+            window_s,
             opts.samples,
         );
         if wanted.is_empty() {
@@ -502,7 +508,7 @@ pub fn find_on(
             .map(|(_, i)| *i)
             .min()
             .unwrap_or(0);
-        g.past_opening_s = (windows > 1).then_some(opts.window_s);
+        g.past_opening_s = (windows > 1).then_some(window_s);
     }
     Ok(r)
 }
@@ -532,6 +538,24 @@ fn physical_memory() -> Option<usize> {
     };
     (pages > 0 && page > 0).then(|| (pages as usize).saturating_mul(page as usize))
 }
+
+/// The search window whose frames fit a recording of `budget` bytes, frames of `frame_bytes`
+/// at `fps`: `window_s`, or shorter, but not under [`MIN_WINDOW_S`]. The run then reads every frame the search decoded from memory. Past the
+/// budget the recording is dropped and the opening frames are decoded a second time: on a 40 s
+/// 1080p clip, whose 30 s window spans twice what 1 GiB holds, that cost 2.1 s (5.72 s finding
+/// the geometry against 3.62 s given it).
+pub fn recordable_window_s(window_s: f64, budget: usize, frame_bytes: usize, fps: f64) -> f64 {
+    if frame_bytes == 0 || !fps.is_finite() || fps <= 0.0 {
+        return window_s;
+    }
+    let frames = (budget / frame_bytes) as f64;
+    window_s.min((frames / fps).max(MIN_WINDOW_S))
+}
+
+/// The shortest search window, seconds: 5. Frames sampled from less road than that (150 m at
+/// 110 km/h) share one stretch's bends, traffic and wear, and their median is no longer over
+/// independent views; a larger frame than that budget holds (4K) is decoded twice instead.
+pub const MIN_WINDOW_S: f64 = 5.0;
 
 /// Windows of `window_s` searched at most (2 minutes at the default 30 s) before a video is
 /// refused: a drive may open with a minute in a car park, but a clip that shows no lane in
@@ -639,6 +663,25 @@ mod tests {
                 "{n} searches: budget {b} vs {expected} ({kb} kB of memory)"
             );
         }
+    }
+
+    /// The window's frames fit the recording: 30 s of 720p at 25 fps do (776 frames of
+    /// 1.38 MB in 1 GiB), 1080p's are cut to the 345 frames that fit (13.8 s at 25 fps, 11.5 s at
+    /// 30), 4K at 60 fps stops at the 5 s floor, and an unknown size or rate keeps the window.
+    #[test]
+    fn the_search_window_is_what_the_recording_holds() {
+        let gib = 1usize << 30;
+        let (p720, p1080, p2160) = (1280 * 720 * 3 / 2, 1920 * 1080 * 3 / 2, 3840 * 2160 * 3 / 2);
+        assert_eq!(recordable_window_s(30.0, gib, p720, 25.0), 30.0);
+        let w = recordable_window_s(30.0, gib, p1080, 25.0);
+        assert!((w - 345.0 / 25.0).abs() < 1e-9, "{w}");
+        assert!(w * 25.0 * p1080 as f64 <= gib as f64);
+        let w = recordable_window_s(30.0, gib, p1080, 30.0);
+        assert!((w - 345.0 / 30.0).abs() < 1e-9, "{w}");
+        assert_eq!(recordable_window_s(30.0, gib, p2160, 60.0), MIN_WINDOW_S);
+        assert_eq!(recordable_window_s(30.0, gib, 0, 25.0), 30.0);
+        assert_eq!(recordable_window_s(30.0, gib, p1080, 0.0), 30.0);
+        assert_eq!(recordable_window_s(4.0, gib, p720, 25.0), 4.0);
     }
 
     #[test]

@@ -344,6 +344,19 @@ impl VideoSource {
         }
     }
 
+    /// Bytes one decoded frame holds (its planes at the decoder's pixel format, rows aligned
+    /// to 64 bytes), as a recording counts them; 0 when the format is not known yet.
+    pub fn frame_bytes(&self) -> usize {
+        let fmt: ffi::AVPixelFormat = self.decoder.format().into();
+        let (w, h) = (self.decoder.width() as i32, self.decoder.height() as i32);
+        if fmt == ffi::AVPixelFormat::AV_PIX_FMT_NONE || w <= 0 || h <= 0 {
+            return 0;
+        }
+        // SAFETY: a pure size computation on plain values.
+        let n = unsafe { ffi::av_image_get_buffer_size(fmt, w, h, 64) };
+        n.max(0) as usize
+    }
+
     /// The file this source reads.
     pub fn path(&self) -> &Path {
         &self.path

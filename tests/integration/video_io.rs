@@ -588,6 +588,8 @@ fn a_recorded_pass_is_replayed_with_the_frames_a_fresh_decoding_gives() {
     // A budget smaller than two frames: the recording is dropped, the source is not rewound.
     let mut src = VideoSource::open(&clip).unwrap();
     let one = (src.width * src.height) as usize * 3 / 2;
+    // What self-calibration sizes its window by: the bytes a recording counts per frame.
+    assert_eq!(src.frame_bytes(), one);
     src.record(one + one / 2);
     for _ in 0..3 {
         assert!(src.read().unwrap().is_some());
