@@ -177,7 +177,7 @@ impl FoundGeometry {
             .past_opening_s
             .map(|s| {
                 format!(
-                    "; too few usable frames in the opening {s} s, found from frame {} on",
+                    "; too few usable frames in the opening {s:.0} s, found from frame {} on",
                     self.first_frame_used
                 )
             })
