@@ -391,8 +391,12 @@ pub fn find_on(
     let budget = record_budget_shared(opts.searches_at_once);
     // Sized by the full budget, not this machine's share of it, so that the frames sampled and
     // the geometry found depend on the video alone (a smaller share only costs a second decoding).
-    let window_s =
-        recordable_window_s(opts.window_s, RECORD_BUDGET_BYTES, src.frame_bytes(), src.fps);
+    let window_s = recordable_window_s(
+        opts.window_s,
+        RECORD_BUDGET_BYTES,
+        src.frame_bytes(),
+        src.fps,
+    );
     let search_windows = (SEARCH_WINDOWS as f64 * opts.window_s / window_s).ceil() as usize;
     // The frames' B channel from the ridge cue's table (made once, filled with the colours
     // the frames show; the run's band frames read the yellow cue's too): a lookup per pixel in
@@ -446,13 +450,7 @@ pub fn find_on(
     let mut windows = 0;
     let mut first = Vec::new();
     for k in 0..search_windows {
-        let wanted = window_samples(
-            k,
-            src.announced_frames,
-            src.fps,
-            window_s,
-            opts.samples,
-        );
+        let wanted = window_samples(k, src.announced_frames, src.fps, window_s, opts.samples);
         if wanted.is_empty() {
             break;
         }

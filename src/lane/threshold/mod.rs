@@ -500,7 +500,10 @@ mod tests {
                     .collect();
                 handles.into_iter().map(|h| h.join().unwrap()).sum()
             });
-            assert_eq!(wrong, 0, "{cue:?}: lookups that differ from the per-pixel B");
+            assert_eq!(
+                wrong, 0,
+                "{cue:?}: lookups that differ from the per-pixel B"
+            );
         }
     }
 

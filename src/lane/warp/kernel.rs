@@ -1,4 +1,5 @@
-//! Fixed-point bilinear sampling with OpenCV's weights and rounding, scalar and SSE4.1.
+//! Fixed-point bilinear sampling with OpenCV's weights and rounding: scalar, SSE4.1 (BGR
+//! frames) and AVX2 (the decoder's planes).
 
 use crate::base::planes::{Yuv420Planes, CUB, CUG, CVG, CVR, CY, SHIFT};
 use opencv::core;
@@ -217,6 +218,136 @@ impl PlaneSource<'_> {
                 self.border(x, y, w)
             };
         }
+    }
+
+    /// `run` with AVX2: eight points at a time, each plane's two tap rows read by 32-bit
+    /// gathers (a row's two taps are adjacent bytes), the weights, sums and conversion in
+    /// 32-bit lanes with exactly the scalar integer arithmetic, so the pixels are identical.
+    /// Groups with a point near the frame's edge (where a 4-byte read could pass the last row)
+    /// or outside it take the scalar path.
+    ///
+    /// # Safety
+    /// AVX2 must be available.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run_avx2(&self, m1: &[core::Vec2s], m2: &[u16], out: &mut [[u8; 3]]) {
+        use std::arch::x86_64::*;
+        let p = &self.0;
+        let n = m1.len().min(m2.len()).min(out.len());
+        let (sw, sh) = (p.width, p.height);
+        // The fast path's bounds: 0 <= x <= width - 2 and 0 <= y <= height - 4. Then the
+        // 4-byte reads at (y, x) and (y + 1, x), and at the chroma rows (y >> 1, x >> 1) and
+        // ((y + 1) >> 1, x >> 1), end at most 3 bytes past a row that is not its plane's last
+        // (the luma rows are at most height - 3, the chroma rows at most height / 2 - 2), so
+        // they stay inside the planes `Yuv420Planes::new` checked.
+        if sw < 4 || sh < 6 || n < 8 {
+            return self.run(m1, m2, out);
+        }
+        const S: u32 = SHIFT - 14;
+        let k = |c: i64| ((c + (1 << (S - 1))) >> S) as i32;
+        let set = _mm256_set1_epi32;
+        let (cy, cub, cug, cvg, cvr) = (
+            set(k(CY)),
+            set(k(CUB)),
+            set(k(CUG)),
+            set(k(CVG)),
+            set(k(CVR)),
+        );
+        let (x_max, y_max) = (set(sw - 2), set(sh - 4));
+        let (ys, us, vs) = (
+            set(p.y_stride as i32),
+            set(p.u_stride as i32),
+            set(p.v_stride as i32),
+        );
+        let (c32, c31, c1023, cff) = (set(32), set(31), set(1023), set(0xff));
+        let zero = _mm256_setzero_si256();
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY (all loads): `i + 8 <= n`, within `m1` (8 x 4 bytes) and `m2` (8 x 2).
+            let xy = _mm256_loadu_si256(m1.as_ptr().add(i) as *const __m256i);
+            let x = _mm256_srai_epi32(_mm256_slli_epi32(xy, 16), 16);
+            let y = _mm256_srai_epi32(xy, 16);
+            let outside = _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpgt_epi32(zero, x), _mm256_cmpgt_epi32(x, x_max)),
+                _mm256_or_si256(_mm256_cmpgt_epi32(zero, y), _mm256_cmpgt_epi32(y, y_max)),
+            );
+            if _mm256_testz_si256(outside, outside) == 0 {
+                self.run(&m1[i..i + 8], &m2[i..i + 8], &mut out[i..i + 8]);
+                i += 8;
+                continue;
+            }
+            let fr = _mm256_and_si256(
+                _mm256_cvtepu16_epi32(_mm_loadu_si128(m2.as_ptr().add(i) as *const __m128i)),
+                c1023,
+            );
+            let (fx, fy) = (_mm256_and_si256(fr, c31), _mm256_srli_epi32(fr, 5));
+            let (gx, gy) = (_mm256_sub_epi32(c32, fx), _mm256_sub_epi32(c32, fy));
+            let mul = |a, b| _mm256_mullo_epi32(a, b);
+            let w = [mul(gy, gx), mul(gy, fx), mul(fy, gx), mul(fy, fx)];
+            // Four taps of one plane from its two rows' 32-bit gathers: the low byte and the
+            // byte `shift` bits up of each.
+            let taps = |base: *const u8, top: __m256i, stride: __m256i, shift: __m256i| {
+                let r0 = _mm256_i32gather_epi32::<1>(base as *const i32, top);
+                let r1 =
+                    _mm256_i32gather_epi32::<1>(base as *const i32, _mm256_add_epi32(top, stride));
+                let lo = |r| _mm256_and_si256(r, cff);
+                let hi = |r| _mm256_and_si256(_mm256_srlv_epi32(r, shift), cff);
+                _mm256_add_epi32(
+                    _mm256_add_epi32(mul(lo(r0), w[0]), mul(hi(r0), w[1])),
+                    _mm256_add_epi32(mul(lo(r1), w[2]), mul(hi(r1), w[3])),
+                )
+            };
+            let luma = taps(p.y.as_ptr(), _mm256_add_epi32(mul(y, ys), x), ys, set(8));
+            // Chroma taps at (x >> 1, (x + 1) >> 1): the same byte for an even x, the next
+            // one for an odd x; rows y >> 1 and (y + 1) >> 1 likewise.
+            let cx = _mm256_srli_epi32(x, 1);
+            let odd_x = _mm256_slli_epi32(_mm256_and_si256(x, set(1)), 3);
+            let cy0 = _mm256_srli_epi32(y, 1);
+            let odd_y = _mm256_and_si256(y, set(1));
+            let u = taps(
+                p.u.as_ptr(),
+                _mm256_add_epi32(mul(cy0, us), cx),
+                mul(odd_y, us),
+                odd_x,
+            );
+            let v = taps(
+                p.v.as_ptr(),
+                _mm256_add_epi32(mul(cy0, vs), cx),
+                mul(odd_y, vs),
+                odd_x,
+            );
+            // `sums_to_bgr_fast`, lane by lane.
+            let yy = _mm256_add_epi32(
+                mul(
+                    _mm256_srai_epi32(
+                        _mm256_max_epi32(_mm256_sub_epi32(luma, set(16 << 10)), zero),
+                        5,
+                    ),
+                    cy,
+                ),
+                set(1 << 18),
+            );
+            let uu = _mm256_srai_epi32(_mm256_sub_epi32(u, set(128 << 10)), 5);
+            let vv = _mm256_srai_epi32(_mm256_sub_epi32(v, set(128 << 10)), 5);
+            let c = |s| _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(s, 19), zero), cff);
+            let b = c(_mm256_add_epi32(yy, mul(cub, uu)));
+            let g = c(_mm256_add_epi32(
+                yy,
+                _mm256_add_epi32(mul(cug, uu), mul(cvg, vv)),
+            ));
+            let r = c(_mm256_add_epi32(yy, mul(cvr, vv)));
+            let bgr = _mm256_or_si256(
+                b,
+                _mm256_or_si256(_mm256_slli_epi32(g, 8), _mm256_slli_epi32(r, 16)),
+            );
+            let mut lanes = [0u32; 8];
+            _mm256_storeu_si256(lanes.as_mut_ptr() as *mut __m256i, bgr);
+            for (o, v) in out[i..i + 8].iter_mut().zip(lanes) {
+                *o = [v as u8, (v >> 8) as u8, (v >> 16) as u8];
+            }
+            i += 8;
+        }
+        self.run(&m1[i..n], &m2[i..n], &mut out[i..n]);
     }
 
     /// The pixel at a point whose four taps are inside the frame (`x + 1 < width`,

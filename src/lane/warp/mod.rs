@@ -2,7 +2,8 @@
 //! and a `BirdseyeRemap` composes undistortion and warp into one remap from the raw frame.
 //!
 //! `perspective`: the homography maths; `remap`: the one-pass remap and its column bands;
-//! `kernel`: the fixed-point bilinear sampling (SSE4.1 where the CPU has it) they run on.
+//! `kernel`: the fixed-point bilinear sampling (SSE4.1 or AVX2 where the CPU has it) they run
+//! on.
 
 mod kernel;
 mod perspective;
@@ -175,6 +176,74 @@ mod tests {
         assert!(
             differ < 3 * (1 << 24) / 500,
             "{differ} channel values differ by one"
+        );
+    }
+
+    /// The AVX2 plane sampler gives exactly the scalar one's pixels: every sub-pixel index at
+    /// points all over a frame of random planes (strides wider than the rows), on its last rows
+    /// and columns, and outside it, in groups of eight that mix them and that do not.
+    #[test]
+    fn scalar_and_avx2_plane_sampling_agree_everywhere() {
+        let (w, h) = (48usize, 34usize);
+        let (ys, cs) = (w + 16, w / 2 + 8);
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        // Exactly the bytes `Yuv420Planes::new` requires, so a read past them would be caught.
+        let y: Vec<u8> = (0..(h - 1) * ys + w).map(|_| next() as u8).collect();
+        let u: Vec<u8> = (0..(h / 2 - 1) * cs + w / 2)
+            .map(|_| next() as u8)
+            .collect();
+        let v: Vec<u8> = (0..(h / 2 - 1) * cs + w / 2)
+            .map(|_| next() as u8)
+            .collect();
+        let planes = crate::base::planes::Yuv420Planes::new(
+            (w as i32, h as i32),
+            (&y, ys),
+            (&u, cs),
+            (&v, cs),
+        )
+        .unwrap();
+        let src = PlaneSource(planes);
+        let n = 1024 * 8;
+        let m1: Vec<core::Vec2s> = (0..n)
+            .map(|k| {
+                // Runs of eight inside the fast path's bounds, and runs anywhere.
+                let (x, y) = if (k / 8) % 2 == 0 {
+                    (next() % (w as u32 - 1), next() % (h as u32 - 3))
+                } else {
+                    (next() % (w as u32 + 4), next() % (h as u32 + 4))
+                };
+                let (x, y) = if (k / 8) % 2 == 0 {
+                    (x as i16, y as i16)
+                } else {
+                    (x as i16 - 2, y as i16 - 2)
+                };
+                core::Vec2s::from([x, y])
+            })
+            .collect();
+        let m2: Vec<u16> = (0..n)
+            .map(|k| (k % 1024) as u16 | (next() as u16 & !1023))
+            .collect();
+        let mut a = vec![[0u8; 3]; n + 5];
+        src.run(&m1, &m2, &mut a[..n]);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            for len in [n, n - 5, 7] {
+                let mut b = vec![[1u8; 3]; len];
+                // SAFETY: AVX2 was detected.
+                unsafe { src.run_avx2(&m1[..len], &m2[..len], &mut b) };
+                assert_eq!(a[..len], b[..], "{len} points");
+            }
+        } else {
+            println!("no AVX2 on this machine: only the scalar path was run");
+        }
+        assert!(
+            a[..n].contains(&[0, 0, 0]) && a.iter().filter(|p| **p != [0, 0, 0]).count() > n / 2
         );
     }
 

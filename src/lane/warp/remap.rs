@@ -138,6 +138,13 @@ impl BirdseyeRemap {
             }
             RawFrame::Yuv(planes) => {
                 let src = PlaneSource(planes);
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 is present (checked here).
+                    let run =
+                        |m1: &[_], m2: &[_], out: &mut [_]| unsafe { src.run_avx2(m1, m2, out) };
+                    return self.visit_runs(bands, |m1| src.prefetch(m1), run, f);
+                }
                 self.visit_runs(
                     bands,
                     |m1| src.prefetch(m1),
