@@ -14,7 +14,10 @@ use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::geometry::autoperspective::{self as ap, Estimate, FrameOutcome, LaneLines, Options};
-use crate::geometry::sample::{midpoints, read_frames_at, window_samples};
+use crate::geometry::sample::{
+    midpoints, read_frames_at, record_budget_shared, recordable_window_s, window_samples,
+    RECORD_BUDGET_BYTES,
+};
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
 use crate::video::VideoSource;
@@ -33,7 +36,7 @@ pub struct SelfCalOptions {
     pub samples: usize,
     /// The opening seconds the frames are sampled from. Default 30 s: long enough to see past
     /// a winding stretch or a truck ahead, short enough that the camera has not moved and that
-    /// decoding it in order stays cheap. Shortened, down to [`MIN_WINDOW_S`], where the frames
+    /// decoding it in order stays cheap. Shortened, down to [`crate::geometry::sample::MIN_WINDOW_S`], where the frames
     /// of 30 s would not fit the memory kept for the run ([`recordable_window_s`]: 1080p).
     pub window_s: f64,
     /// Fewest usable frames for a geometry. Default 3: one frame can be wrong in a way the
@@ -511,50 +514,6 @@ pub fn find_on(
     Ok(r)
 }
 
-/// Memory the frames decoded for self-calibration may hold so that the run reuses them: 1 GiB,
-/// about 740 frames of 1280x720 or 330 of 1920x1080. Both rounds of samples of a long 25 fps
-/// 720p video span 500 frames (690 MB; the first round alone 250); past the budget the frames
-/// are dropped and the file is decoded again (about 1.5 s more for those 500 frames). On a
-/// machine with less than 8 GiB the budget is an eighth of its memory (`record_budget_shared`).
-pub const RECORD_BUDGET_BYTES: usize = 1 << 30;
-
-/// The budget of one of `searches` self-calibrations running at once (`lanes batch --jobs`):
-/// [`RECORD_BUDGET_BYTES`] each, all of them together at most an eighth of the memory.
-pub fn record_budget_shared(searches: usize) -> usize {
-    let n = searches.max(1);
-    RECORD_BUDGET_BYTES.min(physical_memory().map_or(RECORD_BUDGET_BYTES, |m| m / 8 / n))
-}
-
-/// Physical memory, bytes (`None` when the system does not say).
-fn physical_memory() -> Option<usize> {
-    // SAFETY: sysconf only reads system values.
-    let (pages, page) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    (pages > 0 && page > 0).then(|| (pages as usize).saturating_mul(page as usize))
-}
-
-/// The search window whose frames fit a recording of `budget` bytes, frames of `frame_bytes`
-/// at `fps`: `window_s`, or shorter, but not under [`MIN_WINDOW_S`]. The run then reads every frame the search decoded from memory. Past the
-/// budget the recording is dropped and the opening frames are decoded a second time: on a 40 s
-/// 1080p clip, whose 30 s window spans twice what 1 GiB holds, that cost 2.1 s (5.72 s finding
-/// the geometry against 3.62 s given it).
-pub fn recordable_window_s(window_s: f64, budget: usize, frame_bytes: usize, fps: f64) -> f64 {
-    if frame_bytes == 0 || !fps.is_finite() || fps <= 0.0 {
-        return window_s;
-    }
-    let frames = (budget / frame_bytes) as f64;
-    window_s.min((frames / fps).max(MIN_WINDOW_S))
-}
-
-/// The shortest search window, seconds: 5. Frames sampled from less road than that (150 m at
-/// 110 km/h) share one stretch's bends, traffic and wear, and their median is no longer over
-/// independent views; a larger frame than that budget holds (4K) is decoded twice instead.
-pub const MIN_WINDOW_S: f64 = 5.0;
-
 /// Windows of `window_s` searched at most (2 minutes at the default 30 s) before a video is
 /// refused: a drive may open with a minute in a car park, but a clip that shows no lane in
 /// two minutes is not a road drive the search can use.
@@ -636,51 +595,6 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_recording_budget_is_an_eighth_of_the_memory_at_most_one_gib() {
-        // The kernel's own count of the memory (MemTotal, a little below the physical pages).
-        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
-        let kb: f64 = meminfo
-            .lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap();
-        let expected = (RECORD_BUDGET_BYTES as f64).min(kb * 1024.0 / 8.0);
-        let b = record_budget_shared(1) as f64;
-        assert!(
-            (b - expected).abs() <= 0.05 * expected,
-            "budget {b} vs {expected} ({kb} kB of memory)"
-        );
-        // Searches at once share an eighth of the memory, each at most 1 GiB.
-        for n in [2usize, 16, 64] {
-            let expected = (RECORD_BUDGET_BYTES as f64).min(kb * 1024.0 / 8.0 / n as f64);
-            let b = record_budget_shared(n) as f64;
-            assert!(
-                (b - expected).abs() <= 0.05 * expected,
-                "{n} searches: budget {b} vs {expected} ({kb} kB of memory)"
-            );
-        }
-    }
-
-    /// The window's frames fit the recording: 30 s of 720p at 25 fps do (776 frames of
-    /// 1.38 MB in 1 GiB), 1080p's are cut to the 345 frames that fit (13.8 s at 25 fps, 11.5 s at
-    /// 30), 4K at 60 fps stops at the 5 s floor, and an unknown size or rate keeps the window.
-    #[test]
-    fn the_search_window_is_what_the_recording_holds() {
-        let gib = 1usize << 30;
-        let (p720, p1080, p2160) = (1280 * 720 * 3 / 2, 1920 * 1080 * 3 / 2, 3840 * 2160 * 3 / 2);
-        assert_eq!(recordable_window_s(30.0, gib, p720, 25.0), 30.0);
-        let w = recordable_window_s(30.0, gib, p1080, 25.0);
-        assert!((w - 345.0 / 25.0).abs() < 1e-9, "{w}");
-        assert!(w * 25.0 * p1080 as f64 <= gib as f64);
-        let w = recordable_window_s(30.0, gib, p1080, 30.0);
-        assert!((w - 345.0 / 30.0).abs() < 1e-9, "{w}");
-        assert_eq!(recordable_window_s(30.0, gib, p2160, 60.0), MIN_WINDOW_S);
-        assert_eq!(recordable_window_s(30.0, gib, 0, 25.0), 30.0);
-        assert_eq!(recordable_window_s(30.0, gib, p1080, 0.0), 30.0);
-        assert_eq!(recordable_window_s(4.0, gib, p720, 25.0), 4.0);
-    }
 
     #[test]
     fn a_geometry_found_at_the_working_size_is_scaled_back_to_the_video() {
