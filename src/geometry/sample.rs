@@ -178,10 +178,11 @@ fn physical_memory() -> Option<usize> {
 }
 
 /// The search window whose frames fit a recording of `budget` bytes, frames of `frame_bytes`
-/// at `fps`: `window_s`, or shorter, but not under [`MIN_WINDOW_S`]. The run then reads every frame the search decoded from memory. Past the
-/// budget the recording is dropped and the opening frames are decoded a second time: on a 40 s
-/// 1080p clip, whose 30 s window spans twice what 1 GiB holds, that cost 2.1 s (5.72 s finding
-/// the geometry against 3.62 s given it).
+/// at `fps`: `window_s`, or shorter, but not under [`MIN_WINDOW_S`]. The run then reads every
+/// frame the search decoded from memory. Past the budget the recording is dropped and the
+/// opening frames are decoded a second time: on a 40 s 1080p clip, whose 30 s window spans
+/// twice what 1 GiB holds, that cost 2.1 s (5.72 s finding the geometry against 3.62 s given
+/// it).
 pub fn recordable_window_s(window_s: f64, budget: usize, frame_bytes: usize, fps: f64) -> f64 {
     if frame_bytes == 0 || !fps.is_finite() || fps <= 0.0 {
         return window_s;

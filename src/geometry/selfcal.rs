@@ -36,8 +36,9 @@ pub struct SelfCalOptions {
     pub samples: usize,
     /// The opening seconds the frames are sampled from. Default 30 s: long enough to see past
     /// a winding stretch or a truck ahead, short enough that the camera has not moved and that
-    /// decoding it in order stays cheap. Shortened, down to [`crate::geometry::sample::MIN_WINDOW_S`], where the frames
-    /// of 30 s would not fit the memory kept for the run ([`recordable_window_s`]: 1080p).
+    /// decoding it in order stays cheap. Shortened, down to 5 s
+    /// ([`crate::geometry::sample::MIN_WINDOW_S`]), where the frames of 30 s would not fit the
+    /// memory kept for the run ([`recordable_window_s`]: 1080p).
     pub window_s: f64,
     /// Fewest usable frames for a geometry. Default 3: one frame can be wrong in a way the
     /// checks do not see; with three the median needs two wrong ones.
@@ -400,7 +401,8 @@ pub fn find_on(
         src.frame_bytes(),
         src.fps,
     );
-    let search_windows = (SEARCH_WINDOWS as f64 * opts.window_s / window_s).ceil() as usize;
+    let search_windows =
+        ((SEARCH_WINDOWS as f64 * opts.window_s / window_s).ceil() as usize).max(1);
     // The frames' B channel from the ridge cue's table (made once, filled with the colours
     // the frames show; the run's band frames read the yellow cue's too): a lookup per pixel in
     // place of the Lab formula, the same values.

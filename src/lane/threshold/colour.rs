@@ -47,8 +47,11 @@ pub(super) fn saturation(b: u8, g: u8, r: u8) -> u8 {
 /// over-allocated zeroed buffer so the kernel can back them with transparent huge pages
 /// (pages never touched cost no memory).
 pub(super) struct BTable {
-    buf: Vec<u8>,
-    start: usize,
+    /// Owns the memory; only `base` is used to reach it once made.
+    _buf: Vec<u8>,
+    /// The table's first byte (2 MiB aligned inside `_buf`), taken from `as_mut_ptr` so that
+    /// the blocks may be written through it.
+    base: *mut u8,
     /// Per block: `EMPTY`, `FILLING` (one thread writes it) or `READY`.
     state: Box<[AtomicU8]>,
     cue: Cue,
@@ -61,8 +64,10 @@ const READY: u8 = 2;
 // SAFETY: the bytes of a block are written only by the one thread whose compare-exchange moved
 // its state from EMPTY to FILLING, before that thread stores READY (Release); they are read
 // only after a load of READY (Acquire). So no byte is read while it is written, and no byte is
-// written twice.
+// written twice. `base` points into `_buf`, which moves with the table and lives as long.
 unsafe impl Sync for BTable {}
+// SAFETY: as above; the table owns its memory.
+unsafe impl Send for BTable {}
 
 impl BTable {
     const LEN: usize = 1 << 24;
@@ -74,25 +79,23 @@ impl BTable {
         // Zeroed and above the mmap threshold: fresh pages from the kernel, not yet touched, so
         // the advice applies to all of them.
         let len = (Self::LEN + Self::ALIGN).max(crate::base::frame::MMAP_THRESHOLD + Self::ALIGN);
-        let buf = vec![0u8; len];
+        let mut buf = vec![0u8; len];
         let addr = buf.as_ptr() as usize;
         let start = (Self::ALIGN - addr % Self::ALIGN) % Self::ALIGN;
         // SAFETY: the range [addr + start, addr + start + LEN) lies inside `buf`, which is
-        // alive; madvise only changes how the kernel backs these pages, never their contents.
-        // A refusal (no THP support) is harmless and ignored.
-        unsafe {
-            libc::madvise(
-                buf.as_ptr().add(start) as *mut libc::c_void,
-                Self::LEN,
-                libc::MADV_HUGEPAGE,
-            );
-        }
+        // alive (and kept in the table); madvise only changes how the kernel backs these
+        // pages, never their contents. A refusal (no THP support) is harmless and ignored.
+        let base = unsafe {
+            let base = buf.as_mut_ptr().add(start);
+            libc::madvise(base as *mut libc::c_void, Self::LEN, libc::MADV_HUGEPAGE);
+            base
+        };
         let state = (0..Self::LEN >> Self::BLOCK_BITS)
             .map(|_| AtomicU8::new(EMPTY))
             .collect();
         Self {
-            buf,
-            start,
+            _buf: buf,
+            base,
             state,
             cue,
         }
@@ -105,7 +108,7 @@ impl BTable {
         if self.state[i >> Self::BLOCK_BITS].load(Ordering::Acquire) == READY {
             // SAFETY: `i < LEN` and the block is READY: written once and never again (see the
             // `Sync` impl).
-            unsafe { *self.buf.as_ptr().add(self.start + i) }
+            unsafe { *self.base.add(i) }
         } else {
             self.fill(i)
         }
@@ -126,7 +129,7 @@ impl BTable {
             let (b, g, r) = colour_at(i);
             return if st.load(Ordering::Acquire) == READY {
                 // SAFETY: as in `at`.
-                unsafe { *self.buf.as_ptr().add(self.start + i) }
+                unsafe { *self.base.add(i) }
             } else {
                 lab.cue(self.cue, b, g, r)
             };
@@ -134,12 +137,8 @@ impl BTable {
         let first = block << Self::BLOCK_BITS;
         // SAFETY: this thread alone moved the block to FILLING, so no other thread reads or
         // writes these bytes until READY is stored below; the range lies inside `buf`.
-        let out = unsafe {
-            std::slice::from_raw_parts_mut(
-                self.buf.as_ptr().add(self.start + first) as *mut u8,
-                1 << Self::BLOCK_BITS,
-            )
-        };
+        let out =
+            unsafe { std::slice::from_raw_parts_mut(self.base.add(first), 1 << Self::BLOCK_BITS) };
         for (k, v) in out.iter_mut().enumerate() {
             let (b, g, r) = colour_at(first + k);
             *v = lab.cue(self.cue, b, g, r);
