@@ -182,18 +182,24 @@ mod tests {
     /// The AVX2 plane sampler gives exactly the scalar one's pixels: every sub-pixel index at
     /// points all over a frame of random planes (strides wider than the rows), on its last rows
     /// and columns, and outside it, in groups of eight that mix them and that do not.
-    #[test]
-    fn scalar_and_avx2_plane_sampling_agree_everywhere() {
-        let (w, h) = (48usize, 34usize);
-        let (ys, cs) = (w + 16, w / 2 + 8);
-        let mut state = 7u64;
-        let mut next = move || {
+    /// A small linear congruential generator: the same pseudo-random bytes on every run.
+    fn lcg(seed: u64) -> impl FnMut() -> u32 {
+        let mut state = seed;
+        move || {
             state = state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             (state >> 33) as u32
-        };
-        // Exactly the bytes `Yuv420Planes::new` requires, so a read past them would be caught.
+        }
+    }
+
+    #[test]
+    fn scalar_and_avx2_plane_sampling_agree_everywhere() {
+        let (w, h) = (48usize, 34usize);
+        let (ys, cs) = (w + 16, w / 2 + 8);
+        let mut next = lcg(7);
+        // Exactly the bytes `Yuv420Planes::new` requires: the smallest planes the sampler may be
+        // given, so the bottom rows take the paths they take on the tightest real planes.
         let y: Vec<u8> = (0..(h - 1) * ys + w).map(|_| next() as u8).collect();
         let u: Vec<u8> = (0..(h / 2 - 1) * cs + w / 2)
             .map(|_| next() as u8)
@@ -250,13 +256,7 @@ mod tests {
     #[test]
     fn scalar_and_sse41_bilinear_agree_on_every_sub_pixel_position() {
         let (w, h) = (40usize, 30usize);
-        let mut state = 99u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as u32
-        };
+        let mut next = lcg(99);
         let img: Vec<u8> = (0..w * h * 3).map(|_| next() as u8).collect();
         let src = Source {
             img: &img,
