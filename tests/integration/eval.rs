@@ -281,21 +281,65 @@ fn tusimple_to_100_m_row_says_why_no_line_matches() {
     assert!(s.contains("TuSimple accuracy, bird's-eye    0.99"), "{s}");
 }
 
+/// The real labelled sets of other cameras, as a user scores them: `lanes perspective` with its
+/// default options writes a config from the set's own frames, and `lanes eval` scores the set
+/// with it. Floors a line or two under what this build gives (CULane 10 TP, 5 FP, 46 FN over
+/// both sequences: precision 0.667, recall 0.179; the lanenet TuSimple masks 0.958 of the
+/// predicted points near a lane, 0.741 of the ego-lane pixels near a prediction). Issue 22's
+/// CULane target (0.90 / 0.70) is not met: in most of these frames a car close ahead hides the
+/// lines, which CULane labels through the car (docs/any-camera.md).
 #[test]
-fn real_labelled_samples_are_scored() {
-    // Not the camera these defaults were made for: the numbers are printed, not asserted.
-    if let Some(p) = data("labelled/lanenet_tusimple_example/training_data_example") {
-        let v = eval_json(&[&p.to_string_lossy()]);
-        eprintln!("lanenet masks, default config: {}", v["masks"]);
-        assert_eq!(v["masks"]["images"], 6);
-        let a = f(&v["masks"]["pred_near_mask"]);
-        assert!((0.0..=1.0).contains(&a));
+fn real_labelled_sets_are_scored_with_the_geometry_perspective_finds_in_them() {
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let d = tmp();
+    let culane = ["06030819_0755.MP4", "06030822_0756.MP4"];
+    let Some(root) = data("labelled/culane_sample/driver_161_90frame") else {
+        return;
+    };
+    let (mut tp, mut fp, mut fneg) = (0.0, 0.0, 0.0);
+    for seq in culane {
+        let dir = root.join(seq);
+        let cfg = d.path().join(format!("{seq}.toml"));
+        let o = lanes(&["perspective", &s(&dir), "-o", &s(&cfg)]);
+        assert_eq!(o.status.code(), Some(0), "{seq}: {}", stderr(&o));
+        let said = format!("{}{}", stdout(&o), stderr(&o));
+        let used = said
+            .split(" of 15 frames used")
+            .next()
+            .and_then(|t| t.rsplit('(').next())
+            .and_then(|n| n.trim().parse::<u32>().ok())
+            .unwrap_or(0);
+        assert!(used >= 8, "{seq}: {used} of 15 frames used\n{said}");
+        let v = eval_json(&[&s(&dir), "--config", &s(&cfg)]);
+        let c = &v["culane"]["counts"];
+        eprintln!("CULane {seq}: {used} frames used, {c}");
+        (tp, fp, fneg) = (tp + f(&c["tp"]), fp + f(&c["fp"]), fneg + f(&c["fn"]));
     }
-    if let Some(p) = data("labelled/culane_sample/driver_161_90frame/06030822_0756.MP4") {
-        let v = eval_json(&[&p.to_string_lossy()]);
-        eprintln!("CULane sample, default config: {}", v["culane"]);
-        assert_eq!(v["culane"]["images"], 15);
-    }
+    let (precision, recall) = (tp / (tp + fp), tp / (tp + fneg));
+    eprintln!("CULane, both sequences: precision {precision:.3}, recall {recall:.3}");
+    assert!(tp + fneg >= 50.0, "{} labelled ego lines", tp + fneg);
+    assert!(precision >= 0.55, "precision {precision:.3}");
+    assert!(recall >= 0.14, "recall {recall:.3}");
+
+    let Some(t) = data("labelled/lanenet_tusimple_example/training_data_example") else {
+        return;
+    };
+    let cfg = d.path().join("tusimple.toml");
+    let o = lanes(&["perspective", &s(&t.join("image")), "-o", &s(&cfg)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = eval_json(&[&s(&t), "--config", &s(&cfg)]);
+    let m = &v["masks"];
+    eprintln!(
+        "lanenet TuSimple masks with their own geometry: {}",
+        m["counts"]
+    );
+    assert_eq!(m["images"], 6);
+    let (near, covered) = (f(&m["pred_near_mask"]), f(&m["mask_near_pred"]));
+    assert!(near >= 0.90, "predicted points near a lane {near:.3}");
+    assert!(
+        covered >= 0.65,
+        "ego-lane pixels near a prediction {covered:.3}"
+    );
 }
 
 #[test]
