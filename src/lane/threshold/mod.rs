@@ -481,6 +481,19 @@ mod tests {
                 .flat_map(|(b, g)| (0..=255u16).step_by(3).map(move |r| (b, g, r)))
                 .map(|(b, g, r)| (b as u8, g as u8, r as u8))
                 .collect();
+            // The per-pixel B of every colour, computed once as one image row.
+            let mut img = solid([0, 0, 0], colours.len() as i32, 1);
+            for (px, (b, g, r)) in img
+                .mat_mut()
+                .data_bytes_mut()
+                .unwrap()
+                .chunks_exact_mut(3)
+                .zip(&colours)
+            {
+                px.copy_from_slice(&[*b, *g, *r]);
+            }
+            let (_, want) = colour::channels_with(&img, cue, None).unwrap();
+            let want = want.bytes().unwrap();
             let wrong: usize = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..4usize)
                     .map(|t| {
@@ -488,11 +501,10 @@ mod tests {
                         s.spawn(move || {
                             let n = colours.len();
                             (0..n)
-                                .map(|k| colours[(k * (2 * t + 1) + t * n / 4) % n])
-                                .filter(|&(b, g, r)| {
-                                    let img = solid([b, g, r], 1, 1);
-                                    let (_, want) = colour::channels_with(&img, cue, None).unwrap();
-                                    table.at(b_index(b, g, r)) != want.bytes().unwrap()[0]
+                                .map(|k| (k * (2 * t + 1) + t * n / 4) % n)
+                                .filter(|&k| {
+                                    let (b, g, r) = colours[k];
+                                    table.at(b_index(b, g, r)) != want[k]
                                 })
                                 .count()
                         })

@@ -243,16 +243,8 @@ impl PlaneSource<'_> {
         if sw < 4 || sh < 6 || n < 8 {
             return self.run(m1, m2, out);
         }
-        const S: u32 = SHIFT - 14;
-        let k = |c: i64| ((c + (1 << (S - 1))) >> S) as i32;
         let set = _mm256_set1_epi32;
-        let (cy, cub, cug, cvg, cvr) = (
-            set(k(CY)),
-            set(k(CUB)),
-            set(k(CUG)),
-            set(k(CVG)),
-            set(k(CVR)),
-        );
+        let [cy, cub, cug, cvg, cvr] = FAST_COEFFS.map(|c| set(c));
         let (x_max, y_max) = (set(sw - 2), set(sh - 4));
         let (ys, us, vs) = (
             set(p.y_stride as i32),
@@ -395,14 +387,22 @@ impl PlaneSource<'_> {
     }
 }
 
+/// The BT.601 coefficients (`CY`, `CUB`, `CUG`, `CVG`, `CVR`) rounded from 2^-`SHIFT` to 2^-14:
+/// what `sums_to_bgr_fast` and the AVX2 sampler multiply by.
+const FAST_COEFFS: [i32; 5] = {
+    const S: u32 = SHIFT - 14;
+    const fn k(c: i64) -> i32 {
+        ((c + (1 << (S - 1))) >> S) as i32
+    }
+    [k(CY), k(CUB), k(CUG), k(CVG), k(CVR)]
+};
+
 /// OpenCV's BT.601 conversion (`yuv_to_bgr`) of Y, U and V given as bilinear sums in 1/1024
 /// units, rounded once, in 32-bit integers: the sums taken to 1/32 and the coefficients to
 /// 2^-14 (a relative change below 1e-4: under 0.03 grey level).
 #[inline(always)]
 pub(super) fn sums_to_bgr_fast(y: i32, u: i32, v: i32) -> [u8; 3] {
-    const S: u32 = SHIFT - 14;
-    let k = |c: i64| ((c + (1 << (S - 1))) >> S) as i32;
-    let (cy, cub, cug, cvg, cvr) = (k(CY), k(CUB), k(CUG), k(CVG), k(CVR));
+    let [cy, cub, cug, cvg, cvr] = FAST_COEFFS;
     let yy = ((y - (16 << 10)).max(0) >> 5) * cy + (1 << 18);
     let (uu, vv) = ((u - (128 << 10)) >> 5, (v - (128 << 10)) >> 5);
     let c = |s: i32| (s >> 19).clamp(0, 255) as u8;
