@@ -83,15 +83,20 @@ fn dashed_line_with_a_quarter_of_the_rows_is_confident() {
     assert!(ev.confidence > 0.99, "{ev:?}");
 }
 
+/// The bird's-eye view of the default config: 1280x720 nominal, analysed at half height.
+fn udacity_view() -> ViewGeometry {
+    ViewGeometry {
+        width: 1280,
+        height: 720,
+        scale: Scale { x: 1.0, y: 0.5 },
+    }
+}
+
 #[test]
 fn implausible_pair_keeps_only_the_stronger_line() {
     let cfg = ConfidenceConfig::default();
     let units = UnitsConfig::default();
-    let view = ViewGeometry {
-        width: 1280,
-        height: 720,
-        scale: Scale { x: 1.0, y: 0.5 },
-    };
+    let view = udacity_view();
     let l = Poly2::new(0.0, 0.0, 450.0);
     // 378 px = 3.7 m apart: a lane.
     let r = Poly2::new(0.0, 0.0, 828.0);
@@ -228,11 +233,7 @@ fn a_single_far_dash_beside_a_solid_line_is_its_shifted_copy() {
     // short dash), its parallel needs the near half; as the solid line's shifted copy one dash
     // fixes its position.
     let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
-    let view = ViewGeometry {
-        width: 1280,
-        height: 720,
-        scale: Scale { x: 1.0, y: 0.5 },
-    };
+    let view = udacity_view();
     let s = view.scale;
     // A gentle bend, the lines 378 px (3.7 m) apart; the dash's pixels off by a pixel of noise.
     let right = Poly2::new(4e-5, -0.03, 828.0);
@@ -385,11 +386,7 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
 #[test]
 fn a_line_under_the_car_counts_only_where_the_tracked_line_is() {
     let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
-    let view = ViewGeometry {
-        width: 1280,
-        height: 720,
-        scale: Scale { x: 1.0, y: 0.5 },
-    };
+    let view = udacity_view();
     let px_per_m = 1.0 / units.xm_per_px;
     let line_at = |m: f64| Poly2::new(0.0, 0.0, 640.0 + m * px_per_m);
     let px = |p: &Poly2| pixels_along(&p.to_scaled(view.scale), 0..360, 1);
