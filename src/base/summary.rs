@@ -279,6 +279,7 @@ mod tests {
             right_pixels: 0,
             pitch_deg: None,
             horizon_y: None,
+            cut: false,
         }
     }
 

@@ -38,6 +38,10 @@ pub struct FrameRecord {
     /// The horizon row of that pitch in the undistorted frame, pixels.
     #[serde(default)]
     pub horizon_y: Option<f64>,
+    /// This frame begins a new shot of an edited video: the trackers started again here
+    /// (`tracking.restart_at_cuts`). Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 impl FrameRecord {
@@ -64,11 +68,12 @@ impl FrameRecord {
             right_pixels: 100,
             pitch_deg: None,
             horizon_y: None,
+            cut: false,
         }
     }
 
     /// CSV header matching `to_csv`.
-    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels,pitch_deg,horizon_y";
+    pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels,pitch_deg,horizon_y,cut";
 
     /// One CSV row (empty cells for nulls).
     pub fn to_csv(&self) -> String {
@@ -78,7 +83,7 @@ impl FrameRecord {
             None => ",,".to_string(),
         };
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             self.frame,
             self.time_s,
             self.search,
@@ -95,7 +100,8 @@ impl FrameRecord {
             self.left_pixels,
             self.right_pixels,
             f(self.pitch_deg),
-            f(self.horizon_y)
+            f(self.horizon_y),
+            self.cut
         )
     }
 }
@@ -255,6 +261,7 @@ mod tests {
             right_pixels: 100,
             pitch_deg: None,
             horizon_y: None,
+            cut: false,
         }
     }
 

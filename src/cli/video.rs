@@ -191,6 +191,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     if let Some(n) = &s.quad_note {
         eprintln!("lanes: note: {}: {n}", a.input.display());
     }
+    if let Some(c) = s.cuts_note() {
+        eprintln!("lanes: note: {}: {c}", a.input.display());
+    }
     let outputs = DriveOutputs {
         input: &a.input,
         overlay: a.output.as_deref().filter(|_| !a.no_render),

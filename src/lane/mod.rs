@@ -8,6 +8,7 @@ pub mod measure;
 pub mod pipeline;
 pub mod present;
 pub mod render;
+pub mod shot;
 pub mod threshold;
 pub mod track;
 pub mod undistort;

@@ -11,7 +11,8 @@ use crate::lane::horizon::ViewMap;
 use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::Pipeline;
 use crate::lane::render::DiagInfo;
-use crate::lane::track::{LaneTracker, PitchTracker, TrackOutput, TrackScene};
+use crate::lane::shot::luma_sample;
+use crate::lane::track::{LaneTracker, PitchTracker, ShotTracker, TrackOutput, TrackScene};
 use std::time::Instant;
 
 /// What the analysis thread hands to the renderer for one frame.
@@ -38,6 +39,10 @@ pub(super) struct Analyser<'a> {
     tracker: LaneTracker,
     /// The pitch filter, when `tracking.online_pitch` is on and the quad has a horizon.
     pitch: Option<PitchTracker>,
+    /// The cut detector, when `tracking.restart_at_cuts` is on.
+    shots: Option<ShotTracker>,
+    /// The video's frame rate, for trackers made again at a cut.
+    fps: f64,
     pub(super) summary: VideoSummary,
     telemetry: Option<TelemetryWriter>,
     on_record: &'a mut (dyn FnMut(&FrameRecord) + Send),
@@ -58,22 +63,14 @@ impl<'a> Analyser<'a> {
         progress: Progress<'a>,
     ) -> Self {
         Self {
-            tracker: LaneTracker::new(
-                pipe.cfg.tracking,
-                &TrackScene {
-                    height: pipe.persp.height,
-                    width: pipe.persp.width,
-                    fps,
-                    default_width: pipe.default_lane_width_px(),
-                    units: pipe.cfg.units,
-                    crossing_px: pipe.cfg.confidence.crossing_distance_m()
-                        / pipe.cfg.units.xm_per_px,
-                },
-            ),
-            pitch: pipe
-                .horizon()
-                .filter(|_| pipe.cfg.tracking.online_pitch)
-                .map(|h| PitchTracker::new(&pipe.cfg.tracking, h.base_pitch(), fps)),
+            tracker: lane_tracker(pipe, fps),
+            pitch: pitch_tracker(pipe, fps),
+            shots: pipe
+                .cfg
+                .tracking
+                .restart_at_cuts
+                .then(|| ShotTracker::new(pipe.cfg.tracking.cut_ratio)),
+            fps,
             summary,
             pipe,
             job,
@@ -133,6 +130,16 @@ impl<'a> Analyser<'a> {
         let pipe = self.pipe;
         let (pts, time_s) = (decoded.pts, decoded.time_s);
         crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
+        // A cut: the lane and the pitch of the shot before are not in this picture.
+        let cut = match self.shots.as_mut() {
+            Some(shots) => shots.update(luma_sample(&decoded.raw()?)?),
+            None => false,
+        };
+        if cut {
+            self.tracker = lane_tracker(pipe, self.fps);
+            self.pitch = pitch_tracker(pipe, self.fps);
+            self.summary.cuts.push(self.job.start + frame_idx);
+        }
         // The tracker works in the view of the camera's pitch; the search in the fixed view.
         let before = self.pitch.as_ref().map(|t| t.pitch());
         let to_fixed = ViewMap::new(pipe.horizon(), before, true);
@@ -207,6 +214,7 @@ impl<'a> Analyser<'a> {
             horizon_y: pitch
                 .zip(pipe.horizon())
                 .map(|(p, h)| (h.horizon_row(p) * 10.0).round() / 10.0),
+            cut,
         };
         if self.mode == RenderMode::None {
             return Ok((rec, None));
@@ -236,6 +244,29 @@ impl<'a> Analyser<'a> {
         };
         Ok((rec, Some(item)))
     }
+}
+
+/// The lane tracker of a run of `pipe` on a video of `fps` frames per second, as at its start.
+fn lane_tracker(pipe: &Pipeline, fps: f64) -> LaneTracker {
+    LaneTracker::new(
+        pipe.cfg.tracking,
+        &TrackScene {
+            height: pipe.persp.height,
+            width: pipe.persp.width,
+            fps,
+            default_width: pipe.default_lane_width_px(),
+            units: pipe.cfg.units,
+            crossing_px: pipe.cfg.confidence.crossing_distance_m() / pipe.cfg.units.xm_per_px,
+        },
+    )
+}
+
+/// The pitch filter, when `tracking.online_pitch` is on and the quad has a horizon, as at the
+/// start of a run.
+fn pitch_tracker(pipe: &Pipeline, fps: f64) -> Option<PitchTracker> {
+    pipe.horizon()
+        .filter(|_| pipe.cfg.tracking.online_pitch)
+        .map(|h| PitchTracker::new(&pipe.cfg.tracking, h.base_pitch(), fps))
 }
 
 /// A confidence rounded to 3 decimals for telemetry.

@@ -194,6 +194,9 @@ pub struct VideoSummary {
     pub quad_note: Option<String>,
     /// Radius, offset and lane width of the frames with a lane (their medians: `medians()`).
     pub measures: crate::base::summary::MeasureSeries,
+    /// Frames that begin a new shot of an edited video (`tracking.restart_at_cuts`): the
+    /// trackers started again there.
+    pub cuts: Vec<usize>,
 }
 
 impl VideoSummary {
@@ -214,7 +217,31 @@ impl VideoSummary {
             stages: StageSeries::default(),
             quad_note: None,
             measures: Default::default(),
+            cuts: Vec::new(),
         }
+    }
+
+    /// What the summary says of the cuts found, if any: how many and the first frames.
+    pub fn cuts_note(&self) -> Option<String> {
+        const LISTED: usize = 5;
+        if self.cuts.is_empty() {
+            return None;
+        }
+        let mut frames: Vec<String> = self
+            .cuts
+            .iter()
+            .take(LISTED)
+            .map(|f| f.to_string())
+            .collect();
+        if self.cuts.len() > LISTED {
+            frames.push("...".into());
+        }
+        Some(format!(
+            "an edited video: {} at frame{} {}; the lane tracking started again there (telemetry: \"cut\": true)",
+            if self.cuts.len() == 1 { "1 cut".to_string() } else { format!("{} cuts", self.cuts.len()) },
+            if self.cuts.len() == 1 { "" } else { "s" },
+            frames.join(", ")
+        ))
     }
 
     pub fn fps(&self) -> f64 {

@@ -12,6 +12,7 @@ mod calibrate;
 mod confidence;
 mod config;
 mod corpus;
+mod cuts;
 mod eval;
 mod image;
 mod interrupt;

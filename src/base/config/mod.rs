@@ -83,13 +83,15 @@ impl Config {
     }
 
     /// The reference Udacity pipeline: global max-scaled thresholds, no confidence gate, the
-    /// mean of the last five fits, measured in the fixed view (no online pitch).
+    /// mean of the last five fits, measured in the fixed view (no online pitch, no restart at cuts).
     pub fn reference() -> Self {
         let mut c = Self::default();
         c.threshold.method = ThresholdMethod::GlobalMax;
         c.tracking.method = TrackingMethod::Average;
         // The reference measures in its fixed view.
         c.tracking.online_pitch = false;
+        // Nor does it know cuts.
+        c.tracking.restart_at_cuts = false;
         c.confidence.min_line = 0.0;
         c.search.robust = false;
         // Every row, as before rows were thinned: the reference's numbers stay as they were.

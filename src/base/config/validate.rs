@@ -187,6 +187,9 @@ impl Config {
                 "0 < value <= 10",
             ));
         }
+        if !(k.cut_ratio.is_finite() && k.cut_ratio > 1.0 && k.cut_ratio <= 100.0) {
+            return Err(bad("tracking.cut_ratio", k.cut_ratio, "1 < value <= 100"));
+        }
         for (i, d) in k.process_noise.iter().enumerate() {
             if !(d.is_finite() && *d > 0.0) {
                 return Err(bad(&format!("tracking.process_noise[{i}]"), d, "> 0"));

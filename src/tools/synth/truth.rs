@@ -106,6 +106,7 @@ pub fn true_events(
                 right_pixels: 0,
                 pitch_deg: None,
                 horizon_y: None,
+                cut: false,
             }
         })
         .collect();

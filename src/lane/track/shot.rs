@@ -1,0 +1,95 @@
+//! Cuts between the shots of an edited video, followed over frames: each frame's luma grid is
+//! compared with the one before (`lane::shot`), and a frame whose difference stands out from
+//! the shot's own (`tracking.cut_ratio`) starts a new shot. The frame loop then restarts the
+//! lane and pitch trackers, so that no lane of the shot before is predicted into a picture that
+//! no longer shows it.
+
+use crate::lane::shot::{is_cut, mean_abs_diff, LumaSample, RECENT_DIFFS};
+use std::collections::VecDeque;
+
+/// Follows the frames of a video for cuts.
+#[derive(Debug, Clone)]
+pub struct ShotTracker {
+    ratio: f64,
+    prev: Option<LumaSample>,
+    /// The differences of the current shot's last frames, oldest first.
+    recent: VecDeque<f64>,
+}
+
+impl ShotTracker {
+    /// A tracker that calls a frame a cut when it differs from the one before by `ratio` times
+    /// the shot's usual difference (`lane::shot::is_cut`).
+    pub fn new(ratio: f64) -> Self {
+        Self {
+            ratio,
+            prev: None,
+            recent: VecDeque::with_capacity(RECENT_DIFFS + 1),
+        }
+    }
+
+    /// Whether this frame starts a new shot. After a cut (and after a change of frame size)
+    /// the new shot's usual difference is learnt again from its own frames.
+    pub fn update(&mut self, sample: LumaSample) -> bool {
+        let diff = self.prev.as_ref().and_then(|p| mean_abs_diff(p, &sample));
+        self.prev = Some(sample);
+        let Some(diff) = diff else {
+            self.recent.clear();
+            return false;
+        };
+        let cut = is_cut(diff, self.recent.make_contiguous(), self.ratio) == Some(true);
+        if cut {
+            self.recent.clear();
+        } else {
+            self.recent.push_back(diff);
+            if self.recent.len() > RECENT_DIFFS {
+                self.recent.pop_front();
+            }
+        }
+        cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(v: u8, jitter: u8, i: usize) -> LumaSample {
+        LumaSample {
+            size: (80, 40),
+            values: (0..50)
+                .map(|k| v.saturating_add(((k * 7 + i * 3) % (jitter as usize + 1)) as u8))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_cut_is_found_once_and_motion_is_not() {
+        let mut t = ShotTracker::new(4.0);
+        // A road moving past: small frame-to-frame changes.
+        let mut cuts = Vec::new();
+        for i in 0..30 {
+            if t.update(frame(100, 6, i)) {
+                cuts.push(i);
+            }
+        }
+        // The next clip of a compilation: much darker everywhere, then moving again; and a
+        // second cut as soon as the new shot's own differences are known.
+        for i in 30..60 {
+            if t.update(frame(40, 6, i)) {
+                cuts.push(i);
+            }
+        }
+        for i in 60..70 {
+            if t.update(frame(160, 6, i)) {
+                cuts.push(i);
+            }
+        }
+        assert_eq!(cuts, vec![30, 60]);
+        // A frame of another size (a different stream) is not compared.
+        let other = LumaSample {
+            size: (160, 80),
+            values: vec![250; 50],
+        };
+        assert!(!t.update(other));
+    }
+}

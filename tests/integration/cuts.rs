@@ -1,0 +1,127 @@
+//! Edited videos: a cut between two shots restarts the lane tracking (`tracking.restart_at_cuts`),
+//! found where the picture changes at once and nowhere else.
+
+use super::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// `lanes video CLIP --no-render ARGS --telemetry`: exit 0; the records and stderr.
+fn records(clip: &Path, args: &[&str], dir: &Path) -> (Vec<Value>, String) {
+    let t = dir.join("t.jsonl");
+    let mut all = vec!["video", clip.to_str().unwrap(), "--no-render"];
+    all.extend_from_slice(args);
+    all.extend(["--telemetry", t.to_str().unwrap()]);
+    let o = lanes(&all);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let recs = std::fs::read_to_string(&t)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (recs, err)
+}
+
+/// The frames whose records say `"cut": true`.
+fn cuts(recs: &[Value]) -> Vec<u64> {
+    recs.iter()
+        .filter(|r| r["cut"] == true)
+        .map(|r| r["frame"].as_u64().unwrap())
+        .collect()
+}
+
+/// Two places of the Udacity drive joined (the project clip's first 100 frames, then the
+/// shadow clip's): one cut, at frame 100, where the lane is searched afresh; with
+/// `restart_at_cuts = false` none.
+#[test]
+fn a_cut_between_two_places_of_a_drive_restarts_the_tracking_there() {
+    let (Some(a), Some(b)) = (
+        data("videos/hortovanyi/project_video_short.mp4"),
+        data("videos/hortovanyi/project_video_shadow.mp4"),
+    ) else {
+        return;
+    };
+    let d = tmp();
+    let joined = d.path().join("joined.mp4");
+    ffmpeg(&[
+        "-i".as_ref(),
+        a.as_os_str(),
+        "-i".as_ref(),
+        b.as_os_str(),
+        "-filter_complex".as_ref(),
+        "[0]trim=end_frame=100,setpts=PTS-STARTPTS[a];[1]trim=end_frame=100,setpts=PTS-STARTPTS[b];[a][b]concat=n=2"
+            .as_ref(),
+        "-an".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "veryfast".as_ref(),
+        joined.as_os_str(),
+    ]);
+    let geometry = [
+        "--camera",
+        "calibration/udacity.yml",
+        "--config",
+        "calibration/udacity.toml",
+    ];
+    let (recs, err) = records(&joined, &geometry, d.path());
+    assert_eq!(recs.len(), 200);
+    assert_eq!(cuts(&recs), vec![100], "{err}");
+    assert!(err.contains("an edited video: 1 cut at frame 100"), "{err}");
+    // The tracker started again: the frame of the cut is searched with sliding windows (the
+    // frames around it follow the lane found before them), and both shots keep their lane.
+    assert_eq!(recs[100]["search"], "sliding");
+    assert_eq!(recs[99]["search"], "prior");
+    assert_eq!(recs[101]["search"], "prior");
+    let both = recs.iter().filter(|r| r["status"] == "both").count();
+    assert!(both >= 198, "{both} of 200 with both lines");
+    // Turned off: no cut, and the frame after the join is searched around the old lane.
+    let off = d.path().join("off.toml");
+    let mut cfg = std::fs::read_to_string("calibration/udacity.toml").unwrap();
+    cfg.push_str("\n[tracking]\nrestart_at_cuts = false\n");
+    std::fs::write(&off, cfg).unwrap();
+    let (recs, err) = records(
+        &joined,
+        &[
+            "--camera",
+            "calibration/udacity.yml",
+            "--config",
+            off.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    assert!(cuts(&recs).is_empty(), "{err}");
+    assert!(!err.contains("edited video"), "{err}");
+    assert_eq!(recs[100]["search"], "prior");
+}
+
+/// The shared dashcam clips: the Los Angeles clip's zoomed replay (frames 363-433, seen on
+/// its frames) is the only edit; no other clip has a cut. After the replay begins, no lane of
+/// the shot before is predicted into it (15 frames were).
+#[test]
+fn the_shared_clips_cuts_are_found_and_nothing_else() {
+    for (rel, want) in [
+        (
+            "videos/anycam/us_la_freeway_hood_kartikey.mp4",
+            vec![363, 434],
+        ),
+        ("videos/anycam/de_autobahn_akin.mp4", vec![]),
+        ("videos/anycam/forest_road_gaurav.mp4", vec![]),
+        ("lanelines_p1/test_videos/solidWhiteRight.mp4", vec![]),
+        (
+            "lanelines_p1/test_videos/challenge_720x576_transcoded.mp4",
+            vec![],
+        ),
+        ("videos/hortovanyi/project_video_shadow.mp4", vec![]),
+    ] {
+        let Some(clip) = data(rel) else { return };
+        let d = tmp();
+        let (recs, err) = records(&clip, &[], d.path());
+        assert_eq!(cuts(&recs), want, "{rel}: {err}");
+        for &f in &want {
+            let r = &recs[f as usize];
+            assert_eq!(r["frame"], f);
+            assert_ne!(r["status"], "predicted", "{rel}: {r}");
+        }
+    }
+}
