@@ -165,6 +165,19 @@ impl<'a> Analyser<'a> {
             _ => None,
         };
         let mut seen = analysis.detection;
+        // In a shot after a cut, a lone line waits until a frame has shown both (`ShotTracker`).
+        if let Some(shots) = self.shots.as_mut() {
+            match (seen.left.is_some(), seen.right.is_some()) {
+                (true, true) => shots.saw_pair(),
+                (true, false) | (false, true) if !shots.lone_lines_trusted() => {
+                    seen.left = None;
+                    seen.right = None;
+                    seen.confidence = 0.0;
+                    seen.status = LaneStatus::None;
+                }
+                _ => {}
+            }
+        }
         let (to_pitch, back) = (
             ViewMap::new(pipe.horizon(), pitch, false),
             ViewMap::new(pipe.horizon(), pitch, true),

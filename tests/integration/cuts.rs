@@ -96,8 +96,11 @@ fn a_cut_between_two_places_of_a_drive_restarts_the_tracking_there() {
 }
 
 /// The shared dashcam clips: the Los Angeles clip's zoomed replay (frames 363-433, seen on
-/// its frames) is the only edit; no other clip has a cut. After the replay begins, no lane of
-/// the shot before is predicted into it (15 frames were).
+/// its frames: a crop of the view beside an SUV, hood and horizon elsewhere) is the only edit;
+/// no other clip has a cut. The geometry found for the dashcam's own view is wrong in the
+/// replay: no lane may be drawn there. Before cuts were found, the shot before's lane was
+/// predicted into it (15 frames), then the SUV's lower edge was drawn as a lone left line (15
+/// frames) and predicted on (22).
 #[test]
 fn the_shared_clips_cuts_are_found_and_nothing_else() {
     for (rel, want) in [
@@ -122,6 +125,17 @@ fn the_shared_clips_cuts_are_found_and_nothing_else() {
             let r = &recs[f as usize];
             assert_eq!(r["frame"], f);
             assert_ne!(r["status"], "predicted", "{rel}: {r}");
+        }
+        if let Some((&a, &b)) = want.first().zip(want.get(1)) {
+            let drawn: Vec<u64> = recs[a as usize..b as usize]
+                .iter()
+                .filter(|r| r["status"] != "none")
+                .map(|r| r["frame"].as_u64().unwrap())
+                .collect();
+            assert!(
+                drawn.is_empty(),
+                "{rel}: a lane drawn in the replay: {drawn:?}"
+            );
         }
     }
 }

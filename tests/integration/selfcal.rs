@@ -135,8 +135,9 @@ fn p1_solid_white_right_with_no_setup() {
 #[test]
 fn anycam_clips_with_no_setup() {
     // (clip, floor of frames with both lines, floor of those with a 2.7-4.3 m width). Measured
-    // 2026-12-05: Autobahn 0.987, forest 1.000, LA 0.723 (0.706 before the tracking restarted
-    // at the clip's two cuts, around a zoomed replay; widths all in range; 0.685 before a
+    // 2026-12-05: Autobahn 0.987, forest 1.000, LA 0.713 (0.706 before the tracking restarted
+    // at the clip's two cuts, around a zoomed replay, 0.723 before lone lines waited for a
+    // pair in a shot after a cut; widths all in range; 0.685 before a
     // gap over a tracked line was bridged twice as long, 0.510 before a tracked line could
     // come within 0.3 m of the camera in a lane change, 0.371 before the tracked lane
     // confirmed lines seen as one dash each). The LA freeway (hood, windshield

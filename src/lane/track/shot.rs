@@ -3,6 +3,12 @@
 //! the shot's own (`tracking.cut_ratio`) starts a new shot. The frame loop then restarts the
 //! lane and pitch trackers, so that no lane of the shot before is predicted into a picture that
 //! no longer shows it.
+//!
+//! A shot after a cut may come from another camera, or be a zoomed replay, for which the
+//! geometry (given, or found in the video's opening) is wrong. A pair of lines a plausible lane
+//! width apart and parallel in the bird's-eye view shows that it holds; a lone line shows
+//! nothing of the kind (a car's edge passes a lone line's tests in a wrong view). So until a
+//! frame of the new shot has shown both lines, its lone lines are not reported.
 
 use crate::lane::shot::{is_cut, mean_abs_diff, LumaSample, RECENT_DIFFS};
 use std::collections::VecDeque;
@@ -14,6 +20,9 @@ pub struct ShotTracker {
     prev: Option<LumaSample>,
     /// The differences of the current shot's last frames, oldest first.
     recent: VecDeque<f64>,
+    /// A frame of the current shot has shown both lines (the opening shot: its geometry was
+    /// given for it or found in it).
+    pair_seen: bool,
 }
 
 impl ShotTracker {
@@ -24,7 +33,18 @@ impl ShotTracker {
             ratio,
             prev: None,
             recent: VecDeque::with_capacity(RECENT_DIFFS + 1),
+            pair_seen: true,
         }
+    }
+
+    /// Whether a lone line of this frame may be reported: a frame of its shot has shown both.
+    pub fn lone_lines_trusted(&self) -> bool {
+        self.pair_seen
+    }
+
+    /// This frame showed both lines of the lane.
+    pub fn saw_pair(&mut self) {
+        self.pair_seen = true;
     }
 
     /// Whether this frame starts a new shot. After a cut (and after a change of frame size)
@@ -39,6 +59,7 @@ impl ShotTracker {
         let cut = is_cut(diff, self.recent.make_contiguous(), self.ratio) == Some(true);
         if cut {
             self.recent.clear();
+            self.pair_seen = false;
         } else {
             self.recent.push_back(diff);
             if self.recent.len() > RECENT_DIFFS {
@@ -65,6 +86,10 @@ mod tests {
     #[test]
     fn a_cut_is_found_once_and_motion_is_not() {
         let mut t = ShotTracker::new(4.0);
+        assert!(
+            t.lone_lines_trusted(),
+            "the opening shot's geometry is its own"
+        );
         // A road moving past: small frame-to-frame changes.
         let mut cuts = Vec::new();
         for i in 0..30 {
@@ -85,6 +110,12 @@ mod tests {
             }
         }
         assert_eq!(cuts, vec![30, 60]);
+        // Lone lines wait for a pair after a cut.
+        assert!(!t.lone_lines_trusted());
+        t.saw_pair();
+        assert!(t.lone_lines_trusted());
+        assert!(!t.update(frame(160, 6, 70)));
+        assert!(t.lone_lines_trusted());
         // A frame of another size (a different stream) is not compared.
         let other = LumaSample {
             size: (160, 80),
