@@ -99,8 +99,8 @@ fn a_cut_between_two_places_of_a_drive_restarts_the_tracking_there() {
 /// its frames: a crop of the view beside an SUV, hood and horizon elsewhere) is the only edit;
 /// no other clip has a cut. The geometry found for the dashcam's own view is wrong in the
 /// replay: no lane may be drawn there. Before cuts were found, the shot before's lane was
-/// predicted into it (15 frames), then the SUV's lower edge was drawn as a lone left line (15
-/// frames) and predicted on (22).
+/// predicted into it (15 frames), then the SUV's lower edge was drawn as a lone left line (17
+/// frames) and predicted on (19).
 #[test]
 fn the_shared_clips_cuts_are_found_and_nothing_else() {
     for (rel, want) in [
