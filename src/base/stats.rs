@@ -20,6 +20,17 @@ pub fn median(values: &[f64]) -> Option<f64> {
     percentile(values, 50.0)
 }
 
+/// Indices of `count` frames spread evenly over `total` (the middle of each of `count` equal
+/// parts), distinct and increasing.
+pub fn evenly_spaced(total: usize, count: usize) -> Vec<usize> {
+    let count = count.min(total);
+    let mut v: Vec<usize> = (0..count)
+        .map(|i| ((2 * i + 1) * total) / (2 * count))
+        .collect();
+    v.dedup();
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -258,6 +258,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             codec: video::preferred_codec(),
             threaded: false,
             cancel: Default::default(),
+            shot_search: None,
         };
         series.push(
             video::run(

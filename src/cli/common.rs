@@ -140,7 +140,7 @@ impl GeometryArgs {
         input: &Path,
         config: Option<&Path>,
         camera: Option<&Camera>,
-    ) -> Result<(Config, lanes::video::VideoSource, usize, String)> {
+    ) -> Result<Resolved> {
         use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
         let mut cfg = load_config(config)?;
         check_fov_without_camera(self.fov, camera.is_some())?;
@@ -162,8 +162,13 @@ impl GeometryArgs {
         } else {
             GeometryChoice::Find
         };
+        let base = cfg.clone();
         let selfcal::Resolved { cfg, found, source } =
             selfcal::resolve(input, &cfg, choice, camera, &opts)?;
+        // Found in the video: each shot after a cut gets its own.
+        let shot_search = found
+            .is_some()
+            .then(|| lanes::geometry::shots::shot_search(base, camera.cloned(), opts));
         if let Some(g) = &found {
             eprintln!("lanes: {}: {}", input.display(), g.describe());
             for w in &g.warnings {
@@ -196,6 +201,23 @@ impl GeometryArgs {
                 config.map(|p| p.display().to_string()).unwrap_or_default()
             ),
         };
-        Ok((cfg, source, from, note))
+        Ok(Resolved {
+            cfg,
+            source,
+            found_from: from,
+            note,
+            shot_search,
+        })
     }
+}
+
+/// What `GeometryArgs::resolve` settled: the configuration, the video opened at its first
+/// frame, the first frame the geometry was found in (0 when given), the geometry's note, and
+/// with a geometry found in the video the search for each later shot's own.
+pub struct Resolved {
+    pub cfg: Config,
+    pub source: lanes::video::VideoSource,
+    pub found_from: usize,
+    pub note: String,
+    pub shot_search: Option<std::sync::Arc<lanes::video::ShotSearch>>,
 }

@@ -78,9 +78,15 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     )?;
     let camera = load_camera(a.camera.as_deref())?;
     super::common::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
-    let (cfg, source, found_from, geometry_note) =
-        a.geometry
-            .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
+    let super::common::Resolved {
+        cfg,
+        source,
+        found_from,
+        note: geometry_note,
+        shot_search,
+    } = a
+        .geometry
+        .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
     let render = if a.no_render {
         RenderMode::None
     } else if a.diagnostic {
@@ -99,6 +105,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         threaded: !a.single_thread,
         // SIGINT/SIGTERM: finish the frames in flight, finalise, exit 130/143.
         cancel: lanes::base::cancel::Cancel::on_signals()?,
+        shot_search,
     };
     let bar = if std::io::stderr().is_terminal() {
         let total = source.announced_frames.max(0) as u64;
@@ -193,6 +200,15 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     }
     if let Some(c) = s.cuts_note() {
         eprintln!("lanes: note: {}: {c}", a.input.display());
+    }
+    for (frame, found) in &s.shot_geometry {
+        match found {
+            Ok(g) => eprintln!("lanes: {}: shot at frame {frame}: {g}", a.input.display()),
+            Err(why) => eprintln!(
+                "lanes: {}: shot at frame {frame}: {why}; analysed with the opening's geometry, a lone line only after both lines were seen in it",
+                a.input.display()
+            ),
+        }
     }
     let outputs = DriveOutputs {
         input: &a.input,

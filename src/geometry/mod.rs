@@ -4,4 +4,5 @@ pub mod autoperspective;
 pub mod calibrate;
 pub mod sample;
 pub mod selfcal;
+pub mod shots;
 pub mod work_scale;

@@ -42,16 +42,7 @@ pub fn is_video_path(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Indices of `count` frames spread evenly over `total` (the middle of each of `count` equal
-/// parts), distinct and increasing.
-pub fn evenly_spaced(total: usize, count: usize) -> Vec<usize> {
-    let count = count.min(total);
-    let mut v: Vec<usize> = (0..count)
-        .map(|i| ((2 * i + 1) * total) / (2 * count))
-        .collect();
-    v.dedup();
-    v
-}
+pub use crate::base::stats::evenly_spaced;
 
 /// Frame indices sampled from window `k` of a video (seconds `k * window_s` to
 /// `(k + 1) * window_s`): `samples` of them, evenly spaced, centred in their slots, none past

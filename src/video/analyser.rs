@@ -2,8 +2,8 @@
 //! measurements and telemetry record, and what the renderer gets.
 
 use super::decode::VideoFrame;
-use super::job::{RenderMode, StageSeries, VideoJob, VideoSummary};
-use crate::base::error::Result;
+use super::job::{RenderMode, ShotSearch, StageSeries, VideoJob, VideoSummary};
+use crate::base::error::{Error, Result};
 use crate::base::telemetry::{FrameRecord, TelemetryWriter};
 use crate::lane::confidence::LaneStatus;
 use crate::lane::fit::Poly2;
@@ -13,6 +13,8 @@ use crate::lane::pipeline::Pipeline;
 use crate::lane::render::DiagInfo;
 use crate::lane::shot::luma_sample;
 use crate::lane::track::{LaneTracker, PitchTracker, ShotTracker, TrackOutput, TrackScene};
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What the analysis thread hands to the renderer for one frame.
@@ -25,6 +27,9 @@ pub(super) struct RenderItem {
     pub(super) measure: Option<LaneMeasure>,
     pub(super) status: LaneStatus,
     pub(super) diag: Option<Box<DiagInfo>>,
+    /// The pipeline of this frame's shot when it has a geometry of its own (an edited video),
+    /// else the run's.
+    pub(super) shot_pipe: Option<Arc<Pipeline>>,
 }
 
 /// Callback for progress: frames done so far.
@@ -43,6 +48,14 @@ pub(super) struct Analyser<'a> {
     shots: Option<ShotTracker>,
     /// The video's frame rate, for trackers made again at a cut.
     fps: f64,
+    /// The pipeline of the current shot when its geometry was found in it (after a cut, with
+    /// `VideoJob::shot_search`); `None`: the run's.
+    shot_pipe: Option<Arc<Pipeline>>,
+    /// Frames read ahead to find a shot's geometry, analysed next; and an error or the end of
+    /// the input met while reading them, reported once they are done.
+    pending: VecDeque<VideoFrame>,
+    deferred: Option<Error>,
+    ended: bool,
     pub(super) summary: VideoSummary,
     telemetry: Option<TelemetryWriter>,
     on_record: &'a mut (dyn FnMut(&FrameRecord) + Send),
@@ -71,6 +84,10 @@ impl<'a> Analyser<'a> {
                 .restart_at_cuts
                 .then(|| ShotTracker::new(pipe.cfg.tracking.cut_ratio)),
             fps,
+            shot_pipe: None,
+            pending: VecDeque::new(),
+            deferred: None,
+            ended: false,
             summary,
             pipe,
             job,
@@ -100,10 +117,22 @@ impl<'a> Analyser<'a> {
                 self.summary.interrupted_at = Some(self.job.start + frame_idx);
                 return Ok(());
             }
-            let Some(raw) = next_frame()? else {
-                return Ok(());
+            let raw = match self.pending.pop_front() {
+                Some(f) => f,
+                None if self.deferred.is_some() => {
+                    return Err(self
+                        .deferred
+                        .take()
+                        .unwrap_or(Error::Invalid(String::new())))
+                }
+                None if self.ended => return Ok(()),
+                None => match next_frame()? {
+                    Some(f) => f,
+                    None => return Ok(()),
+                },
             };
-            let (rec, item) = self.analyse_frame(raw, frame_idx)?;
+            let cut = self.new_shot(&raw, frame_idx, next_frame)?;
+            let (rec, item) = self.analyse_frame(raw, frame_idx, cut)?;
             (self.on_record)(&rec);
             self.summary.measures.add(&rec);
             if let Some(t) = self.telemetry.as_mut() {
@@ -120,26 +149,120 @@ impl<'a> Analyser<'a> {
         }
     }
 
+    /// Whether `frame` begins a new shot (`tracking.restart_at_cuts`). At a cut the shot's
+    /// geometry is searched for in its frames, read ahead (`VideoJob::shot_search`), and the
+    /// lane and pitch trackers start again, as at the start of the video: the lane and pitch of
+    /// the shot before are not in this picture.
+    fn new_shot(
+        &mut self,
+        frame: &VideoFrame,
+        frame_idx: usize,
+        next_frame: &mut dyn FnMut() -> Result<Option<VideoFrame>>,
+    ) -> Result<bool> {
+        crate::base::frame::check_size(
+            &self.job.input,
+            (self.pipe.width, self.pipe.height),
+            frame.size(),
+        )?;
+        let cut = match self.shots.as_mut() {
+            Some(shots) => shots.update(luma_sample(&frame.raw()?)?),
+            None => false,
+        };
+        if !cut {
+            return Ok(false);
+        }
+        let at = self.job.start + frame_idx;
+        self.summary.cuts.push(at);
+        if let Some(search) = self.job.shot_search.clone() {
+            self.find_shot_geometry(frame, at, next_frame, search.as_ref())?;
+        }
+        let shot_pipe = self.shot_pipe.clone();
+        let pipe: &Pipeline = shot_pipe.as_deref().unwrap_or(self.pipe);
+        self.tracker = lane_tracker(pipe, self.fps);
+        self.pitch = pitch_tracker(pipe, self.fps);
+        Ok(true)
+    }
+
+    /// Read the frames of the shot that begins with `first` (to the next cut, at most
+    /// `SHOT_LOOKAHEAD_S`) into `pending`, and search a sample of them for the shot's
+    /// geometry: the shot is analysed with the geometry found in it, or, where none is, with
+    /// the run's (its lone lines then wait for a pair, `ShotTracker`).
+    fn find_shot_geometry(
+        &mut self,
+        first: &VideoFrame,
+        at: usize,
+        next_frame: &mut dyn FnMut() -> Result<Option<VideoFrame>>,
+        search: &ShotSearch,
+    ) -> Result<()> {
+        let Some(mut probe) = self.shots.clone() else {
+            return Ok(());
+        };
+        let (w, h) = first.size();
+        let frame_bytes = (w.max(0) as usize * h.max(0) as usize * 3 / 2).max(1);
+        let most = ((SHOT_LOOKAHEAD_S * self.fps).ceil() as usize)
+            .min(SHOT_LOOKAHEAD_BYTES / frame_bytes)
+            .max(1);
+        // The shot's frames after `first`: those read ahead already, then new ones.
+        let mut len = 0;
+        let mut complete = false;
+        for f in &self.pending {
+            if len + 1 >= most || probe.update(luma_sample(&f.raw()?)?) {
+                complete = true;
+                break;
+            }
+            len += 1;
+        }
+        while !complete && len + 1 < most && self.deferred.is_none() && !self.ended {
+            match next_frame() {
+                Ok(Some(f)) => {
+                    let cut = probe.update(luma_sample(&f.raw()?)?);
+                    self.pending.push_back(f);
+                    if cut {
+                        break;
+                    }
+                    len += 1;
+                }
+                Ok(None) => self.ended = true,
+                Err(e) => self.deferred = Some(e),
+            }
+        }
+        let shot: Vec<&VideoFrame> = std::iter::once(first)
+            .chain(self.pending.iter().take(len))
+            .collect();
+        let frames = crate::base::stats::evenly_spaced(shot.len(), SHOT_SAMPLES)
+            .into_iter()
+            .map(|i| shot[i].to_bgr())
+            .collect::<Result<Vec<_>>>()?;
+        let found = search(&frames)?;
+        self.shot_pipe = match &found {
+            Ok((cfg, _)) => {
+                let p = Pipeline::new(cfg.clone(), self.pipe.camera(), w, h)?;
+                p.prepare_for_video()?;
+                // Found in the shot's own frames, as the opening geometry was in the opening's.
+                if let Some(shots) = self.shots.as_mut() {
+                    shots.saw_pair();
+                }
+                Some(Arc::new(p))
+            }
+            Err(_) => None,
+        };
+        self.summary
+            .shot_geometry
+            .push((at, found.map(|(_, note)| note)));
+        Ok(())
+    }
+
     /// One frame: analysis, tracking, measurement; its telemetry record and, when rendering,
     /// what the renderer needs.
     fn analyse_frame(
         &mut self,
         decoded: VideoFrame,
         frame_idx: usize,
+        cut: bool,
     ) -> Result<(FrameRecord, Option<RenderItem>)> {
-        let pipe = self.pipe;
+        let shot_pipe = self.shot_pipe.clone();
+        let pipe: &Pipeline = shot_pipe.as_deref().unwrap_or(self.pipe);
         let (pts, time_s) = (decoded.pts, decoded.time_s);
-        crate::base::frame::check_size(&self.job.input, (pipe.width, pipe.height), decoded.size())?;
-        // A cut: the lane and the pitch of the shot before are not in this picture.
-        let cut = match self.shots.as_mut() {
-            Some(shots) => shots.update(luma_sample(&decoded.raw()?)?),
-            None => false,
-        };
-        if cut {
-            self.tracker = lane_tracker(pipe, self.fps);
-            self.pitch = pitch_tracker(pipe, self.fps);
-            self.summary.cuts.push(self.job.start + frame_idx);
-        }
         // The tracker works in the view of the camera's pitch; the search in the fixed view.
         let before = self.pitch.as_ref().map(|t| t.pitch());
         let to_fixed = ViewMap::new(pipe.horizon(), before, true);
@@ -254,10 +377,22 @@ impl<'a> Analyser<'a> {
             measure,
             status,
             diag,
+            shot_pipe,
         };
         Ok((rec, Some(item)))
     }
 }
+
+/// The longest stretch of a shot read ahead to find its geometry, seconds: 8 (the opening
+/// search's window is 30 s, but a compilation's shots are often shorter, and every frame read
+/// ahead is kept in memory until it is analysed).
+const SHOT_LOOKAHEAD_S: f64 = 8.0;
+
+/// The most memory the frames read ahead may take: 512 MiB (8 s of 1080p is 750 MB).
+const SHOT_LOOKAHEAD_BYTES: usize = 512 << 20;
+
+/// Frames of a shot searched for its geometry: 24, as at the opening.
+const SHOT_SAMPLES: usize = 24;
 
 /// The lane tracker of a run of `pipe` on a video of `fps` frames per second, as at its start.
 fn lane_tracker(pipe: &Pipeline, fps: f64) -> LaneTracker {

@@ -103,6 +103,14 @@ impl VideoFrame {
         })
     }
 
+    /// A BGR copy of the frame (converted when it was kept as planes).
+    pub fn to_bgr(&self) -> Result<BgrFrame> {
+        match &self.pixels {
+            Pixels::Bgr(b) => Ok(b.clone()),
+            Pixels::Planes(p) => p.to_bgr(),
+        }
+    }
+
     /// The frame as BGR (converted here when it was kept as planes).
     pub fn into_bgr(self) -> Result<BgrFrame> {
         match self.pixels {

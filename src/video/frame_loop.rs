@@ -32,10 +32,13 @@ fn ms_since(t: Instant) -> f64 {
 }
 
 fn render_item(
-    pipe: &Pipeline,
+    run_pipe: &Pipeline,
     item: RenderItem,
     mode: RenderMode,
 ) -> Result<(Encodable, RenderTimes)> {
+    // The frame's shot may have a geometry of its own (an edited video).
+    let shot_pipe = item.shot_pipe.clone();
+    let pipe = shot_pipe.as_deref().unwrap_or(run_pipe);
     let pts = item.pts;
     let mut times = RenderTimes::default();
     // The decoder's planes to BGR: part of drawing the frame (counted as overlay time).
@@ -526,6 +529,7 @@ pub fn analyze_video(
         codec: Codec::default(),
         threaded: true,
         cancel: Cancel::default(),
+        shot_search: None,
     };
     let mut out = Vec::new();
     run(

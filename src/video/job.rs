@@ -2,8 +2,12 @@
 //! per-stage timings and the summary.
 
 use crate::base::cancel::Cancel;
+use crate::base::config::Config;
+use crate::base::error::Result;
+use crate::base::frame::BgrFrame;
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Which encoder a sink uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -113,6 +117,13 @@ pub enum RenderMode {
     Diagnostic,
 }
 
+/// Finds the road geometry of a shot that begins at a cut, from its frames as decoded (BGR):
+/// the configuration to analyse the shot with and a line saying what was found, or why
+/// nothing was. Made by the layer that found the video's opening geometry (self-calibration,
+/// `geometry::shots`), which the frame loop cannot import.
+pub type ShotSearch =
+    dyn Fn(&[BgrFrame]) -> Result<std::result::Result<(Config, String), String>> + Send + Sync;
+
 /// A resolved video job (built once from flags by the CLI).
 pub struct VideoJob {
     pub input: PathBuf,
@@ -127,6 +138,9 @@ pub struct VideoJob {
     /// Polled between frames: when set, the run stops reading, finishes the frames in flight,
     /// finalises its outputs and reports `interrupted_at` (`Cancel::default()` never fires).
     pub cancel: Cancel,
+    /// With the geometry found in the video: each shot after a cut gets its own, found in its
+    /// frames (`ShotSearch`). `None` keeps one geometry for the whole video (a `--config`).
+    pub shot_search: Option<Arc<ShotSearch>>,
 }
 
 /// Per-stage time series (ms per frame) collected during a run.
@@ -197,6 +211,9 @@ pub struct VideoSummary {
     /// Frames that begin a new shot of an edited video (`tracking.restart_at_cuts`): the
     /// trackers started again there.
     pub cuts: Vec<usize>,
+    /// What the search for each such shot's geometry found (`VideoJob::shot_search`), by
+    /// frame.
+    pub shot_geometry: Vec<(usize, std::result::Result<String, String>)>,
 }
 
 impl VideoSummary {
@@ -218,6 +235,7 @@ impl VideoSummary {
             quad_note: None,
             measures: Default::default(),
             cuts: Vec::new(),
+            shot_geometry: Vec::new(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Edited videos: a cut between two shots restarts the lane tracking (`tracking.restart_at_cuts`),
-//! found where the picture changes at once and nowhere else.
+//! found where the picture changes at once and nowhere else; with the geometry found in the
+//! video, each shot after a cut is analysed with its own.
 
 use super::*;
 use serde_json::Value;
@@ -137,5 +138,74 @@ fn the_shared_clips_cuts_are_found_and_nothing_else() {
                 "{rel}: a lane drawn in the replay: {drawn:?}"
             );
         }
+    }
+}
+
+/// A compilation of three cameras (P1 solidWhiteRight, the Autobahn phone, the Udacity car), each
+/// scaled to 960x540 at 25 fps and joined, no config: the opening geometry is the first
+/// camera's, and each later shot finds its own in its frames. Before shots had geometries of
+/// their own, the Autobahn shot had both lines on 6% of its frames (the first camera's quad on
+/// another camera), and on 2% when it followed the Udacity clip.
+#[test]
+fn a_compilation_of_three_cameras_finds_each_shots_geometry() {
+    let (Some(a), Some(b), Some(c)) = (
+        data("lanelines_p1/test_videos/solidWhiteRight.mp4"),
+        data("videos/anycam/de_autobahn_akin.mp4"),
+        data("videos/hortovanyi/project_video_short.mp4"),
+    ) else {
+        return;
+    };
+    let d = tmp();
+    let joined = d.path().join("compilation.mp4");
+    let fit = "scale=960:540,fps=25,setpts=PTS-STARTPTS";
+    ffmpeg(&[
+        "-i".as_ref(),
+        a.as_os_str(),
+        "-i".as_ref(),
+        b.as_os_str(),
+        "-i".as_ref(),
+        c.as_os_str(),
+        "-filter_complex".as_ref(),
+        format!("[0]{fit}[a];[1]{fit}[b];[2]{fit}[c];[a][b][c]concat=n=3").as_ref(),
+        "-an".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "veryfast".as_ref(),
+        joined.as_os_str(),
+    ]);
+    let (recs, err) = records(&joined, &[], d.path());
+    let cut_at = cuts(&recs);
+    assert_eq!(cut_at.len(), 2, "{cut_at:?}: {err}");
+    // The joins, at 25 fps: 221 frames of the 8.8 s P1 clip, then 13 s of the Autobahn.
+    assert!((cut_at[0] as i64 - 221).abs() <= 1, "{cut_at:?}");
+    assert!((cut_at[1] as i64 - 546).abs() <= 1, "{cut_at:?}");
+    for f in &cut_at {
+        assert!(
+            err.contains(&format!("shot at frame {f}: geometry found in")),
+            "{err}"
+        );
+    }
+    let bounds = [0, cut_at[0] as usize, cut_at[1] as usize, recs.len()];
+    for (i, w) in bounds.windows(2).enumerate() {
+        let shot = &recs[w[0]..w[1]];
+        let both: Vec<&Value> = shot.iter().filter(|r| r["status"] == "both").collect();
+        let share = both.len() as f64 / shot.len() as f64;
+        let widths_in = both
+            .iter()
+            .filter(|r| {
+                r["lane_width_m"]
+                    .as_f64()
+                    .is_some_and(|w| (2.7..=4.3).contains(&w))
+            })
+            .count() as f64
+            / both.len().max(1) as f64;
+        eprintln!(
+            "shot {i} (frames {}-{}): both lines {share:.3}, widths in 2.7-4.3 m {widths_in:.3}",
+            w[0],
+            w[1] - 1
+        );
+        assert!(share >= 0.95, "shot {i}: both lines on {share:.3}");
+        assert!(widths_in >= 0.95, "shot {i}: widths {widths_in:.3}");
     }
 }

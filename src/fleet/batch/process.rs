@@ -390,7 +390,7 @@ pub(super) fn run_one(
     if let Some(cam) = &setup.camera {
         cam.check_frame_size(&item.path, None, (src.width, src.height))?;
     }
-    let (pipe, geometry_note) = if setup.find_geometry {
+    let (pipe, geometry_note, shot_search) = if setup.find_geometry {
         let mut sc = crate::geometry::selfcal::SelfCalOptions::default();
         sc.estimate.hfov_deg = setup.cfg.camera.hfov_deg;
         sc.searches_at_once = opts.videos_at_once;
@@ -402,9 +402,12 @@ pub(super) fn run_one(
         )?;
         let cfg = g.apply(&setup.cfg);
         let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
-        (Arc::new(pipe), Some(g.note()))
+        // Each shot after a cut of an edited video gets its own.
+        let shots =
+            crate::geometry::shots::shot_search(setup.cfg.clone(), setup.camera.clone(), sc);
+        (Arc::new(pipe), Some(g.note()), Some(shots))
     } else {
-        (setup.pipeline(src.width, src.height)?, None)
+        (setup.pipeline(src.width, src.height)?, None, None)
     };
     let telemetry = dir.join(TELEMETRY);
     let telemetry_tmp = partial(&telemetry);
@@ -418,6 +421,7 @@ pub(super) fn run_one(
         codec: opts.codec,
         threaded: true,
         cancel: cancel.clone(),
+        shot_search,
     };
     let mut stats = DriveStats::default();
     let result = video::run_with(&pipe, src, &job, &mut |r| stats.add(r), progress);
