@@ -4,6 +4,7 @@
 use super::decode::VideoFrame;
 use super::job::{RenderMode, ShotSearch, StageSeries, VideoJob, VideoSummary};
 use crate::base::error::{Error, Result};
+use crate::base::planes::RawFrame;
 use crate::base::telemetry::{FrameRecord, TelemetryWriter};
 use crate::lane::confidence::LaneStatus;
 use crate::lane::fit::Poly2;
@@ -117,19 +118,21 @@ impl<'a> Analyser<'a> {
                 self.summary.interrupted_at = Some(self.job.start + frame_idx);
                 return Ok(());
             }
+            // Frames read ahead first; then what reading them met (an error, the end).
             let raw = match self.pending.pop_front() {
                 Some(f) => f,
-                None if self.deferred.is_some() => {
-                    return Err(self
-                        .deferred
-                        .take()
-                        .unwrap_or(Error::Invalid(String::new())))
+                None => {
+                    if let Some(e) = self.deferred.take() {
+                        return Err(e);
+                    }
+                    if self.ended {
+                        return Ok(());
+                    }
+                    match next_frame()? {
+                        Some(f) => f,
+                        None => return Ok(()),
+                    }
                 }
-                None if self.ended => return Ok(()),
-                None => match next_frame()? {
-                    Some(f) => f,
-                    None => return Ok(()),
-                },
             };
             let cut = self.new_shot(&raw, frame_idx, next_frame)?;
             let (rec, item) = self.analyse_frame(raw, frame_idx, cut)?;
@@ -198,7 +201,12 @@ impl<'a> Analyser<'a> {
             return Ok(());
         };
         let (w, h) = first.size();
-        let frame_bytes = (w.max(0) as usize * h.max(0) as usize * 3 / 2).max(1);
+        let pixels = w.max(0) as usize * h.max(0) as usize;
+        let frame_bytes = match first.raw()? {
+            RawFrame::Yuv(_) => pixels * 3 / 2,
+            RawFrame::Bgr(_) => pixels * 3,
+        }
+        .max(1);
         let most = ((SHOT_LOOKAHEAD_S * self.fps).ceil() as usize)
             .min(SHOT_LOOKAHEAD_BYTES / frame_bytes)
             .max(1);

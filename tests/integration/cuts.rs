@@ -209,3 +209,70 @@ fn a_compilation_of_three_cameras_finds_each_shots_geometry() {
         assert!(widths_in >= 0.95, "shot {i}: widths {widths_in:.3}");
     }
 }
+
+/// A compilation cut off in the middle of its second shot, inside the stretch read ahead to
+/// find that shot's geometry: every frame decoded is analysed and written, and the run says it
+/// stopped (exit 1), as for any truncated video.
+#[test]
+fn a_compilation_cut_off_while_its_shot_is_read_ahead_writes_every_frame_read() {
+    let (Some(a), Some(b)) = (
+        data("videos/hortovanyi/project_video_short.mp4"),
+        data("videos/anycam/de_autobahn_akin.mp4"),
+    ) else {
+        return;
+    };
+    let d = tmp();
+    let joined = d.path().join("joined.mp4");
+    let fit = "scale=960:540,fps=25,setpts=PTS-STARTPTS";
+    ffmpeg(&[
+        "-i".as_ref(),
+        a.as_os_str(),
+        "-i".as_ref(),
+        b.as_os_str(),
+        "-filter_complex".as_ref(),
+        format!("[0]trim=end_frame=100,{fit}[a];[1]trim=end_frame=100,{fit}[b];[a][b]concat=n=2")
+            .as_ref(),
+        "-an".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "veryfast".as_ref(),
+        "-movflags".as_ref(),
+        "+faststart".as_ref(),
+        joined.as_os_str(),
+    ]);
+    let bytes = std::fs::read(&joined).unwrap();
+    let cut = d.path().join("cut.mp4");
+    std::fs::write(&cut, &bytes[..bytes.len() * 3 / 4]).unwrap();
+    let out = d.path().join("o.mp4");
+    let t = d.path().join("t.jsonl");
+    let o = lanes(&[
+        "video",
+        cut.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--telemetry",
+        t.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("STOPPED at frame"), "{err}");
+    assert!(
+        err.contains("shot at frame 100: geometry found in"),
+        "{err}"
+    );
+    let read: usize = err
+        .split(" frames read")
+        .next()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(read > 110 && read < 190, "{read} frames read: {err}");
+    let lines = std::fs::read_to_string(&t).unwrap().lines().count();
+    assert_eq!(lines, read, "a telemetry record per frame read");
+    let (n, _, _, _) = count_frames(&out);
+    assert_eq!(n, read, "output finalised with every frame read");
+}
