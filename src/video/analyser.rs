@@ -171,31 +171,55 @@ impl<'a> Analyser<'a> {
             Some(shots) => shots.update(luma_sample(&frame.raw()?)?),
             None => false,
         };
+        let at = self.job.start + frame_idx;
+        let search = self
+            .job
+            .shot_search
+            .clone()
+            .filter(|_| self.shots.is_some());
+        if frame_idx == 0 {
+            // The opening shot of an edited video: when it ends within the stretch read ahead,
+            // the opening search's samples reach into the shots after it, and the geometry it
+            // found may be theirs; the opening shot then gets its own search like any other.
+            if let Some(search) = search {
+                self.find_shot_geometry(frame, at, next_frame, search.as_ref(), true)?;
+            }
+            if self.shot_pipe.is_some() {
+                self.restart_trackers();
+            }
+            return Ok(false);
+        }
         if !cut {
             return Ok(false);
         }
-        let at = self.job.start + frame_idx;
         self.summary.cuts.push(at);
-        if let Some(search) = self.job.shot_search.clone() {
-            self.find_shot_geometry(frame, at, next_frame, search.as_ref())?;
+        if let Some(search) = search {
+            self.find_shot_geometry(frame, at, next_frame, search.as_ref(), false)?;
         }
+        self.restart_trackers();
+        Ok(true)
+    }
+
+    /// The lane and pitch trackers as at the start of a video, for the current shot's geometry.
+    fn restart_trackers(&mut self) {
         let shot_pipe = self.shot_pipe.clone();
         let pipe: &Pipeline = shot_pipe.as_deref().unwrap_or(self.pipe);
         self.tracker = lane_tracker(pipe, self.fps);
         self.pitch = pitch_tracker(pipe, self.fps);
-        Ok(true)
     }
 
     /// Read the frames of the shot that begins with `first` (to the next cut, at most
     /// `SHOT_LOOKAHEAD_S`) into `pending`, and search a sample of them for the shot's
     /// geometry: the shot is analysed with the geometry found in it, or, where none is, with
-    /// the run's (its lone lines then wait for a pair, `ShotTracker`).
+    /// the run's (its lone lines then wait for a pair, `ShotTracker`). With `only_if_short`
+    /// (the opening shot) nothing is searched unless the shot ends at a cut within the stretch.
     fn find_shot_geometry(
         &mut self,
         first: &VideoFrame,
         at: usize,
         next_frame: &mut dyn FnMut() -> Result<Option<VideoFrame>>,
         search: &ShotSearch,
+        only_if_short: bool,
     ) -> Result<()> {
         let Some(mut probe) = self.shots.clone() else {
             return Ok(());
@@ -212,27 +236,32 @@ impl<'a> Analyser<'a> {
             .max(1);
         // The shot's frames after `first`: those read ahead already, then new ones.
         let mut len = 0;
-        let mut complete = false;
+        let mut ends_at_cut = false;
         for f in &self.pending {
-            if len + 1 >= most || probe.update(luma_sample(&f.raw()?)?) {
-                complete = true;
+            if len + 1 >= most {
+                break;
+            }
+            if probe.update(luma_sample(&f.raw()?)?) {
+                ends_at_cut = true;
                 break;
             }
             len += 1;
         }
-        while !complete && len + 1 < most && self.deferred.is_none() && !self.ended {
+        while !ends_at_cut && len + 1 < most && self.deferred.is_none() && !self.ended {
             match next_frame() {
                 Ok(Some(f)) => {
-                    let cut = probe.update(luma_sample(&f.raw()?)?);
+                    ends_at_cut = probe.update(luma_sample(&f.raw()?)?);
                     self.pending.push_back(f);
-                    if cut {
-                        break;
+                    if !ends_at_cut {
+                        len += 1;
                     }
-                    len += 1;
                 }
                 Ok(None) => self.ended = true,
                 Err(e) => self.deferred = Some(e),
             }
+        }
+        if only_if_short && !ends_at_cut {
+            return Ok(());
         }
         let shot: Vec<&VideoFrame> = std::iter::once(first)
             .chain(self.pending.iter().take(len))
@@ -246,14 +275,15 @@ impl<'a> Analyser<'a> {
             Ok((cfg, _)) => {
                 let p = Pipeline::new(cfg.clone(), self.pipe.camera(), w, h)?;
                 p.prepare_for_video()?;
-                // Found in the shot's own frames, as the opening geometry was in the opening's.
-                if let Some(shots) = self.shots.as_mut() {
-                    shots.saw_pair();
-                }
                 Some(Arc::new(p))
             }
             Err(_) => None,
         };
+        // A geometry found in the shot's own frames holds there, as the opening's does in the
+        // opening; the run's, on a shot it was not found in, is not known to.
+        if let Some(shots) = self.shots.as_mut() {
+            shots.set_pair_seen(found.is_ok());
+        }
         self.summary
             .shot_geometry
             .push((at, found.map(|(_, note)| note)));

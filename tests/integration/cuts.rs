@@ -276,3 +276,54 @@ fn a_compilation_cut_off_while_its_shot_is_read_ahead_writes_every_frame_read() 
     let (n, _, _, _) = count_frames(&out);
     assert_eq!(n, read, "output finalised with every frame read");
 }
+
+/// A compilation that opens with a short shot (3 s of the Autobahn, then the Udacity project
+/// and shadow clips, all 960x540 at 25 fps): the opening search's samples reach into the
+/// Udacity shots and its geometry is theirs, so the opening shot, which ends within the
+/// stretch read ahead, gets its own. Before, the Autobahn's 3 s had both lines on none of its
+/// frames and a wrong lane drawn on 91% of them.
+#[test]
+fn a_short_opening_shot_gets_its_own_geometry() {
+    let (Some(a), Some(b), Some(c)) = (
+        data("videos/anycam/de_autobahn_akin.mp4"),
+        data("videos/hortovanyi/project_video_short.mp4"),
+        data("videos/hortovanyi/project_video_shadow.mp4"),
+    ) else {
+        return;
+    };
+    let d = tmp();
+    let joined = d.path().join("compilation.mp4");
+    let fit = "scale=960:540,fps=25,setpts=PTS-STARTPTS";
+    ffmpeg(&[
+        "-i".as_ref(),
+        a.as_os_str(),
+        "-i".as_ref(),
+        b.as_os_str(),
+        "-i".as_ref(),
+        c.as_os_str(),
+        "-filter_complex".as_ref(),
+        format!("[0]trim=end_frame=90,{fit}[a];[1]{fit}[b];[2]{fit}[c];[a][b][c]concat=n=3")
+            .as_ref(),
+        "-an".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "veryfast".as_ref(),
+        joined.as_os_str(),
+    ]);
+    let (recs, err) = records(&joined, &[], d.path());
+    let cut_at = cuts(&recs);
+    assert_eq!(cut_at.len(), 2, "{cut_at:?}: {err}");
+    assert!(err.contains("shot at frame 0: geometry found in"), "{err}");
+    let first = &recs[..cut_at[0] as usize];
+    let both = first.iter().filter(|r| r["status"] == "both").count();
+    let share = both as f64 / first.len() as f64;
+    eprintln!(
+        "opening shot: both lines on {both} of {} frames",
+        first.len()
+    );
+    assert!(share >= 0.9, "opening shot: both lines on {share:.3}");
+    for r in &recs[cut_at[0] as usize..] {
+        assert!(r["status"] != "none", "{r}");
+    }
+}

@@ -47,6 +47,13 @@ impl ShotTracker {
         self.pair_seen = true;
     }
 
+    /// Whether the current shot's lone lines are trusted from the start: its geometry was
+    /// found in its own frames (`true`), or it is another shot's (`false`: a pair must show
+    /// first).
+    pub fn set_pair_seen(&mut self, seen: bool) {
+        self.pair_seen = seen;
+    }
+
     /// Whether this frame starts a new shot. After a cut (and after a change of frame size)
     /// the new shot's usual difference is learnt again from its own frames.
     pub fn update(&mut self, sample: LumaSample) -> bool {
