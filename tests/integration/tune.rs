@@ -521,6 +521,7 @@ fn tune_save_writes_only_changed_values_and_reloads() {
             "[tracking]",
             "method = \"average\"",
             "online_pitch = false",
+            "restart_at_cuts = false",
             "[confidence]",
             "min_line = 0.0"
         ],

@@ -338,6 +338,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
             "[tracking]",
             "method = \"average\"",
             "online_pitch = false",
+            "restart_at_cuts = false",
             "[confidence]",
             "min_line = 0.0"
         ],
@@ -347,7 +348,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     assert!(
         msg.as_str()
             .unwrap()
-            .contains("saved lanes.toml (7 values differ"),
+            .contains("saved lanes.toml (8 values differ"),
         "{msg}"
     );
     // Unticking global_max switches to local contrast: now l_min is the one greyed out.
