@@ -262,6 +262,20 @@ impl VideoSummary {
         ))
     }
 
+    /// `cuts_note` with how many of the shots searched (`shot_geometry`) found their own
+    /// geometry: one line for a batch's note.
+    pub fn shots_note(&self) -> Option<String> {
+        let cuts = self.cuts_note()?;
+        if self.shot_geometry.is_empty() {
+            return Some(cuts);
+        }
+        let own = self.shot_geometry.iter().filter(|(_, g)| g.is_ok()).count();
+        Some(format!(
+            "{cuts}; {own} of {} shots searched found a geometry of their own",
+            self.shot_geometry.len()
+        ))
+    }
+
     pub fn fps(&self) -> f64 {
         if self.seconds > 0.0 {
             self.frames_read as f64 / self.seconds

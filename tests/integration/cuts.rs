@@ -208,6 +208,27 @@ fn a_compilation_of_three_cameras_finds_each_shots_geometry() {
         assert!(share >= 0.95, "shot {i}: both lines on {share:.3}");
         assert!(widths_in >= 0.95, "shot {i}: widths {widths_in:.3}");
     }
+    // `lanes batch` does the same and says so in the video's note.
+    let out = d.path().join("batch");
+    let o = lanes(&[
+        "batch",
+        joined.to_str().unwrap(),
+        "--render",
+        "none",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("batch.json")).unwrap()).unwrap();
+    let note = report["videos"][0]["note"].as_str().unwrap_or("");
+    assert!(
+        note.contains(&format!(
+            "an edited video: 2 cuts at frames {}, {}",
+            cut_at[0], cut_at[1]
+        )) && note.contains("2 of 2 shots searched found a geometry of their own"),
+        "{note}"
+    );
 }
 
 /// A compilation cut off in the middle of its second shot, inside the stretch read ahead to

@@ -430,6 +430,12 @@ pub(super) fn run_one(
             if s.quad_note.is_none() {
                 s.quad_note = geometry_note;
             }
+            if let Some(c) = s.shots_note() {
+                s.quad_note = Some(match s.quad_note.take() {
+                    Some(n) => format!("{n}; {c}"),
+                    None => c,
+                });
+            }
             s
         }
         other => {
