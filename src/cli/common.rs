@@ -154,6 +154,11 @@ impl GeometryArgs {
             None => false,
         };
         let mut opts = SelfCalOptions::default();
+        // Edited videos: the opening search keeps to the opening shot.
+        opts.cut_ratio = cfg
+            .tracking
+            .restart_at_cuts
+            .then_some(cfg.tracking.cut_ratio);
         opts.estimate.lane_width_m = self.lane_width;
         opts.estimate.hfov_deg = cfg.camera.hfov_deg;
         opts.estimate.validate()?;

@@ -6,6 +6,8 @@
 
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
+use crate::lane::shot::LumaSample;
+use crate::lane::track::ShotTracker;
 use crate::video::VideoSource;
 use std::path::Path;
 
@@ -97,7 +99,7 @@ pub fn sample_video_frames(path: &Path, count: usize) -> Result<Vec<SampledFrame
         n
     };
     let wanted = evenly_spaced(total, count.max(1));
-    let out = read_frames_at(&mut src, 0, &wanted, true)?;
+    let out = read_frames_at(&mut src, 0, &wanted, true, None)?;
     if out.is_empty() {
         return Err(Error::Video {
             path: path.to_path_buf(),
@@ -107,16 +109,51 @@ pub fn sample_video_frames(path: &Path, count: usize) -> Result<Vec<SampledFrame
     Ok(out)
 }
 
+/// Cuts among the frames decoded while sampling (the frame loop's rule, `lane::shot`, on the
+/// decoder's Y plane as stored), so that a search can keep to one shot of an edited video. A
+/// frame that is not 8-bit planar YUV, or frames passed over by a seek, leave it `blind`.
+#[derive(Debug, Clone)]
+pub struct ShotWatch {
+    tracker: ShotTracker,
+    /// Frames that begin a new shot, ascending.
+    pub cuts: Vec<usize>,
+    pub blind: bool,
+}
+
+impl ShotWatch {
+    /// Watch with `tracking.cut_ratio` `ratio`.
+    pub fn new(ratio: f64) -> Self {
+        Self {
+            tracker: ShotTracker::new(ratio),
+            cuts: Vec::new(),
+            blind: false,
+        }
+    }
+
+    fn see(&mut self, index: usize, sample: Option<LumaSample>) {
+        match sample {
+            Some(s) if !self.blind => {
+                if self.tracker.update(s) {
+                    self.cuts.push(index);
+                }
+            }
+            _ => self.blind = true,
+        }
+    }
+}
+
 /// The frames at `indices` (ascending) of `src`, whose next frame is `from`. With `seek`, a
 /// frame more than 50 ahead is reached by seeking when the backend confirms the position;
 /// without, every frame is decoded in order (a frame decoded after a seek into an open GOP can
 /// differ with the decoder's thread count: self-calibration must judge the same frames on every
-/// machine). Stops early at the end of the video.
+/// machine). With `watch`, every frame decoded is watched for cuts. Stops early at the end of
+/// the video.
 pub fn read_frames_at(
     src: &mut VideoSource,
     from: usize,
     indices: &[usize],
     seek: bool,
+    mut watch: Option<&mut ShotWatch>,
 ) -> Result<Vec<SampledFrame>> {
     let mut out = Vec::with_capacity(indices.len());
     let mut pos = from;
@@ -125,19 +162,40 @@ pub fn read_frames_at(
             continue;
         }
         if seek && i > pos + 50 && src.seek(i)? {
+            if let Some(w) = watch.as_deref_mut() {
+                w.blind = true;
+            }
             pos = i;
         }
         while pos < i {
-            if !src.skip()? {
-                return Ok(out);
+            match watch.as_deref_mut() {
+                Some(w) => match src.skip_sampled()? {
+                    Some(sample) => w.see(pos, sample),
+                    None => return Ok(out),
+                },
+                None => {
+                    if !src.skip()? {
+                        return Ok(out);
+                    }
+                }
             }
             pos += 1;
         }
-        let Some(frame) = src.read()? else {
+        let frame = match watch.as_deref_mut() {
+            Some(w) => src.read_frame_sampled()?.map(|(frame, sample)| {
+                w.see(pos, sample);
+                frame
+            }),
+            None => src.read_frame()?,
+        };
+        let Some(frame) = frame else {
             return Ok(out);
         };
         pos += 1;
-        out.push(SampledFrame { index: i, frame });
+        out.push(SampledFrame {
+            index: i,
+            frame: frame.into_bgr()?,
+        });
     }
     Ok(out)
 }

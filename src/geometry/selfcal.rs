@@ -16,7 +16,7 @@ use crate::base::frame::BgrFrame;
 use crate::geometry::autoperspective::{self as ap, Estimate, FrameOutcome, LaneLines, Options};
 use crate::geometry::sample::{
     midpoints, read_frames_at, record_budget_shared, recordable_window_s, window_samples,
-    RECORD_BUDGET_BYTES,
+    ShotWatch, RECORD_BUDGET_BYTES,
 };
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
@@ -63,6 +63,10 @@ pub struct SelfCalOptions {
     /// pixel count (a 1080p frame has 5x the pixels). At 360 rows the far markings fall under
     /// the ridge detector's 2-px floor and fewer frames are usable (the LA clip: 4 of 24, not 6).
     pub work_rows: i32,
+    /// `tracking.cut_ratio` when cuts are followed (`tracking.restart_at_cuts`): the opening
+    /// search then keeps to the opening shot of an edited video (`shots::opening_geometry`).
+    /// Default `None`: every sample counts.
+    pub cut_ratio: Option<f64>,
 }
 
 impl Default for SelfCalOptions {
@@ -80,6 +84,7 @@ impl Default for SelfCalOptions {
             max_horizon_spread: 0.04,
             searches_at_once: 1,
             work_rows: 480,
+            cut_ratio: None,
         }
     }
 }
@@ -414,14 +419,16 @@ pub fn find_on(
     let usable = |o: &[FrameOutcome]| o.iter().filter(|o| o.usable()).count();
     let mut outcomes = Vec::new();
     let mut indices = Vec::new();
+    let mut watch = opts.cut_ratio.map(ShotWatch::new);
     let round = |src: &mut VideoSource,
                  pos: &mut usize,
                  wanted: &[usize],
                  enough: usize,
                  outcomes: &mut Vec<FrameOutcome>,
-                 indices: &mut Vec<usize>| {
+                 indices: &mut Vec<usize>,
+                 mut watch: Option<&mut ShotWatch>| {
         for chunk in wanted.chunks(SAMPLE_CHUNK) {
-            let got = read_frames_at(src, *pos, chunk, false)?;
+            let got = read_frames_at(src, *pos, chunk, false, watch.as_deref_mut())?;
             let n = got.len();
             if let Some(last) = got.last() {
                 *pos = last.index + 1;
@@ -470,6 +477,7 @@ pub fn find_on(
             ENOUGH_FRAMES,
             &mut outcomes,
             &mut indices,
+            watch.as_mut(),
         )?;
         if ended || usable(&outcomes) >= opts.min_frames {
             break;
@@ -487,6 +495,7 @@ pub fn find_on(
         }
         src.record(budget);
         let mut from = 0;
+        // The first pass watched these frames already.
         round(
             src,
             &mut from,
@@ -494,14 +503,25 @@ pub fn find_on(
             usize::MAX,
             &mut outcomes,
             &mut indices,
+            None,
         )?;
     }
     if !src.rewind() {
         *src = VideoSource::open(&path)?;
     }
     let k = camera.map(|c| work.camera_matrix(&c.k));
-    let mut r =
-        geometry_from(&outcomes, k.as_ref(), work.size, opts)?.map(|g| g.scaled_back(&work));
+    let first_cut = watch
+        .filter(|w| !w.blind)
+        .and_then(|w| w.cuts.first().copied());
+    let mut r = crate::geometry::shots::opening_geometry(
+        &outcomes,
+        &indices,
+        first_cut,
+        k.as_ref(),
+        work.size,
+        opts,
+    )?
+    .map(|g| g.scaled_back(&work));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
         g.first_frame_used = outcomes

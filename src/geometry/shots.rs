@@ -8,6 +8,7 @@ use crate::base::camera::Camera;
 use crate::base::config::Config;
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
+use crate::geometry::autoperspective::FrameOutcome;
 use crate::geometry::selfcal::{analyse_frames, geometry_from, FoundGeometry, SelfCalOptions};
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
@@ -64,4 +65,43 @@ pub fn shot_search(base: Config, camera: Option<Camera>, opts: SelfCalOptions) -
             Err(reason) => Err(reason.split(" (need").next().unwrap_or(&reason).to_string()),
         })
     })
+}
+
+/// The opening geometry from the opening search's frames (`outcomes` of frames `indices`,
+/// analysed at `size`). With a cut at `first_cut` (an edited video), the samples after it are
+/// other shots, perhaps of other cameras: the geometry is the opening shot's, from the samples
+/// before the cut, when they give one. When they do not (a short opening shot: the frame loop
+/// then searches it on its own frames), all samples are combined, and when their horizons
+/// disagree (two cameras), the shot after the cut is tried. Without a cut: all samples, as
+/// always.
+pub fn opening_geometry(
+    outcomes: &[FrameOutcome],
+    indices: &[usize],
+    first_cut: Option<usize>,
+    k: Option<&[[f64; 3]; 3]>,
+    size: (i32, i32),
+    opts: &SelfCalOptions,
+) -> Result<std::result::Result<FoundGeometry, String>> {
+    let Some(cut) = first_cut else {
+        return geometry_from(outcomes, k, size, opts);
+    };
+    let part = |before: bool| -> Vec<FrameOutcome> {
+        outcomes
+            .iter()
+            .zip(indices)
+            .filter(|(_, i)| (**i < cut) == before)
+            .map(|(o, _)| o.clone())
+            .collect()
+    };
+    if let Ok(g) = geometry_from(&part(true), k, size, opts)? {
+        return Ok(Ok(g));
+    }
+    let all = geometry_from(outcomes, k, size, opts)?;
+    if all.is_ok() {
+        return Ok(all);
+    }
+    match geometry_from(&part(false), k, size, opts)? {
+        Ok(g) => Ok(Ok(g)),
+        Err(_) => Ok(all),
+    }
 }

@@ -31,14 +31,7 @@ pub struct LumaSample {
 pub fn luma_sample(raw: &RawFrame) -> Result<LumaSample> {
     let mut values = Vec::new();
     let size = match raw {
-        RawFrame::Yuv(p) => {
-            let (w, h) = (p.width.max(0) as usize, p.height.max(0) as usize);
-            for y in (0..h).step_by(SAMPLE_STEP) {
-                let row = &p.y[y * p.y_stride..y * p.y_stride + w];
-                values.extend(row.iter().step_by(SAMPLE_STEP));
-            }
-            (p.width, p.height)
-        }
+        RawFrame::Yuv(p) => return Ok(plane_sample((p.width, p.height), p.y, p.y_stride)),
         RawFrame::Bgr(f) => {
             let (w, h) = (f.width().max(0) as usize, f.height().max(0) as usize);
             let bytes = f.bytes()?;
@@ -53,6 +46,22 @@ pub fn luma_sample(raw: &RawFrame) -> Result<LumaSample> {
         }
     };
     Ok(LumaSample { size, values })
+}
+
+/// The luma grid of an 8-bit luma plane of `width` x `height` pixels, rows `stride` bytes
+/// apart (a decoder's Y plane); rows the plane does not hold are left out.
+pub fn plane_sample((width, height): (i32, i32), plane: &[u8], stride: usize) -> LumaSample {
+    let (w, h) = (width.max(0) as usize, height.max(0) as usize);
+    let mut values = Vec::with_capacity(w.div_ceil(SAMPLE_STEP) * h.div_ceil(SAMPLE_STEP));
+    for y in (0..h).step_by(SAMPLE_STEP) {
+        if let Some(row) = plane.get(y * stride..y * stride + w) {
+            values.extend(row.iter().step_by(SAMPLE_STEP));
+        }
+    }
+    LumaSample {
+        size: (width, height),
+        values,
+    }
 }
 
 /// The mean absolute difference of two frames' luma grids, as a share of full scale (0..1);

@@ -6,6 +6,7 @@
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::base::planes::RawFrame;
+use crate::lane::shot::{plane_sample, LumaSample};
 use crate::video::rotation::{display_rotation, Rotation};
 use crate::video::yuv::Yuv420;
 use ffmpeg::ffi;
@@ -118,6 +119,30 @@ impl VideoFrame {
             Pixels::Planes(p) => p.to_bgr(),
         }
     }
+}
+
+/// The luma grid of a decoded frame's Y plane as stored, when it is 8-bit planar YUV (any
+/// chroma subsampling or range).
+fn y_plane_sample(f: &ffmpeg::frame::Video) -> Option<LumaSample> {
+    use ffmpeg::format::Pixel;
+    let planar_yuv8 = matches!(
+        f.format(),
+        Pixel::YUV420P
+            | Pixel::YUVJ420P
+            | Pixel::YUV422P
+            | Pixel::YUVJ422P
+            | Pixel::YUV444P
+            | Pixel::YUVJ444P
+            | Pixel::NV12
+            | Pixel::NV21
+    );
+    (planar_yuv8 && f.width() > 0 && f.height() > 0).then(|| {
+        plane_sample(
+            (f.width() as i32, f.height() as i32),
+            f.data(0),
+            f.stride(0),
+        )
+    })
 }
 
 /// An opened input video.
@@ -540,6 +565,18 @@ impl VideoSource {
     /// Read the next frame with its presentation time: video-range 8-bit 4:2:0 frames of a
     /// stream without rotation as the decoder's planes (not converted), others as BGR.
     pub fn read_frame(&mut self) -> Result<Option<VideoFrame>> {
+        Ok(self.read_frame_with(false)?.map(|(f, _)| f))
+    }
+
+    /// `read_frame`, with the luma grid of the decoder's Y plane (`skip_sampled`).
+    pub fn read_frame_sampled(&mut self) -> Result<Option<(VideoFrame, Option<LumaSample>)>> {
+        self.read_frame_with(true)
+    }
+
+    fn read_frame_with(
+        &mut self,
+        sampled: bool,
+    ) -> Result<Option<(VideoFrame, Option<LumaSample>)>> {
         if self.remaining == 0 {
             return Ok(None);
         }
@@ -547,6 +584,7 @@ impl VideoSource {
             return Ok(None);
         };
         self.remaining -= 1;
+        let sample = if sampled { y_plane_sample(&f) } else { None };
         let pts = f.timestamp().or(f.pts());
         let time_s = match pts {
             Some(p) => {
@@ -563,11 +601,14 @@ impl VideoSource {
             Ok(p) => Pixels::Planes(p),
             Err(f) => Pixels::Bgr(self.to_bgr(&f)?),
         };
-        Ok(Some(VideoFrame {
-            pts,
-            time_s,
-            pixels,
-        }))
+        Ok(Some((
+            VideoFrame {
+                pts,
+                time_s,
+                pixels,
+            },
+            sample,
+        )))
     }
 
     /// A decoded frame as upright BGR.
@@ -598,6 +639,16 @@ impl VideoSource {
             return Ok(false);
         }
         Ok(self.decode_next()?.is_some())
+    }
+
+    /// Skip a frame as `skip` does, with the luma grid (`lane::shot`) of the decoder's Y plane
+    /// as stored (unrotated, unconverted), when the frame is 8-bit planar YUV (`Ok(Some(None))`
+    /// for other formats). `Ok(None)` at the end.
+    pub fn skip_sampled(&mut self) -> Result<Option<Option<LumaSample>>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        Ok(self.decode_next()?.map(|f| y_plane_sample(&f)))
     }
 
     /// Seek so that the next `read` returns frame `n` (0-based, counted at the stream's rate

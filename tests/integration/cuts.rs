@@ -348,3 +348,48 @@ fn a_short_opening_shot_gets_its_own_geometry() {
         assert!(r["status"] != "none", "{r}");
     }
 }
+
+/// Two cameras joined by a half-second dissolve (the Udacity project clip's first 7.5 s fading
+/// into the Autobahn, 960x540 at 25 fps, yuv420p): the opening search's samples span both
+/// cameras, whose horizons are 68 px apart, and the video used to be refused ("the horizons
+/// of the 12 usable sampled frames disagree"). The search now keeps to the samples before the
+/// cut it saw while decoding; the cut is found at the end of the dissolve.
+#[test]
+fn a_dissolve_between_two_cameras_is_a_cut_and_the_opening_keeps_to_its_shot() {
+    let (Some(a), Some(b)) = (
+        data("videos/hortovanyi/project_video_short.mp4"),
+        data("videos/anycam/de_autobahn_akin.mp4"),
+    ) else {
+        return;
+    };
+    let d = tmp();
+    let joined = d.path().join("dissolve.mp4");
+    let fit = "scale=960:540,fps=25,setpts=PTS-STARTPTS,format=yuv420p";
+    ffmpeg(&[
+        "-i".as_ref(),
+        a.as_os_str(),
+        "-i".as_ref(),
+        b.as_os_str(),
+        "-filter_complex".as_ref(),
+        format!("[0]{fit}[a];[1]{fit}[b];[a][b]xfade=transition=fade:duration=0.5:offset=7.5,format=yuv420p")
+            .as_ref(),
+        "-an".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "veryfast".as_ref(),
+        joined.as_os_str(),
+    ]);
+    let (recs, err) = records(&joined, &[], d.path());
+    let cut_at = cuts(&recs);
+    // The dissolve runs over frames 187-199.
+    assert_eq!(cut_at.len(), 1, "{cut_at:?}: {err}");
+    assert!((187..=201).contains(&cut_at[0]), "{cut_at:?}");
+    let c = cut_at[0] as usize;
+    for (name, shot) in [("opening", &recs[..c]), ("second", &recs[c..])] {
+        let both = shot.iter().filter(|r| r["status"] == "both").count();
+        let share = both as f64 / shot.len() as f64;
+        eprintln!("{name} shot: both lines on {both} of {}", shot.len());
+        assert!(share >= 0.95, "{name} shot: {share:.3}: {err}");
+    }
+}
