@@ -153,12 +153,14 @@ impl GeometryArgs {
             Some(p) => Config::file_names_section(p, "perspective")?,
             None => false,
         };
-        let mut opts = SelfCalOptions::default();
-        // Edited videos: the opening search keeps to the opening shot.
-        opts.cut_ratio = cfg
-            .tracking
-            .restart_at_cuts
-            .then_some(cfg.tracking.cut_ratio);
+        let mut opts = SelfCalOptions {
+            // Edited videos: the opening search keeps to the opening shot.
+            cut_ratio: cfg
+                .tracking
+                .restart_at_cuts
+                .then_some(cfg.tracking.cut_ratio),
+            ..SelfCalOptions::default()
+        };
         opts.estimate.lane_width_m = self.lane_width;
         opts.estimate.hfov_deg = cfg.camera.hfov_deg;
         opts.estimate.validate()?;
