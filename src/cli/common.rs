@@ -155,10 +155,7 @@ impl GeometryArgs {
         };
         let mut opts = SelfCalOptions {
             // Edited videos: the opening search keeps to the opening shot.
-            cut_ratio: cfg
-                .tracking
-                .restart_at_cuts
-                .then_some(cfg.tracking.cut_ratio),
+            cut_ratio: cfg.tracking.cuts(),
             ..SelfCalOptions::default()
         };
         opts.estimate.lane_width_m = self.lane_width;

@@ -71,9 +71,9 @@ pub fn shot_search(base: Config, camera: Option<Camera>, opts: SelfCalOptions) -
 /// analysed at `size`). With a cut at `first_cut` (an edited video), the samples after it are
 /// other shots, perhaps of other cameras: the geometry is the opening shot's, from the samples
 /// before the cut, when they give one. When they do not (a short opening shot: the frame loop
-/// then searches it on its own frames), all samples are combined, and when their horizons
-/// disagree (two cameras), the shot after the cut is tried. Without a cut: all samples, as
-/// always.
+/// then searches it on its own frames), all samples are combined, and when they give none
+/// (two cameras whose horizons disagree), the samples after the cut. Without a cut: all
+/// samples, as always.
 pub fn opening_geometry(
     outcomes: &[FrameOutcome],
     indices: &[usize],

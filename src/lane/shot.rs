@@ -29,23 +29,23 @@ pub struct LumaSample {
 
 /// The luma grid of a frame: the decoder's Y plane, or BT.601 luma of BGR pixels.
 pub fn luma_sample(raw: &RawFrame) -> Result<LumaSample> {
-    let mut values = Vec::new();
-    let size = match raw {
+    let f = match raw {
         RawFrame::Yuv(p) => return Ok(plane_sample((p.width, p.height), p.y, p.y_stride)),
-        RawFrame::Bgr(f) => {
-            let (w, h) = (f.width().max(0) as usize, f.height().max(0) as usize);
-            let bytes = f.bytes()?;
-            for y in (0..h).step_by(SAMPLE_STEP) {
-                let row = &bytes[y * w * 3..(y + 1) * w * 3];
-                values.extend(row.chunks_exact(3).step_by(SAMPLE_STEP).map(|px| {
-                    // BT.601 weights in 1/256 (29 + 150 + 77 = 256).
-                    ((29 * px[0] as u32 + 150 * px[1] as u32 + 77 * px[2] as u32 + 128) >> 8) as u8
-                }));
-            }
-            (f.width(), f.height())
-        }
+        RawFrame::Bgr(f) => f,
     };
-    Ok(LumaSample { size, values })
+    let (w, h) = (f.width().max(0) as usize, f.height().max(0) as usize);
+    let bytes = f.bytes()?;
+    let mut values = Vec::with_capacity(w.div_ceil(SAMPLE_STEP) * h.div_ceil(SAMPLE_STEP));
+    for row in bytes.chunks_exact((w * 3).max(1)).step_by(SAMPLE_STEP) {
+        values.extend(row.chunks_exact(3).step_by(SAMPLE_STEP).map(|px| {
+            // BT.601 weights in 1/256 (29 + 150 + 77 = 256).
+            ((29 * px[0] as u32 + 150 * px[1] as u32 + 77 * px[2] as u32 + 128) >> 8) as u8
+        }));
+    }
+    Ok(LumaSample {
+        size: (f.width(), f.height()),
+        values,
+    })
 }
 
 /// The luma grid of an 8-bit luma plane of `width` x `height` pixels, rows `stride` bytes

@@ -79,11 +79,7 @@ impl<'a> Analyser<'a> {
         Self {
             tracker: lane_tracker(pipe, fps),
             pitch: pitch_tracker(pipe, fps),
-            shots: pipe
-                .cfg
-                .tracking
-                .restart_at_cuts
-                .then(|| ShotTracker::new(pipe.cfg.tracking.cut_ratio)),
+            shots: pipe.cfg.tracking.cuts().map(ShotTracker::new),
             fps,
             shot_pipe: None,
             pending: VecDeque::new(),

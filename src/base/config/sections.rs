@@ -283,6 +283,13 @@ pub struct TrackingConfig {
     pub cut_ratio: f64,
 }
 
+impl TrackingConfig {
+    /// `cut_ratio` when cuts are followed (`restart_at_cuts`), else `None`.
+    pub fn cuts(&self) -> Option<f64> {
+        self.restart_at_cuts.then_some(self.cut_ratio)
+    }
+}
+
 impl Default for TrackingConfig {
     fn default() -> Self {
         Self {

@@ -394,11 +394,7 @@ pub(super) fn run_one(
         let mut sc = crate::geometry::selfcal::SelfCalOptions::default();
         sc.estimate.hfov_deg = setup.cfg.camera.hfov_deg;
         sc.searches_at_once = opts.videos_at_once;
-        sc.cut_ratio = setup
-            .cfg
-            .tracking
-            .restart_at_cuts
-            .then_some(setup.cfg.tracking.cut_ratio);
+        sc.cut_ratio = setup.cfg.tracking.cuts();
         let g = crate::geometry::selfcal::find_on(&mut src, setup.camera.as_ref(), &sc)?.map_err(
             |reason| Error::Video {
                 path: item.path.clone(),
