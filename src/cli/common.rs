@@ -141,7 +141,8 @@ impl GeometryArgs {
         config: Option<&Path>,
         camera: Option<&Camera>,
     ) -> Result<Resolved> {
-        use lanes::geometry::selfcal::{self, GeometryChoice, SelfCalOptions};
+        use lanes::geometry::resolve::{self, GeometryChoice};
+        use lanes::geometry::selfcal::SelfCalOptions;
         let mut cfg = load_config(config)?;
         check_fov_without_camera(self.fov, camera.is_some())?;
         if let Some(f) = self.fov {
@@ -167,12 +168,12 @@ impl GeometryArgs {
             GeometryChoice::Find
         };
         let base = cfg.clone();
-        let selfcal::Resolved { cfg, found, source } =
-            selfcal::resolve(input, &cfg, choice, camera, &opts)?;
+        let resolve::Resolved { cfg, found, source } =
+            resolve::resolve(input, &cfg, choice, camera, &opts)?;
         // Found in the video: each shot after a cut gets its own.
         let shot_search = found
             .is_some()
-            .then(|| lanes::geometry::shots::shot_search(base, camera.cloned(), opts));
+            .then(|| lanes::geometry::resolve::shot_search(base, camera.cloned(), opts));
         if let Some(g) = &found {
             eprintln!("lanes: {}: {}", input.display(), g.describe());
             for w in &g.warnings {

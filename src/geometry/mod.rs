@@ -2,7 +2,7 @@
 
 pub mod autoperspective;
 pub mod calibrate;
+pub mod resolve;
 pub mod sample;
 pub mod selfcal;
-pub mod shots;
 pub mod work_scale;

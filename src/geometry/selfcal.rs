@@ -21,7 +21,6 @@ use crate::geometry::sample::{
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
 use crate::video::VideoSource;
-use std::path::Path;
 
 /// Options of the search. `Default` gives the values documented on each field.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,7 +63,7 @@ pub struct SelfCalOptions {
     /// the ridge detector's 2-px floor and fewer frames are usable (the LA clip: 4 of 24, not 6).
     pub work_rows: i32,
     /// `tracking.cut_ratio` when cuts are followed (`tracking.restart_at_cuts`): the opening
-    /// search then keeps to the opening shot of an edited video (`shots::opening_geometry`).
+    /// search then keeps to the opening shot of an edited video (`opening_geometry`).
     /// Default `None`: every sample counts.
     pub cut_ratio: Option<f64>,
 }
@@ -513,15 +512,8 @@ pub fn find_on(
     let first_cut = watch
         .filter(|w| !w.blind)
         .and_then(|w| w.cuts.first().copied());
-    let mut r = crate::geometry::shots::opening_geometry(
-        &outcomes,
-        &indices,
-        first_cut,
-        k.as_ref(),
-        work.size,
-        opts,
-    )?
-    .map(|g| g.scaled_back(&work));
+    let mut r = opening_geometry(&outcomes, &indices, first_cut, k.as_ref(), work.size, opts)?
+        .map(|g| g.scaled_back(&work));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
         g.first_frame_used = outcomes
@@ -548,69 +540,42 @@ const SAMPLE_CHUNK: usize = 8;
 /// "high" confidence estimate.
 const ENOUGH_FRAMES: usize = 8;
 
-/// Where a run's road geometry comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GeometryChoice {
-    /// The configuration's perspective and units, as given (a `--config` that names them).
-    Fixed,
-    /// Found in the video itself.
-    Find,
-}
-
-/// What a video runs with: its configuration, the geometry found (when it was searched for)
-/// and the source opened to check or find it, at its first frame, for the run to read on.
-pub struct Resolved {
-    pub cfg: Config,
-    pub found: Option<FoundGeometry>,
-    pub source: VideoSource,
-}
-
-/// The configuration a video runs with: `cfg` as it is when its geometry is fixed (refused
-/// before any frame is processed when its quad does not fit the video's frames), or with the
-/// geometry found in the video. A video whose geometry cannot be found is an error naming the
-/// file and why, rather than lanes drawn from a guess.
-pub fn resolve(
-    path: &Path,
-    cfg: &Config,
-    choice: GeometryChoice,
-    camera: Option<&Camera>,
+/// The opening geometry from the opening search's frames (`outcomes` of frames `indices`,
+/// analysed at `size`). With a cut at `first_cut` (an edited video), the samples after it are
+/// other shots, perhaps of other cameras: the geometry is the opening shot's, from the samples
+/// before the cut, when they give one. When they do not (a short opening shot: the frame loop
+/// then searches it on its own frames), all samples are combined, and when they give none
+/// (two cameras whose horizons disagree), the samples after the cut. Without a cut: all
+/// samples, as always.
+pub fn opening_geometry(
+    outcomes: &[FrameOutcome],
+    indices: &[usize],
+    first_cut: Option<usize>,
+    k: Option<&[[f64; 3]; 3]>,
+    size: (i32, i32),
     opts: &SelfCalOptions,
-) -> Result<Resolved> {
-    let mut src = VideoSource::open(path)?;
-    match choice {
-        GeometryChoice::Fixed => {
-            if let Some(c) = cfg.perspective.corner_outside(src.width, src.height) {
-                return Err(Error::Video {
-                    path: path.to_path_buf(),
-                    message: format!(
-                        "the config's perspective.src corner [{}, {}] lies outside the video's {}x{} frames: the quad was made for another camera or frame size (leave [perspective] out of the config to have it found in the video, or make one with `lanes perspective {}`)",
-                        c[0],
-                        c[1],
-                        src.width,
-                        src.height,
-                        path.display()
-                    ),
-                });
-            }
-            Ok(Resolved {
-                cfg: cfg.clone(),
-                found: None,
-                source: src,
-            })
-        }
-        GeometryChoice::Find => match find_on(&mut src, camera, opts)? {
-            Ok(g) => Ok(Resolved {
-                cfg: g.apply(cfg),
-                found: Some(g),
-                source: src,
-            }),
-            Err(reason) => Err(Error::Video {
-                path: path.to_path_buf(),
-                message: format!(
-                    "{reason}; no lanes drawn from a guess (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)"
-                ),
-            }),
-        },
+) -> Result<std::result::Result<FoundGeometry, String>> {
+    let Some(cut) = first_cut else {
+        return geometry_from(outcomes, k, size, opts);
+    };
+    let part = |before: bool| -> Vec<FrameOutcome> {
+        outcomes
+            .iter()
+            .zip(indices)
+            .filter(|(_, i)| (**i < cut) == before)
+            .map(|(o, _)| o.clone())
+            .collect()
+    };
+    if let Ok(g) = geometry_from(&part(true), k, size, opts)? {
+        return Ok(Ok(g));
+    }
+    let all = geometry_from(outcomes, k, size, opts)?;
+    if all.is_ok() {
+        return Ok(all);
+    }
+    match geometry_from(&part(false), k, size, opts)? {
+        Ok(g) => Ok(Ok(g)),
+        Err(_) => Ok(all),
     }
 }
 

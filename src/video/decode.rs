@@ -6,9 +6,9 @@
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::base::planes::RawFrame;
-use crate::lane::shot::{plane_sample, LumaSample};
+use crate::lane::shot::LumaSample;
 use crate::video::rotation::{display_rotation, Rotation};
-use crate::video::yuv::Yuv420;
+use crate::video::yuv::{y_plane_sample, Yuv420};
 use ffmpeg::ffi;
 use ffmpeg_next as ffmpeg;
 use opencv::core::{self, Mat};
@@ -119,30 +119,6 @@ impl VideoFrame {
             Pixels::Planes(p) => p.to_bgr(),
         }
     }
-}
-
-/// The luma grid of a decoded frame's Y plane as stored, when it is 8-bit planar YUV (any
-/// chroma subsampling or range).
-fn y_plane_sample(f: &ffmpeg::frame::Video) -> Option<LumaSample> {
-    use ffmpeg::format::Pixel;
-    let planar_yuv8 = matches!(
-        f.format(),
-        Pixel::YUV420P
-            | Pixel::YUVJ420P
-            | Pixel::YUV422P
-            | Pixel::YUVJ422P
-            | Pixel::YUV444P
-            | Pixel::YUVJ444P
-            | Pixel::NV12
-            | Pixel::NV21
-    );
-    (planar_yuv8 && f.width() > 0 && f.height() > 0).then(|| {
-        plane_sample(
-            (f.width() as i32, f.height() as i32),
-            f.data(0),
-            f.stride(0),
-        )
-    })
 }
 
 /// An opened input video.

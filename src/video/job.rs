@@ -120,7 +120,7 @@ pub enum RenderMode {
 /// Finds the road geometry of a shot that begins at a cut, from its frames as decoded (BGR):
 /// the configuration to analyse the shot with and a line saying what was found, or why
 /// nothing was. Made by the layer that found the video's opening geometry (self-calibration,
-/// `geometry::shots`), which the frame loop cannot import.
+/// `geometry::resolve`), which the frame loop cannot import.
 pub type ShotSearch =
     dyn Fn(&[BgrFrame]) -> Result<std::result::Result<(Config, String), String>> + Send + Sync;
 

@@ -5,6 +5,7 @@
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
 use crate::base::planes::Yuv420Planes;
+use crate::lane::shot::{plane_sample, LumaSample};
 use ffmpeg::ffi;
 use ffmpeg_next as ffmpeg;
 use opencv::core::{self, Mat};
@@ -202,6 +203,30 @@ fn planes_of(f: &ffmpeg::frame::Video, w: i32, h: i32) -> Result<Yuv420Planes<'_
         (f.data(1), f.stride(1)),
         (f.data(2), f.stride(2)),
     )
+}
+
+/// The luma grid of a decoded frame's Y plane as stored, when it is 8-bit planar YUV (any
+/// chroma subsampling or range).
+pub(crate) fn y_plane_sample(f: &ffmpeg::frame::Video) -> Option<LumaSample> {
+    use ffmpeg::format::Pixel;
+    let planar_yuv8 = matches!(
+        f.format(),
+        Pixel::YUV420P
+            | Pixel::YUVJ420P
+            | Pixel::YUV422P
+            | Pixel::YUVJ422P
+            | Pixel::YUV444P
+            | Pixel::YUVJ444P
+            | Pixel::NV12
+            | Pixel::NV21
+    );
+    (planar_yuv8 && f.width() > 0 && f.height() > 0).then(|| {
+        plane_sample(
+            (f.width() as i32, f.height() as i32),
+            f.data(0),
+            f.stride(0),
+        )
+    })
 }
 
 /// A decoded video-range 8-bit 4:2:0 frame of even size (`yuv420p`, nearly every dashcam),

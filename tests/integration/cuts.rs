@@ -31,34 +31,54 @@ fn cuts(recs: &[Value]) -> Vec<u64> {
         .collect()
 }
 
+/// Every clip of a compilation made here: 960x540 at 25 fps, timestamps from 0.
+const FIT: &str = "scale=960:540,fps=25,setpts=PTS-STARTPTS";
+
+/// `inputs` joined by the ffmpeg `filter` (inputs `[0]`, `[1]`, ...) into `out`, H.264
+/// (veryfast), no audio, with `extra` options before the output.
+fn join(inputs: &[&Path], filter: &str, extra: &[&str], out: &Path) {
+    use std::ffi::OsStr;
+    let mut args: Vec<&OsStr> = Vec::new();
+    for i in inputs {
+        args.extend([OsStr::new("-i"), i.as_os_str()]);
+    }
+    let encode = [
+        "-filter_complex",
+        filter,
+        "-an",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+    ];
+    args.extend(encode.iter().chain(extra).map(OsStr::new));
+    args.push(out.as_os_str());
+    ffmpeg(&args);
+}
+
+/// The shared clips `rels` joined by `filter` (`join`) into `joined.mp4` in a new temporary
+/// folder; `None` when the data is missing (`data` says why).
+fn joined_clips(
+    rels: &[&str],
+    filter: &str,
+    extra: &[&str],
+) -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    let clips = rels.iter().map(|r| data(r)).collect::<Option<Vec<_>>>()?;
+    let d = tmp();
+    let out = d.path().join("joined.mp4");
+    let inputs: Vec<&Path> = clips.iter().map(|p| p.as_path()).collect();
+    join(&inputs, filter, extra, &out);
+    Some((d, out))
+}
+
 /// Two places of the Udacity drive joined (the project clip's first 100 frames, then the
 /// shadow clip's): one cut, at frame 100, where the lane is searched afresh; with
 /// `restart_at_cuts = false` none.
 #[test]
 fn a_cut_between_two_places_of_a_drive_restarts_the_tracking_there() {
-    let (Some(a), Some(b)) = (
-        data("videos/hortovanyi/project_video_short.mp4"),
-        data("videos/hortovanyi/project_video_shadow.mp4"),
-    ) else {
+    let Some((d, joined)) = joined_clips(&["videos/hortovanyi/project_video_short.mp4", "videos/hortovanyi/project_video_shadow.mp4"], "[0]trim=end_frame=100,setpts=PTS-STARTPTS[a];[1]trim=end_frame=100,setpts=PTS-STARTPTS[b];[a][b]concat=n=2", &[]) else {
         return;
     };
-    let d = tmp();
-    let joined = d.path().join("joined.mp4");
-    ffmpeg(&[
-        "-i".as_ref(),
-        a.as_os_str(),
-        "-i".as_ref(),
-        b.as_os_str(),
-        "-filter_complex".as_ref(),
-        "[0]trim=end_frame=100,setpts=PTS-STARTPTS[a];[1]trim=end_frame=100,setpts=PTS-STARTPTS[b];[a][b]concat=n=2"
-            .as_ref(),
-        "-an".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-preset".as_ref(),
-        "veryfast".as_ref(),
-        joined.as_os_str(),
-    ]);
     let geometry = [
         "--camera",
         "calibration/udacity.yml",
@@ -148,32 +168,18 @@ fn the_shared_clips_cuts_are_found_and_nothing_else() {
 /// another camera), and on 2% when it followed the Udacity clip.
 #[test]
 fn a_compilation_of_three_cameras_finds_each_shots_geometry() {
-    let (Some(a), Some(b), Some(c)) = (
-        data("lanelines_p1/test_videos/solidWhiteRight.mp4"),
-        data("videos/anycam/de_autobahn_akin.mp4"),
-        data("videos/hortovanyi/project_video_short.mp4"),
+    let fit = FIT;
+    let Some((d, joined)) = joined_clips(
+        &[
+            "lanelines_p1/test_videos/solidWhiteRight.mp4",
+            "videos/anycam/de_autobahn_akin.mp4",
+            "videos/hortovanyi/project_video_short.mp4",
+        ],
+        &format!("[0]{fit}[a];[1]{fit}[b];[2]{fit}[c];[a][b][c]concat=n=3"),
+        &[],
     ) else {
         return;
     };
-    let d = tmp();
-    let joined = d.path().join("compilation.mp4");
-    let fit = "scale=960:540,fps=25,setpts=PTS-STARTPTS";
-    ffmpeg(&[
-        "-i".as_ref(),
-        a.as_os_str(),
-        "-i".as_ref(),
-        b.as_os_str(),
-        "-i".as_ref(),
-        c.as_os_str(),
-        "-filter_complex".as_ref(),
-        format!("[0]{fit}[a];[1]{fit}[b];[2]{fit}[c];[a][b][c]concat=n=3").as_ref(),
-        "-an".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-preset".as_ref(),
-        "veryfast".as_ref(),
-        joined.as_os_str(),
-    ]);
     let (recs, err) = records(&joined, &[], d.path());
     let cut_at = cuts(&recs);
     assert_eq!(cut_at.len(), 2, "{cut_at:?}: {err}");
@@ -236,32 +242,17 @@ fn a_compilation_of_three_cameras_finds_each_shots_geometry() {
 /// stopped (exit 1), as for any truncated video.
 #[test]
 fn a_compilation_cut_off_while_its_shot_is_read_ahead_writes_every_frame_read() {
-    let (Some(a), Some(b)) = (
-        data("videos/hortovanyi/project_video_short.mp4"),
-        data("videos/anycam/de_autobahn_akin.mp4"),
+    let fit = FIT;
+    let Some((d, joined)) = joined_clips(
+        &[
+            "videos/hortovanyi/project_video_short.mp4",
+            "videos/anycam/de_autobahn_akin.mp4",
+        ],
+        &format!("[0]trim=end_frame=100,{fit}[a];[1]trim=end_frame=100,{fit}[b];[a][b]concat=n=2"),
+        &["-movflags", "+faststart"],
     ) else {
         return;
     };
-    let d = tmp();
-    let joined = d.path().join("joined.mp4");
-    let fit = "scale=960:540,fps=25,setpts=PTS-STARTPTS";
-    ffmpeg(&[
-        "-i".as_ref(),
-        a.as_os_str(),
-        "-i".as_ref(),
-        b.as_os_str(),
-        "-filter_complex".as_ref(),
-        format!("[0]trim=end_frame=100,{fit}[a];[1]trim=end_frame=100,{fit}[b];[a][b]concat=n=2")
-            .as_ref(),
-        "-an".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-preset".as_ref(),
-        "veryfast".as_ref(),
-        "-movflags".as_ref(),
-        "+faststart".as_ref(),
-        joined.as_os_str(),
-    ]);
     let bytes = std::fs::read(&joined).unwrap();
     let cut = d.path().join("cut.mp4");
     std::fs::write(&cut, &bytes[..bytes.len() * 3 / 4]).unwrap();
@@ -282,15 +273,7 @@ fn a_compilation_cut_off_while_its_shot_is_read_ahead_writes_every_frame_read() 
         err.contains("shot at frame 100: geometry found in"),
         "{err}"
     );
-    let read: usize = err
-        .split(" frames read")
-        .next()
-        .unwrap()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let read = frames_read(&err);
     assert!(read > 110 && read < 190, "{read} frames read: {err}");
     let lines = std::fs::read_to_string(&t).unwrap().lines().count();
     assert_eq!(lines, read, "a telemetry record per frame read");
@@ -305,33 +288,18 @@ fn a_compilation_cut_off_while_its_shot_is_read_ahead_writes_every_frame_read() 
 /// frames and a wrong lane drawn on 91% of them.
 #[test]
 fn a_short_opening_shot_gets_its_own_geometry() {
-    let (Some(a), Some(b), Some(c)) = (
-        data("videos/anycam/de_autobahn_akin.mp4"),
-        data("videos/hortovanyi/project_video_short.mp4"),
-        data("videos/hortovanyi/project_video_shadow.mp4"),
+    let fit = FIT;
+    let Some((d, joined)) = joined_clips(
+        &[
+            "videos/anycam/de_autobahn_akin.mp4",
+            "videos/hortovanyi/project_video_short.mp4",
+            "videos/hortovanyi/project_video_shadow.mp4",
+        ],
+        &format!("[0]trim=end_frame=90,{fit}[a];[1]{fit}[b];[2]{fit}[c];[a][b][c]concat=n=3"),
+        &[],
     ) else {
         return;
     };
-    let d = tmp();
-    let joined = d.path().join("compilation.mp4");
-    let fit = "scale=960:540,fps=25,setpts=PTS-STARTPTS";
-    ffmpeg(&[
-        "-i".as_ref(),
-        a.as_os_str(),
-        "-i".as_ref(),
-        b.as_os_str(),
-        "-i".as_ref(),
-        c.as_os_str(),
-        "-filter_complex".as_ref(),
-        format!("[0]trim=end_frame=90,{fit}[a];[1]{fit}[b];[2]{fit}[c];[a][b][c]concat=n=3")
-            .as_ref(),
-        "-an".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-preset".as_ref(),
-        "veryfast".as_ref(),
-        joined.as_os_str(),
-    ]);
     let (recs, err) = records(&joined, &[], d.path());
     let cut_at = cuts(&recs);
     assert_eq!(cut_at.len(), 2, "{cut_at:?}: {err}");
@@ -356,30 +324,10 @@ fn a_short_opening_shot_gets_its_own_geometry() {
 /// cut it saw while decoding; the cut is found at the end of the dissolve.
 #[test]
 fn a_dissolve_between_two_cameras_is_a_cut_and_the_opening_keeps_to_its_shot() {
-    let (Some(a), Some(b)) = (
-        data("videos/hortovanyi/project_video_short.mp4"),
-        data("videos/anycam/de_autobahn_akin.mp4"),
-    ) else {
+    let fit = format!("{FIT},format=yuv420p");
+    let Some((d, joined)) = joined_clips(&["videos/hortovanyi/project_video_short.mp4", "videos/anycam/de_autobahn_akin.mp4"], &format!("[0]{fit}[a];[1]{fit}[b];[a][b]xfade=transition=fade:duration=0.5:offset=7.5,format=yuv420p"), &[]) else {
         return;
     };
-    let d = tmp();
-    let joined = d.path().join("dissolve.mp4");
-    let fit = "scale=960:540,fps=25,setpts=PTS-STARTPTS,format=yuv420p";
-    ffmpeg(&[
-        "-i".as_ref(),
-        a.as_os_str(),
-        "-i".as_ref(),
-        b.as_os_str(),
-        "-filter_complex".as_ref(),
-        format!("[0]{fit}[a];[1]{fit}[b];[a][b]xfade=transition=fade:duration=0.5:offset=7.5,format=yuv420p")
-            .as_ref(),
-        "-an".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-preset".as_ref(),
-        "veryfast".as_ref(),
-        joined.as_os_str(),
-    ]);
     let (recs, err) = records(&joined, &[], d.path());
     let cut_at = cuts(&recs);
     // The dissolve runs over frames 187-199.

@@ -176,6 +176,15 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The frame count in `lanes video`'s summary line ("... N frames read, ...").
+pub fn frames_read(err: &str) -> usize {
+    err.split(" frames read")
+        .next()
+        .and_then(|t| t.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no frame count: {err}"))
+}
+
 /// Run `ffmpeg -v error -y` with `args`; asserts it succeeded.
 pub fn ffmpeg(args: &[&std::ffi::OsStr]) {
     let st = Command::new("ffmpeg")

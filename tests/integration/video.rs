@@ -302,15 +302,7 @@ fn truncated_video_writes_the_frames_read_and_exits_non_zero() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("STOPPED at frame"), "{err}");
     assert!(err.contains("cut.mp4: decoding stopped at frame"), "{err}");
-    let read: usize = err
-        .split(" frames read")
-        .next()
-        .unwrap()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let read = frames_read(&err);
     assert!(read > 5 && read < 65, "{read} frames read");
     let (n, _, _, _) = count_frames(&out);
     assert_eq!(

@@ -405,7 +405,7 @@ pub(super) fn run_one(
         let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
         // Each shot after a cut of an edited video gets its own.
         let shots =
-            crate::geometry::shots::shot_search(setup.cfg.clone(), setup.camera.clone(), sc);
+            crate::geometry::resolve::shot_search(setup.cfg.clone(), setup.camera.clone(), sc);
         (Arc::new(pipe), Some(g.note()), Some(shots))
     } else {
         (setup.pipeline(src.width, src.height)?, None, None)
