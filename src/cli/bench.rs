@@ -259,6 +259,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             threaded: false,
             cancel: Default::default(),
             shot_search: None,
+            opening_cut: None,
         };
         series.push(
             video::run(

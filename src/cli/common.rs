@@ -212,6 +212,7 @@ impl GeometryArgs {
             found_from: from,
             note,
             shot_search,
+            opening_cut: found.as_ref().and_then(|g| g.first_cut),
         })
     }
 }
@@ -225,4 +226,6 @@ pub struct Resolved {
     pub found_from: usize,
     pub note: String,
     pub shot_search: Option<std::sync::Arc<lanes::video::ShotSearch>>,
+    /// The first cut the opening search saw (`VideoJob::opening_cut`).
+    pub opening_cut: Option<usize>,
 }

@@ -84,6 +84,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         found_from,
         note: geometry_note,
         shot_search,
+        opening_cut,
     } = a
         .geometry
         .resolve(&a.input, a.config.as_deref(), camera.as_ref())?;
@@ -106,6 +107,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         // SIGINT/SIGTERM: finish the frames in flight, finalise, exit 130/143.
         cancel: lanes::base::cancel::Cancel::on_signals()?,
         shot_search,
+        opening_cut,
     };
     let bar = if std::io::stderr().is_terminal() {
         let total = source.announced_frames.max(0) as u64;

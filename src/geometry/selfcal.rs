@@ -112,6 +112,9 @@ pub struct FoundGeometry {
     /// `Some(window_s)` when the opening window showed too few usable frames and the search
     /// went on into later ones.
     pub past_opening_s: Option<f64>,
+    /// The first cut among the frames the search decoded (an edited video; `None` when there
+    /// is none, or cuts were not watched for): where the opening shot ends.
+    pub first_cut: Option<usize>,
 }
 
 impl FoundGeometry {
@@ -345,6 +348,7 @@ pub fn geometry_from(
         seconds: 0.0,
         first_frame_used: 0,
         past_opening_s: None,
+        first_cut: None,
     };
     if g.confidence() == "low" {
         g.warnings.push(format!(
@@ -524,6 +528,7 @@ pub fn find_on(
             .min()
             .unwrap_or(0);
         g.past_opening_s = (windows > 1).then_some(window_s);
+        g.first_cut = first_cut;
     }
     Ok(r)
 }
@@ -631,6 +636,7 @@ mod tests {
             seconds: 0.0,
             first_frame_used: 0,
             past_opening_s: None,
+            first_cut: None,
         }
     }
 }

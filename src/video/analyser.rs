@@ -177,7 +177,10 @@ impl<'a> Analyser<'a> {
             // The opening shot of an edited video: when it ends within the stretch read ahead,
             // the opening search's samples reach into the shots after it, and the geometry it
             // found may be theirs; the opening shot then gets its own search like any other.
-            if let Some(search) = search {
+            // Read ahead only when the opening search saw such a cut (reading ahead holds
+            // frames in memory and keeps the analysis waiting for the decoder).
+            let soon = |c: usize| (c as f64) < SHOT_LOOKAHEAD_S * self.fps;
+            if let Some(search) = search.filter(|_| self.job.opening_cut.is_some_and(soon)) {
                 self.find_shot_geometry(frame, at, next_frame, search.as_ref(), true)?;
             }
             if self.shot_pipe.is_some() {
@@ -417,13 +420,15 @@ impl<'a> Analyser<'a> {
     }
 }
 
-/// The longest stretch of a shot read ahead to find its geometry, seconds: 8 (the opening
+/// The longest stretch of a shot read ahead to find its geometry, seconds: 5 (the opening
 /// search's window is 30 s, but a compilation's shots are often shorter, and every frame read
-/// ahead is kept in memory until it is analysed).
-const SHOT_LOOKAHEAD_S: f64 = 8.0;
+/// ahead is kept in memory, the analysis waiting, until the search is done). 24 samples over
+/// 5 s are 5 m of road apart at motorway speed: a median over them is the shot's.
+const SHOT_LOOKAHEAD_S: f64 = 5.0;
 
-/// The most memory the frames read ahead may take: 512 MiB (8 s of 1080p is 750 MB).
-const SHOT_LOOKAHEAD_BYTES: usize = 512 << 20;
+/// The most memory the frames read ahead may take: 256 MiB (5 s of 720p at 25 fps is 173 MB;
+/// of 1080p, 82 frames, 3.3 s at 25 fps).
+const SHOT_LOOKAHEAD_BYTES: usize = 256 << 20;
 
 /// Frames of a shot searched for its geometry: 24, as at the opening.
 const SHOT_SAMPLES: usize = 24;

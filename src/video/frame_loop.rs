@@ -530,6 +530,7 @@ pub fn analyze_video(
         threaded: true,
         cancel: Cancel::default(),
         shot_search: None,
+        opening_cut: None,
     };
     let mut out = Vec::new();
     run(

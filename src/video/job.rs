@@ -141,6 +141,9 @@ pub struct VideoJob {
     /// With the geometry found in the video: each shot after a cut gets its own, found in its
     /// frames (`ShotSearch`). `None` keeps one geometry for the whole video (a `--config`).
     pub shot_search: Option<Arc<ShotSearch>>,
+    /// The first cut the opening search saw (`FoundGeometry::first_cut`): when it comes soon
+    /// after the start, the opening shot is searched on its own frames too.
+    pub opening_cut: Option<usize>,
 }
 
 /// Per-stage time series (ms per frame) collected during a run.

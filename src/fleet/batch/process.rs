@@ -390,7 +390,7 @@ pub(super) fn run_one(
     if let Some(cam) = &setup.camera {
         cam.check_frame_size(&item.path, None, (src.width, src.height))?;
     }
-    let (pipe, geometry_note, shot_search) = if setup.find_geometry {
+    let (pipe, geometry_note, shot_search, opening_cut) = if setup.find_geometry {
         let mut sc = crate::geometry::selfcal::SelfCalOptions::default();
         sc.estimate.hfov_deg = setup.cfg.camera.hfov_deg;
         sc.searches_at_once = opts.videos_at_once;
@@ -406,9 +406,9 @@ pub(super) fn run_one(
         // Each shot after a cut of an edited video gets its own.
         let shots =
             crate::geometry::resolve::shot_search(setup.cfg.clone(), setup.camera.clone(), sc);
-        (Arc::new(pipe), Some(g.note()), Some(shots))
+        (Arc::new(pipe), Some(g.note()), Some(shots), g.first_cut)
     } else {
-        (setup.pipeline(src.width, src.height)?, None, None)
+        (setup.pipeline(src.width, src.height)?, None, None, None)
     };
     let telemetry = dir.join(TELEMETRY);
     let telemetry_tmp = partial(&telemetry);
@@ -423,6 +423,7 @@ pub(super) fn run_one(
         threaded: true,
         cancel: cancel.clone(),
         shot_search,
+        opening_cut,
     };
     let mut stats = DriveStats::default();
     let result = video::run_with(&pipe, src, &job, &mut |r| stats.add(r), progress);
