@@ -179,8 +179,10 @@ impl<'a> Analyser<'a> {
             // found may be theirs; the opening shot then gets its own search like any other.
             // Read ahead only when the opening search saw such a cut (reading ahead holds
             // frames in memory and keeps the analysis waiting for the decoder).
+            // (The opening search reads from the video's first frame: not with `--start`.)
             let soon = |c: usize| (c as f64) < SHOT_LOOKAHEAD_S * self.fps;
-            if let Some(search) = search.filter(|_| self.job.opening_cut.is_some_and(soon)) {
+            let short = self.job.start == 0 && self.job.opening_cut.is_some_and(soon);
+            if let Some(search) = search.filter(|_| short) {
                 self.find_shot_geometry(frame, at, next_frame, search.as_ref(), true)?;
             }
             if self.shot_pipe.is_some() {
