@@ -10,7 +10,7 @@ use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::geometry::selfcal::{
-    analyse_frames, find_on, geometry_from, FoundGeometry, SelfCalOptions,
+    find_in_frames, find_on, working_frame, FoundGeometry, SelfCalOptions,
 };
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
@@ -18,10 +18,11 @@ use crate::video::{ShotSearch, VideoSource};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The geometry of a shot from its frames as decoded: undistorted with `camera` when given,
-/// shrunk to the search's working size, analysed and combined as the opening's are.
+/// The geometry of a shot from its frames as decoded: each made a working frame (undistorted
+/// with `camera` when given, shrunk), then analysed and combined as the opening's are
+/// (`find_in_frames`), and scaled back to the video.
 pub fn find_in_shot(
-    frames: &[BgrFrame],
+    frames: Vec<BgrFrame>,
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
 ) -> Result<std::result::Result<FoundGeometry, String>> {
@@ -32,19 +33,11 @@ pub fn find_in_shot(
     let work = WorkScale::for_size((first.width(), first.height()), opts.work_rows);
     let undistorter = camera.map(Undistorter::new).transpose()?;
     let small = frames
-        .iter()
-        .map(|f| {
-            let f = match &undistorter {
-                Some(u) => u.undistort(f)?,
-                None => f.clone(),
-            };
-            work.shrink(f)
-        })
+        .into_iter()
+        .map(|f| working_frame(f, undistorter.as_ref(), &work))
         .collect::<Result<Vec<_>>>()?;
     let k = camera.map(|c| work.camera_matrix(&c.k));
-    let outcomes = analyse_frames(&small, opts)?;
-    let mut r =
-        geometry_from(&outcomes, k.as_ref(), work.size, opts)?.map(|g| g.scaled_back(&work));
+    let mut r = find_in_frames(&small, k.as_ref(), opts)?.map(|g| g.scaled_back(&work));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
     }
@@ -57,7 +50,7 @@ pub fn find_in_shot(
 /// low-confidence one is not used: a shot with a lane change or traffic throughout gives a
 /// few frames whose median can be off, and the opening geometry is then the better guess.
 pub fn shot_search(base: Config, camera: Option<Camera>, opts: SelfCalOptions) -> Arc<ShotSearch> {
-    Arc::new(move |frames: &[BgrFrame]| {
+    Arc::new(move |frames: Vec<BgrFrame>| {
         Ok(match find_in_shot(frames, camera.as_ref(), &opts)? {
             Ok(g) if g.confidence() != "low" => Ok((g.apply(&base), g.describe())),
             Ok(g) => Err(format!(

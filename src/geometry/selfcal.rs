@@ -243,6 +243,20 @@ pub fn analyse_frames(frames: &[BgrFrame], opts: &SelfCalOptions) -> Result<Vec<
         .collect()
 }
 
+/// A decoded frame as the search analyses it: undistorted with the camera's `undistorter`
+/// when there is one, shrunk to the working size.
+pub fn working_frame(
+    frame: BgrFrame,
+    undistorter: Option<&Undistorter>,
+    work: &WorkScale,
+) -> Result<BgrFrame> {
+    let f = match undistorter {
+        Some(u) => u.undistort(&frame)?,
+        None => frame,
+    };
+    work.shrink(f)
+}
+
 /// Find the geometry from frames already read (undistorted). `Ok(Err(reason))` when too few
 /// frames show a usable lane.
 pub fn find_in_frames(
@@ -439,13 +453,7 @@ pub fn find_on(
             indices.extend(got.iter().map(|s| s.index));
             let frames = got
                 .into_iter()
-                .map(|s| {
-                    let f = match &undistorter {
-                        Some(u) => u.undistort(&s.frame)?,
-                        None => s.frame,
-                    };
-                    work.shrink(f)
-                })
+                .map(|s| working_frame(s.frame, undistorter.as_ref(), &work))
                 .collect::<Result<Vec<_>>>()?;
             outcomes.extend(analyse_frames(&frames, opts)?);
             if n < chunk.len() {

@@ -271,7 +271,7 @@ impl<'a> Analyser<'a> {
             .into_iter()
             .map(|i| shot[i].to_bgr())
             .collect::<Result<Vec<_>>>()?;
-        let found = search(&frames)?;
+        let found = search(frames)?;
         self.shot_pipe = match &found {
             Ok((cfg, _)) => {
                 let p = Pipeline::new(cfg.clone(), self.pipe.camera(), w, h)?;
@@ -327,18 +327,9 @@ impl<'a> Analyser<'a> {
             _ => None,
         };
         let mut seen = analysis.detection;
-        // In a shot after a cut, a lone line waits until a frame has shown both (`ShotTracker`).
+        // In a shot after a cut, a lone line waits until a frame has shown both.
         if let Some(shots) = self.shots.as_mut() {
-            match (seen.left.is_some(), seen.right.is_some()) {
-                (true, true) => shots.saw_pair(),
-                (true, false) | (false, true) if !shots.lone_lines_trusted() => {
-                    seen.left = None;
-                    seen.right = None;
-                    seen.confidence = 0.0;
-                    seen.status = LaneStatus::None;
-                }
-                _ => {}
-            }
+            shots.admit(&mut seen);
         }
         let (to_pitch, back) = (
             ViewMap::new(pipe.horizon(), pitch, false),

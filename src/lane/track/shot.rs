@@ -10,6 +10,7 @@
 //! nothing of the kind (a car's edge passes a lone line's tests in a wrong view). So until a
 //! frame of the new shot has shown both lines, its lone lines are not reported.
 
+use crate::lane::confidence::{Detection, LaneStatus};
 use crate::lane::shot::{is_cut, mean_abs_diff, LumaSample, RECENT_DIFFS};
 use std::collections::VecDeque;
 
@@ -42,9 +43,19 @@ impl ShotTracker {
         self.pair_seen
     }
 
-    /// This frame showed both lines of the lane.
-    pub fn saw_pair(&mut self) {
-        self.pair_seen = true;
+    /// This frame's detection as the tracker may take it: a pair is noted as seen in the shot;
+    /// a lone line before any pair of the shot is dropped (no line, status `None`).
+    pub fn admit(&mut self, det: &mut Detection) {
+        match (det.left.is_some(), det.right.is_some()) {
+            (true, true) => self.pair_seen = true,
+            (true, false) | (false, true) if !self.pair_seen => {
+                det.left = None;
+                det.right = None;
+                det.confidence = 0.0;
+                det.status = LaneStatus::None;
+            }
+            _ => {}
+        }
     }
 
     /// Whether the current shot's lone lines are trusted from the start: its geometry was
@@ -80,6 +91,7 @@ impl ShotTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lane::fit::Poly2;
 
     fn frame(v: u8, jitter: u8, i: usize) -> LumaSample {
         LumaSample {
@@ -117,10 +129,34 @@ mod tests {
             }
         }
         assert_eq!(cuts, vec![30, 60]);
-        // Lone lines wait for a pair after a cut.
+        // Lone lines wait for a pair after a cut: a lone line is dropped, a pair admitted,
+        // then lone lines too.
         assert!(!t.lone_lines_trusted());
-        t.saw_pair();
+        let line = Some(Poly2::new(0.0, 0.0, 400.0));
+        let det = |left, right, status| Detection {
+            left,
+            right,
+            left_confidence: 0.9,
+            right_confidence: 0.9,
+            confidence: 0.9,
+            status,
+            left_evidence: Default::default(),
+            right_evidence: Default::default(),
+        };
+        let mut lone = det(line, None, LaneStatus::LeftOnly);
+        t.admit(&mut lone);
+        assert_eq!(
+            (lone.left, lone.status, lone.confidence),
+            (None, LaneStatus::None, 0.0)
+        );
+        assert!(!t.lone_lines_trusted());
+        let mut pair = det(line, line, LaneStatus::Both);
+        t.admit(&mut pair);
+        assert_eq!(pair.status, LaneStatus::Both);
         assert!(t.lone_lines_trusted());
+        let mut lone = det(None, line, LaneStatus::RightOnly);
+        t.admit(&mut lone);
+        assert_eq!(lone.status, LaneStatus::RightOnly);
         assert!(!t.update(frame(160, 6, 70)));
         assert!(t.lone_lines_trusted());
         // A frame of another size (a different stream) is not compared.
