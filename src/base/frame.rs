@@ -138,6 +138,16 @@ impl BgrFrame {
         Ok((Self::new(d.mat)?, d.converted))
     }
 
+    /// `read_converted`, with `beside(width, height)` run while the pixels are decoded (see
+    /// `still::read_bgr_beside`).
+    pub fn read_converted_beside<T: Send>(
+        path: &Path,
+        beside: impl FnOnce(u32, u32) -> T + Send,
+    ) -> Result<(Self, Option<String>, T)> {
+        let (d, t) = crate::base::still::read_bgr_beside(path, beside)?;
+        Ok((Self::new(d.mat)?, d.converted, t))
+    }
+
     /// Convert to a gray image.
     pub fn to_gray(&self) -> Result<GrayImage> {
         let mut g = Mat::default();

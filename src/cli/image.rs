@@ -64,18 +64,24 @@ pub struct ImageRecord {
 
 fn process(
     pipe: &Pipeline,
-    raw: &BgrFrame,
+    raw: BgrFrame,
     path: &Path,
     stem: &str,
     out: &Path,
     stages: bool,
 ) -> Result<ImageRecord> {
     let t0 = Instant::now();
-    let a = pipe.analyze(raw, None)?;
+    let a = pipe.analyze(&raw, None)?;
     let lane = a.lane(pipe.default_lane_width_px());
+    // The overlay is drawn on the frame itself, or on a copy when the stages need it after.
+    let (canvas, raw) = if stages {
+        (raw.clone(), Some(raw))
+    } else {
+        (raw, None)
+    };
     let overlay = lanes::lane::present::overlay(
         pipe,
-        raw.clone(),
+        canvas,
         lane.as_ref().map(|(l, r)| (l, r)),
         a.measure.as_ref(),
         a.detection.status,
@@ -83,7 +89,7 @@ fn process(
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     let overlay_path = out.join(format!("{stem}_overlay.jpg"));
     overlay.write(&overlay_path)?;
-    if stages {
+    if let Some(raw) = &raw {
         pipe.undistort(raw)?
             .write(&out.join(format!("{stem}_undistorted.jpg")))?;
         match &a.birdseye {
@@ -174,23 +180,30 @@ pub fn run(a: ImageArgs) -> Result<i32> {
     let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
     for (path, stem) in images.iter().zip(&stems) {
         let result = (|| -> Result<ImageRecord> {
-            let (raw, converted) = BgrFrame::read_converted(path)?;
-            let rebuild = match &pipe {
-                Some(p) => p.width != raw.width() || p.height != raw.height(),
-                None => true,
+            let fits = |p: &Option<Pipeline>, w: i32, h: i32| {
+                p.as_ref().is_some_and(|p| p.width == w && p.height == h)
             };
-            if rebuild {
+            // A pipeline for the size in the header is built while the pixels are decoded.
+            let (raw, converted, built) = BgrFrame::read_converted_beside(path, |w, h| {
+                let (w, h) = (w as i32, h as i32);
+                (!fits(&pipe, w, h)).then(|| Pipeline::new(cfg.clone(), camera.as_ref(), w, h))
+            })?;
+            if !fits(&pipe, raw.width(), raw.height()) {
                 if let Some(cam) = &camera {
                     cam.check_frame_size(path, a.camera.as_deref(), (raw.width(), raw.height()))?;
                 }
-                let p = Pipeline::new(cfg.clone(), camera.as_ref(), raw.width(), raw.height())?;
+                let p = match built {
+                    Some(Ok(p)) if p.width == raw.width() && p.height == raw.height() => p,
+                    // Turned by its EXIF orientation, or refused (the error again, from here).
+                    _ => Pipeline::new(cfg.clone(), camera.as_ref(), raw.width(), raw.height())?,
+                };
                 if let Some(n) = p.quad_note() {
                     eprintln!("lanes: note: {}: {n}", path.display());
                 }
                 pipe = Some(p);
             }
             let p = pipe.as_ref().context("pipeline")?;
-            let rec = process(p, &raw, path, stem, &a.output, a.stages)?;
+            let rec = process(p, raw, path, stem, &a.output, a.stages)?;
             Ok(ImageRecord { converted, ..rec })
         })();
         match result {

@@ -55,6 +55,45 @@ mod tests {
         }
     }
 
+    /// The fixed-point maps written directly are `convertMaps`' own: ties at 1/64 px, both
+    /// signs, the edges of 16 bits and the out-of-frame marker, and a real view's positions.
+    #[test]
+    fn fixed_point_maps_are_what_convert_maps_gives() {
+        let mut vals: Vec<f32> = vec![-1.0e5, -32768.5, -32769.0, 32767.97, 40000.0, -0.0, 0.0];
+        for k in -200..200 {
+            vals.push(k as f32 / 64.0);
+            vals.push(k as f32 / 64.0 + 640.0);
+            vals.push(k as f32 * 0.0371 - 3.0);
+        }
+        let p = Perspective::from_config(&PerspectiveConfig::default(), 1280, 720).unwrap();
+        for v in (0..720).step_by(37) {
+            for u in (0..1280).step_by(53) {
+                let (x, y) = p.from_birdseye(u as f64, v as f64);
+                vals.extend([x as f32, y as f32]);
+            }
+        }
+        let n = vals.len();
+        let pairs: Vec<core::Vec2f> = (0..n)
+            .map(|i| core::Vec2f::from([vals[i], vals[(i * 7 + 3) % n]]))
+            .collect();
+        let map = Mat::from_slice(&pairs).unwrap();
+        let (mut m1, mut m2) = (Mat::default(), Mat::default());
+        opencv::imgproc::convert_maps(
+            &map,
+            &Mat::default(),
+            &mut m1,
+            &mut m2,
+            core::CV_16SC2,
+            false,
+        )
+        .unwrap();
+        let ints: &[core::Vec2s] = m1.data_typed().unwrap();
+        let fracs: &[u16] = m2.data_typed().unwrap();
+        for (i, p) in pairs.iter().enumerate() {
+            assert_eq!(fixed_point(p[0], p[1]), (ints[i], fracs[i]), "{p:?}");
+        }
+    }
+
     #[test]
     fn degenerate_quad_is_refused() {
         let src = [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0]];
