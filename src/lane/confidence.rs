@@ -177,11 +177,13 @@ pub fn shifted(p: &Poly2, dx: f64) -> Poly2 {
 }
 
 /// The evidence for `fit` (analysed view) from the pixels the search gave it, in a view of
-/// `rows` rows. `tol` is the row tolerance in analysed-view px.
+/// `rows` rows whose road is visible from row `from` down (support, halves and spread are
+/// shares of those rows). `tol` is the row tolerance in analysed-view px.
 pub fn line_evidence(
     fit: &Poly2,
     px: &LinePixels,
     rows: usize,
+    from: usize,
     tol: f64,
     full: f64,
 ) -> LineEvidence {
@@ -205,8 +207,10 @@ pub fn line_evidence(
         }
     }
     let cov = fit_covariance(&row_res);
+    let near_row = &near_row[from.min(rows - 1)..];
+    let rows = near_row.len();
     let count = |r: &[bool]| r.iter().filter(|v| **v).count() as f64 / r.len().max(1) as f64;
-    let support = count(&near_row);
+    let support = count(near_row);
     let (far, near_half) = near_row.split_at(rows / 2);
     let (far, near_half) = (count(far), count(near_half));
     let first = near_row.iter().position(|v| *v);
@@ -276,6 +280,9 @@ pub struct ViewGeometry {
     pub height: i32,
     /// Scale of the analysed view.
     pub scale: Scale,
+    /// The first analysed row where the road is visible: 0, or the row below a vehicle ahead
+    /// in the lane (`lane::occlusion`). Evidence is counted over the rows from here down.
+    pub visible_from: usize,
 }
 
 /// The lane a video's tracker holds (nominal px), and how near one of its lines (px, at the
@@ -346,6 +353,7 @@ impl<'a> LineJudge<'a> {
             &f.to_scaled(view.scale),
             px,
             self.rows,
+            view.visible_from,
             self.tol,
             cfg.full_support,
         );
@@ -416,7 +424,8 @@ pub fn assess(
                          le: &LineEvidence,
                          re: &LineEvidence| match (l, r) {
             (Some(l), Some(r)) => {
-                let far_seen = le.far.min(re.far) >= MIN_HALF_COVERAGE;
+                // Above a vehicle ahead (`visible_from`) the top of the view is not seen.
+                let far_seen = view.visible_from == 0 && le.far.min(re.far) >= MIN_HALF_COVERAGE;
                 pair_plausible(l, r, view.height, far_seen, cfg, units)
             }
             _ => false,
@@ -499,7 +508,7 @@ pub fn assess(
         // sharing one curvature and a lane width apart, confirm each other as the far half
         // confirms one line.
         if left.is_none() && right.is_none() {
-            let near = |px: &LinePixels| near_half(px, rows);
+            let near = |px: &LinePixels| near_half(px, rows, view.visible_from);
             let (lnear, rnear) = (near(left_px), near(right_px));
             let s = view.scale;
             let floor = 6.0 * s.x;
@@ -592,9 +601,11 @@ pub fn confirm_with_expected(
     })
 }
 
-/// The pixels in the near (bottom) half of a view of `rows` rows.
-fn near_half(px: &LinePixels, rows: usize) -> LinePixels {
-    let from = (rows / 2) as u32;
+/// The pixels in the near (bottom) half of the visible rows (`visible_from` down) of a view of
+/// `rows` rows.
+fn near_half(px: &LinePixels, rows: usize, visible_from: usize) -> LinePixels {
+    let v = visible_from.min(rows.saturating_sub(1));
+    let from = (v + (rows - v) / 2) as u32;
     let mut out = LinePixels::default();
     for (x, y) in px.xs.iter().zip(&px.ys) {
         if *y >= from {

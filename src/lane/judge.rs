@@ -39,18 +39,26 @@ fn fit_and_assess(
     search: &SearchResult,
     cfg: &Config,
     persp: &Perspective,
+    visible_from: usize,
     tracked: Option<confidence::Tracked>,
 ) -> (LaneFit, Detection) {
     let s = cfg.perspective.scale();
     let search_cfg = scaled_search(&cfg.search, s);
     let mut fit = fit::fit_lines_with(search, &search_cfg, 6.0 * s.x);
+    if visible_from > 0 {
+        // The near range below a vehicle ahead fixes a line's position and heading, not its
+        // curvature: fitted straight.
+        let straight = |px: &fit::LinePixels| fit::robust_fit_with_curvature(px, 0.0, 6.0 * s.x, 3);
+        fit.left = fit.left.and_then(|_| straight(&search.left));
+        fit.right = fit.right.and_then(|_| straight(&search.right));
+    }
     fit.left = fit.left.map(|p| p.from_scaled(s));
     fit.right = fit.right.map(|p| p.from_scaled(s));
     let detection = confidence::assess(
         &fit,
         &search.left,
         &search.right,
-        view_of(persp, s),
+        view_of(persp, s, visible_from),
         &cfg.confidence,
         &cfg.units,
         tracked,
@@ -59,11 +67,12 @@ fn fit_and_assess(
 }
 
 /// The nominal view `persp` describes, analysed at scale `s`.
-fn view_of(persp: &Perspective, s: Scale) -> ViewGeometry {
+fn view_of(persp: &Perspective, s: Scale, visible_from: usize) -> ViewGeometry {
     ViewGeometry {
         width: persp.width,
         height: persp.height,
         scale: s,
+        visible_from,
     }
 }
 
@@ -77,11 +86,14 @@ fn view_of(persp: &Perspective, s: Scale) -> ViewGeometry {
 /// faint line often wander off it onto texture, while the confident line says where to look.
 /// `expected` is the lane a video's tracker holds (nominal px): a frame that still lacks a
 /// line may be confirmed by it (`confidence::confirm_with_expected`), from the pixels near the
-/// expected lines (the band search's own, or the whole view's mask there).
+/// expected lines (the band search's own, or the whole view's mask there). `visible_from` is
+/// the first analysed row of road below a vehicle ahead (`occlusion::visible_road`; 0: all of
+/// it): the lines are then judged on the rows below it, and fitted straight.
 pub fn judge(
     search: SearchResult,
     mask: Option<&BinaryMask>,
     expected: Option<(Poly2, Poly2)>,
+    visible_from: usize,
     cfg: &Config,
     persp: &Perspective,
 ) -> Result<Judged> {
@@ -89,7 +101,7 @@ pub fn judge(
         lane,
         margin_px: cfg.search.prior_margin as f64,
     });
-    let (mut fit, mut detection) = fit_and_assess(&search, cfg, persp, tracked);
+    let (mut fit, mut detection) = fit_and_assess(&search, cfg, persp, visible_from, tracked);
     let mut search = search;
     let width_px = cfg.confidence.default_lane_width_m / cfg.units.xm_per_px;
     let single = matches!(
@@ -120,7 +132,7 @@ pub fn judge(
             } else {
                 again.left = partner;
             }
-            let (f2, d2) = fit_and_assess(&again, cfg, persp, tracked);
+            let (f2, d2) = fit_and_assess(&again, cfg, persp, visible_from, tracked);
             if d2.status == confidence::LaneStatus::Both {
                 (search, fit, detection) = (again, f2, d2);
             }
@@ -141,7 +153,7 @@ pub fn judge(
             &near.left,
             &near.right,
             t,
-            view_of(persp, s),
+            view_of(persp, s, visible_from),
             &cfg.confidence,
             &cfg.units,
         ) {

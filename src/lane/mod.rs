@@ -5,6 +5,7 @@ pub mod fit;
 pub mod horizon;
 pub mod judge;
 pub mod measure;
+pub mod occlusion;
 pub mod pipeline;
 pub mod present;
 pub mod render;

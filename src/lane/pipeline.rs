@@ -12,6 +12,7 @@ use crate::lane::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::lane::horizon::Horizon;
 use crate::lane::judge::{judge, scaled_search, Judged};
 use crate::lane::measure::{self, LaneMeasure};
+use crate::lane::occlusion;
 use crate::lane::threshold::{self, MaskRef, Thresholded};
 use crate::lane::undistort::Undistorter;
 use crate::lane::warp::{BirdseyeRemap, ColumnBands, Perspective, RowPlan};
@@ -273,6 +274,12 @@ impl Pipeline {
             }
         };
         let t2 = Instant::now();
+        // A sliding-window search looks at the road below a vehicle ahead only.
+        let visible = match (prior, thresholded.mask_as_computed()) {
+            (None, MaskRef::View(m)) => Some(occlusion::visible_road(m, &self.cfg)?),
+            _ => None,
+        };
+        let visible_from = visible.as_ref().map_or(0, |v| v.from);
         let search = match (prior, thresholded.mask_as_computed()) {
             (Some((l, r)), MaskRef::Bands(m, bands)) => {
                 fit::prior_search_bands(m, bands, &l, &r, search_cfg.prior_margin)?
@@ -280,14 +287,19 @@ impl Pipeline {
             (Some((l, r)), MaskRef::View(m)) => {
                 fit::prior_search(m, &l, &r, search_cfg.prior_margin)?
             }
-            (None, MaskRef::View(m)) => fit::sliding_window_search(m, &search_cfg)?,
+            (None, MaskRef::View(m)) => {
+                let m = visible.as_ref().and_then(|v| v.mask.as_ref()).unwrap_or(m);
+                fit::sliding_window_search(m, &search_cfg)?
+            }
             // Bands are only computed around a prior fit.
             (None, MaskRef::Bands(..)) => {
                 fit::sliding_window_search(&thresholded.mask()?, &search_cfg)?
             }
         };
         let mask = match (prior, thresholded.mask_as_computed()) {
-            (None, MaskRef::View(m)) => Some(m),
+            (None, MaskRef::View(m)) => {
+                Some(visible.as_ref().and_then(|v| v.mask.as_ref()).unwrap_or(m))
+            }
             _ => None,
         };
         let Judged {
@@ -295,7 +307,7 @@ impl Pipeline {
             fit,
             detection,
             measure,
-        } = judge(search, mask, expected, &self.cfg, &self.persp)?;
+        } = judge(search, mask, expected, visible_from, &self.cfg, &self.persp)?;
         let t3 = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
         Ok(Analysis {

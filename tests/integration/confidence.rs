@@ -33,7 +33,7 @@ fn pixels_along(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels
 fn solid_line_scores_full_and_noise_scores_zero() {
     let p = Poly2::new(0.0, 0.0, 400.0);
     let solid = pixels_along(&p, 0..360, 1);
-    let ev = line_evidence(&p, &solid, 360, 12.0, 0.2);
+    let ev = line_evidence(&p, &solid, 360, 0, 12.0, 0.2);
     assert!(
         (ev.support - 1.0).abs() < 1e-9 && ev.confidence > 0.99,
         "{ev:?}"
@@ -48,7 +48,7 @@ fn solid_line_scores_full_and_noise_scores_zero() {
             }
         }
     }
-    let ev = line_evidence(&p, &noise, 360, 12.0, 0.2);
+    let ev = line_evidence(&p, &noise, 360, 0, 12.0, 0.2);
     assert!(ev.concentration < 0.2 && ev.confidence == 0.0, "{ev:?}");
 }
 
@@ -62,16 +62,16 @@ fn dashed_line_with_a_quarter_of_the_rows_is_confident() {
         px.xs.extend(d.xs);
         px.ys.extend(d.ys);
     }
-    let ev = line_evidence(&p, &px, 360, 12.0, 0.2);
+    let ev = line_evidence(&p, &px, 360, 0, 12.0, 0.2);
     assert!(ev.support > 0.25 && ev.confidence > 0.99, "{ev:?}");
     // A single short dash spreads over a tenth of the view: too little for curvature.
     let one = pixels_along(&p, 300..336, 1);
-    let ev = line_evidence(&p, &one, 360, 12.0, 0.2);
+    let ev = line_evidence(&p, &one, 360, 0, 12.0, 0.2);
     assert!(ev.confidence < 0.5, "{ev:?}");
     // A solid streak (glare) across the middle row, over 28% of the view: pixels in both
     // halves, but shorter than two dashes span.
     let streak = pixels_along(&p, 130..230, 1);
-    let ev = line_evidence(&p, &streak, 360, 12.0, 0.2);
+    let ev = line_evidence(&p, &streak, 360, 0, 12.0, 0.2);
     assert!(ev.near > 0.1 && ev.far > 0.1 && ev.support > 0.2, "{ev:?}");
     assert_eq!(ev.confidence, 0.0, "{ev:?}");
     // Two dashes 12 m apart (dash 3 m), in a view of 22 m: confident.
@@ -79,7 +79,7 @@ fn dashed_line_with_a_quarter_of_the_rows_is_confident() {
     let d2 = pixels_along(&p, 237..287, 1);
     two.xs.extend(d2.xs);
     two.ys.extend(d2.ys);
-    let ev = line_evidence(&p, &two, 360, 12.0, 0.2);
+    let ev = line_evidence(&p, &two, 360, 0, 12.0, 0.2);
     assert!(ev.confidence > 0.99, "{ev:?}");
 }
 
@@ -89,6 +89,7 @@ fn udacity_view() -> ViewGeometry {
         width: 1280,
         height: 720,
         scale: Scale { x: 1.0, y: 0.5 },
+        visible_from: 0,
     }
 }
 
@@ -123,11 +124,26 @@ fn implausible_pair_keeps_only_the_stronger_line() {
     assert_eq!((pl.c, pr.c), (450.0, 828.0));
 }
 
+/// Below a vehicle ahead the evidence is counted over the rows the road is visible on
+/// (`visible_from`): a solid line there has full support and is seen in both of their halves.
+#[test]
+fn evidence_below_a_vehicle_ahead_is_a_share_of_the_visible_rows() {
+    let p = Poly2::new(0.0, 0.0, 450.0);
+    let below = pixels_along(&p, 240..360, 1);
+    let whole = line_evidence(&p, &below, 360, 0, 12.0, 0.2);
+    assert!((whole.support - 1.0 / 3.0).abs() < 0.01, "{whole:?}");
+    assert_eq!(whole.far, 0.0);
+    let seen = line_evidence(&p, &below, 360, 240, 12.0, 0.2);
+    assert!(seen.support > 0.99 && seen.far > 0.99 && seen.near > 0.99, "{seen:?}");
+    assert!(seen.spread > 0.99 && seen.confidence > 0.99, "{seen:?}");
+}
+
 fn view() -> ViewGeometry {
     ViewGeometry {
         width: 1280,
         height: 720,
         scale: Scale { x: 1.0, y: 0.5 },
+        visible_from: 0,
     }
 }
 

@@ -518,6 +518,7 @@ fn tune_save_writes_only_changed_values_and_reloads() {
             "windows = 12",
             "band_min_source_rows = 0.0",
             "robust = false",
+            "occluder_share = 0.0",
             "[tracking]",
             "method = \"average\"",
             "online_pitch = false",

@@ -83,7 +83,8 @@ impl Config {
     }
 
     /// The reference Udacity pipeline: global max-scaled thresholds, no confidence gate, the
-    /// mean of the last five fits, measured in the fixed view (no online pitch, no restart at cuts).
+    /// mean of the last five fits, measured in the fixed view (no online pitch, no restart at
+    /// cuts, no vehicle-ahead rule).
     pub fn reference() -> Self {
         let mut c = Self::default();
         c.threshold.method = ThresholdMethod::GlobalMax;
@@ -96,6 +97,8 @@ impl Config {
         c.search.robust = false;
         // Every row, as before rows were thinned: the reference's numbers stay as they were.
         c.search.band_min_source_rows = 0.0;
+        // Nor does it look for a vehicle ahead.
+        c.search.occluder_share = 0.0;
         c
     }
 

@@ -191,6 +191,13 @@ pub struct SearchConfig {
     /// windows, and fits that drop outlier pixels (iteratively trimmed least squares).
     /// Default true; false is the reference's search and plain least squares.
     pub robust: bool,
+    /// A vehicle ahead in the lane (`lane::occlusion`): in a whole-view search, the view above
+    /// the lowest band of rows (about 0.7 m on the road at the default scale) whose marking
+    /// pixels cover at least this share of the middle half of the lane's columns is left out,
+    /// and the lines are judged on the rows below it and fitted straight. Markings run along
+    /// a lane's edges; a vehicle lies across its middle. Used when at least a third of the view
+    /// stays visible. 0 turns it off. Default 0.3.
+    pub occluder_share: f64,
 }
 
 impl Default for SearchConfig {
@@ -205,6 +212,7 @@ impl Default for SearchConfig {
             band_row_step: 1,
             band_min_source_rows: 1.0,
             robust: true,
+            occluder_share: 0.3,
         }
     }
 }

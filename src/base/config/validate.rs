@@ -132,6 +132,7 @@ impl Config {
             0.0,
             4.0,
         )?;
+        float_in("search.occluder_share", s.occluder_share, 0.0, 1.0)?;
         if !(3..=10_000).contains(&s.min_rows) {
             return Err(bad("search.min_rows", s.min_rows, "3..=10000"));
         }

@@ -487,13 +487,23 @@ impl Tuner {
         // As Pipeline::analyze: search in the analysed (scaled) view, fits in nominal pixels.
         let search_cfg = scaled_search(&cfg.search, bs);
         let mask = th.into_mask()?;
-        let search = fit::sliding_window_search(&mask, &search_cfg)?;
+        // The road below a vehicle ahead only, as `Pipeline::analyze`; the mask shown is whole.
+        let visible = crate::lane::occlusion::visible_road(&mask, cfg)?;
+        let searched = visible.mask.as_ref().unwrap_or(&mask);
+        let search = fit::sliding_window_search(searched, &search_cfg)?;
         let crate::lane::judge::Judged {
             search,
             fit,
             detection,
             measure,
-        } = crate::lane::judge::judge(search, Some(&mask), None, cfg, &pipe.persp)?;
+        } = crate::lane::judge::judge(
+            search,
+            Some(searched),
+            None,
+            visible.from,
+            cfg,
+            &pipe.persp,
+        )?;
         Ok(StillResult {
             mask,
             search,

@@ -335,6 +335,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
             "[search]",
             "band_min_source_rows = 0.0",
             "robust = false",
+            "occluder_share = 0.0",
             "[tracking]",
             "method = \"average\"",
             "online_pitch = false",
@@ -348,7 +349,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     assert!(
         msg.as_str()
             .unwrap()
-            .contains("saved lanes.toml (8 values differ"),
+            .contains("saved lanes.toml (9 values differ"),
         "{msg}"
     );
     // Unticking global_max switches to local contrast: now l_min is the one greyed out.
