@@ -19,10 +19,10 @@ use opencv::prelude::*;
 /// default 30 m over 720 px, shorter than a car's rear and longer than a lane line is wide.
 const BAND_ROWS: f64 = 16.0;
 
-/// The share of the view that must stay visible below a vehicle for the rule to apply: a
-/// third of the default view is 10 m of road, three times a dash. A vehicle nearer than that
-/// leaves too little road to place a line (the frame is judged as a whole, as without it).
-const MIN_VISIBLE_SHARE: f64 = 1.0 / 3.0;
+/// The road that must stay visible below a vehicle for the rule to apply, in metres: more than
+/// a dash (3 m), enough to fix a straight line's position and heading. With less, the frame is
+/// judged as a whole, as without the rule.
+const MIN_VISIBLE_M: f64 = 5.0;
 
 /// What `visible_road` found.
 #[derive(Debug)]
@@ -91,7 +91,8 @@ pub fn visible_road(mask: &BinaryMask, cfg: &Config) -> Result<VisibleRoad> {
         }
         None => return Ok(none),
     };
-    if ((h - from) as f64) < MIN_VISIBLE_SHARE * h as f64 {
+    let min_rows = MIN_VISIBLE_M / cfg.units.ym_per_px * s.y;
+    if ((h - from) as f64) < min_rows {
         return Ok(none);
     }
     let mut m = mask.mat().try_clone()?;
@@ -154,9 +155,9 @@ mod tests {
     fn lines_alone_a_bend_or_a_vehicle_too_near_change_nothing() {
         let cfg = Config::default();
         assert_eq!(visible_road(&view(0, None), &cfg).unwrap().from, 0);
-        // Less than a third of the view left below it.
+        // Less than 5 m of road left below it (60 analysed rows at the default scale).
         assert_eq!(
-            visible_road(&view(0, Some((230, 260))), &cfg).unwrap().from,
+            visible_road(&view(0, Some((280, 310))), &cfg).unwrap().from,
             0
         );
         // A line crossing the middle columns diagonally (a bend) covers few of them per band.

@@ -134,7 +134,10 @@ fn evidence_below_a_vehicle_ahead_is_a_share_of_the_visible_rows() {
     assert!((whole.support - 1.0 / 3.0).abs() < 0.01, "{whole:?}");
     assert_eq!(whole.far, 0.0);
     let seen = line_evidence(&p, &below, 360, 240, 12.0, 0.2);
-    assert!(seen.support > 0.99 && seen.far > 0.99 && seen.near > 0.99, "{seen:?}");
+    assert!(
+        seen.support > 0.99 && seen.far > 0.99 && seen.near > 0.99,
+        "{seen:?}"
+    );
     assert!(seen.spread > 0.99 && seen.confidence > 0.99, "{seen:?}");
 }
 

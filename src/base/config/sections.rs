@@ -195,8 +195,8 @@ pub struct SearchConfig {
     /// the lowest band of rows (about 0.7 m on the road at the default scale) whose marking
     /// pixels cover at least this share of the middle half of the lane's columns is left out,
     /// and the lines are judged on the rows below it and fitted straight. Markings run along
-    /// a lane's edges; a vehicle lies across its middle. Used when at least a third of the view
-    /// stays visible. 0 turns it off. Default 0.3.
+    /// a lane's edges; a vehicle lies across its middle. Used when at least 5 m of road stay
+    /// visible. 0 turns it off. Default 0.3.
     pub occluder_share: f64,
 }
 
