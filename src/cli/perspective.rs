@@ -81,6 +81,7 @@ impl PerspectiveArgs {
             max_angle_deg: self.max_angle,
             fit_from: self.fit_from,
             hfov_deg: self.fov,
+            max_yaw_deg: Options::default().max_yaw_deg,
             ym_source: match self.ym_from {
                 YmFrom::Auto => YmSource::Auto,
                 YmFrom::Dashes => YmSource::Dashes,
@@ -119,7 +120,9 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     } else {
         collect_images(&images)?
     };
-    let mut sampled: Vec<(PathBuf, BgrFrame)> = Vec::new();
+    // Frames sampled from videos carry their time: a video's frames less than a second apart
+    // are never taken for one view (`ap::views`).
+    let mut sampled: Vec<(PathBuf, BgrFrame, Option<f64>)> = Vec::new();
     for v in &videos {
         let stem = v
             .file_stem()
@@ -129,19 +132,25 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             sampled.push((
                 v.with_file_name(format!("{stem}_f{:05}.frame", f.index)),
                 f.frame,
+                f.at_s,
             ));
         }
     }
     let frames = sampled
         .into_iter()
-        .map(|(p, f)| Ok::<_, lanes::base::error::Error>((p, f)))
-        .chain(paths.iter().map(|p| Ok((p.clone(), BgrFrame::read(p)?))));
+        .map(|(p, f, at_s)| Ok::<_, lanes::base::error::Error>((p, f, at_s)))
+        .chain(
+            paths
+                .iter()
+                .map(|p| Ok((p.clone(), BgrFrame::read(p)?, None))),
+        );
+    let k = camera.as_ref().map(|c| c.k);
 
     let mut used = HashSet::new();
     let mut results: Vec<report::FrameResult> = Vec::new();
     let mut size: Option<(i32, i32)> = None;
     for item in frames {
-        let (path, raw): (PathBuf, BgrFrame) = item?;
+        let (path, raw, at_s): (PathBuf, BgrFrame, Option<f64>) = item?;
         let path = &path;
         if let Some(u) = &undistorter {
             u.check_size(&raw, path)?;
@@ -162,7 +171,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         };
         let h = undistorted.height();
         let name = report::unique_name(path, &mut used);
-        let o = ap::analyze_frame(&undistorted, &opts)
+        let o = ap::analyze_frame(&undistorted, at_s, k.as_ref(), &opts)
             .with_context(|| format!("{}: finding lane lines", path.display()))?;
         if let Some(line) = report::frame_ok_text(&o, h) {
             println!("{}: {line}", path.display());
@@ -201,7 +210,6 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         );
     }
 
-    let k = camera.as_ref().map(|c| c.k);
     let est = ap::estimate(&usable, k.as_ref(), w, h, &opts)?;
     let persp = Perspective::from_config(&est.perspective, w, h)?;
     report::write_frame_pictures(
@@ -218,6 +226,20 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
 
     for line in report::estimate_text(&est, &opts) {
         println!("{line}");
+    }
+    // Frames of one view (a car standing still) were one vote.
+    let names: Vec<&str> = results
+        .iter()
+        .filter(|r| r.problem.is_none() && r.lines.is_some())
+        .map(|r| r.name.as_str())
+        .collect();
+    for g in ap::views_of(&usable).iter().filter(|g| g.len() > 1) {
+        let frames: Vec<&str> = g.iter().filter_map(|&i| names.get(i).copied()).collect();
+        println!(
+            "one view in {} frames, one vote: {}",
+            frames.len(),
+            frames.join(", ")
+        );
     }
     for w in lanes::geometry::autoperspective::scale_warnings(&est) {
         eprintln!("lanes: warning: {w}");

@@ -18,23 +18,23 @@ use crate::video::{ShotSearch, VideoSource};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The geometry of a shot from its frames as decoded: each made a working frame (undistorted
-/// with `camera` when given, shrunk), then analysed and combined as the opening's are
-/// (`find_in_frames`), and scaled back to the video.
+/// The geometry of a shot from its frames as decoded, each with its time in the video
+/// (seconds): each made a working frame (undistorted with `camera` when given, shrunk), then
+/// analysed and combined as the opening's are (`find_in_frames`), and scaled back to the video.
 pub fn find_in_shot(
-    frames: Vec<BgrFrame>,
+    frames: Vec<(BgrFrame, f64)>,
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
 ) -> Result<std::result::Result<FoundGeometry, String>> {
     let t0 = std::time::Instant::now();
-    let Some(first) = frames.first() else {
+    let Some((first, _)) = frames.first() else {
         return Ok(Err("no frames".into()));
     };
     let work = WorkScale::for_size((first.width(), first.height()), opts.work_rows);
     let undistorter = camera.map(Undistorter::new).transpose()?;
     let small = frames
         .into_iter()
-        .map(|f| working_frame(f, undistorter.as_ref(), &work))
+        .map(|(f, at_s)| Ok((working_frame(f, undistorter.as_ref(), &work)?, Some(at_s))))
         .collect::<Result<Vec<_>>>()?;
     let k = camera.map(|c| work.camera_matrix(&c.k));
     let mut r = find_in_frames(&small, k.as_ref(), opts)?.map(|g| g.scaled_back(&work));
@@ -50,7 +50,7 @@ pub fn find_in_shot(
 /// low-confidence one is not used: a shot with a lane change or traffic throughout gives a
 /// few frames whose median can be off, and the opening geometry is then the better guess.
 pub fn shot_search(base: Config, camera: Option<Camera>, opts: SelfCalOptions) -> Arc<ShotSearch> {
-    Arc::new(move |frames: Vec<BgrFrame>| {
+    Arc::new(move |frames: Vec<(BgrFrame, f64)>| {
         Ok(match find_in_shot(frames, camera.as_ref(), &opts)? {
             Ok(g) if g.confidence() != "low" => Ok((g.apply(&base), g.describe())),
             Ok(g) => Err(format!(

@@ -11,10 +11,12 @@ use crate::lane::track::ShotTracker;
 use crate::video::VideoSource;
 use std::path::Path;
 
-/// One sampled frame and its 0-based index in the video.
+/// One sampled frame, its 0-based index in the video and its time.
 #[derive(Debug, Clone)]
 pub struct SampledFrame {
     pub index: usize,
+    /// `index` over the video's frame rate, seconds (`None` when the video gives no rate).
+    pub at_s: Option<f64>,
     pub frame: BgrFrame,
 }
 
@@ -194,6 +196,7 @@ pub fn read_frames_at(
         pos += 1;
         out.push(SampledFrame {
             index: i,
+            at_s: (src.fps.is_finite() && src.fps > 0.0).then(|| i as f64 / src.fps),
             frame: frame.into_bgr()?,
         });
     }

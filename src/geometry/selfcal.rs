@@ -6,10 +6,10 @@
 //! and the camera's yaw; the lines' positions at the bottom row give the lane's width in pixels,
 //! and with the lane-width prior the camera height; the along-road scale then follows from the
 //! focal length (the camera file's, or an assumed field of view), cross-checked with dashes.
-//! Frames are combined by medians, so a few frames with a wrong line (a car ahead, a bend, a
-//! lane change) do not move the result.
+//! Frames are combined by medians, one vote per view (the frames of a stop are one), so a few
+//! frames with a wrong line (a car ahead, a bend, a lane change) do not move the result.
 
-use crate::base::camera::{Camera, Focal};
+use crate::base::camera::Camera;
 use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
@@ -42,11 +42,6 @@ pub struct SelfCalOptions {
     /// Fewest usable frames for a geometry. Default 3: one frame can be wrong in a way the
     /// checks do not see; with three the median needs two wrong ones.
     pub min_frames: usize,
-    /// Largest angle between the camera's axis and the road's direction, degrees. Default 10:
-    /// a dashcam is mounted facing along the road (within a few degrees), and on a bend the
-    /// near-range tangents the frames give turn by less than 5 degrees at radii above 200 m;
-    /// lines whose vanishing point lies further to the side are not the road ahead.
-    pub max_yaw_deg: f64,
     /// Largest spread of the frames' horizon rows (median absolute deviation), as a share of
     /// the frame's height. Default 0.04: a camera fixed to a car has one horizon, moved by the
     /// body's pitch (a degree or so: 1-2% of the height at dashcam focal lengths); frames that
@@ -79,7 +74,6 @@ impl Default for SelfCalOptions {
             samples: 24,
             window_s: 30.0,
             min_frames: 3,
-            max_yaw_deg: 10.0,
             max_horizon_spread: 0.04,
             searches_at_once: 1,
             work_rows: 480,
@@ -193,8 +187,14 @@ impl FoundGeometry {
                 )
             })
             .unwrap_or_default();
+        // Frames of one view (a stop) were one vote.
+        let views = match e.lines.views {
+            n if n >= self.frames_used => String::new(),
+            1 => ", all one view".to_string(),
+            n => format!(", {n} distinct views"),
+        };
         format!(
-            "geometry found in {} of {} sampled frames ({w}x{h}, {} confidence, {:.2} s{past}): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{})",
+            "geometry found in {} of {} sampled frames ({w}x{h}{views}, {} confidence, {:.2} s{past}): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{})",
             self.frames_used,
             self.frames_sampled,
             self.confidence(),
@@ -234,12 +234,18 @@ pub fn marking_bottom(frames: &[&LaneLines]) -> Option<f64> {
     crate::base::stats::median(&lows)
 }
 
-/// Each frame's lines and checks, frames in parallel (each is independent).
-pub fn analyse_frames(frames: &[BgrFrame], opts: &SelfCalOptions) -> Result<Vec<FrameOutcome>> {
+/// Each frame's lines and checks, frames in parallel (each is independent): frames with their
+/// time in the video (seconds), `k` the camera matrix at their size when a camera file was
+/// given.
+pub fn analyse_frames(
+    frames: &[(BgrFrame, Option<f64>)],
+    k: Option<&[[f64; 3]; 3]>,
+    opts: &SelfCalOptions,
+) -> Result<Vec<FrameOutcome>> {
     use rayon::prelude::*;
     frames
         .par_iter()
-        .map(|f| ap::analyze_frame(f, &opts.estimate))
+        .map(|(f, at_s)| ap::analyze_frame(f, *at_s, k, &opts.estimate))
         .collect()
 }
 
@@ -257,26 +263,29 @@ pub fn working_frame(
     work.shrink(f)
 }
 
-/// Find the geometry from frames already read (undistorted). `Ok(Err(reason))` when too few
-/// frames show a usable lane.
+/// Find the geometry from frames already read (undistorted), each with its time in the video
+/// (seconds; `None` for stills). `Ok(Err(reason))` when too few frames show a usable lane.
 pub fn find_in_frames(
-    frames: &[BgrFrame],
+    frames: &[(BgrFrame, Option<f64>)],
     k: Option<&[[f64; 3]; 3]>,
     opts: &SelfCalOptions,
 ) -> Result<std::result::Result<FoundGeometry, String>> {
     let t0 = std::time::Instant::now();
-    let Some(first) = frames.first() else {
+    let Some((first, _)) = frames.first() else {
         return Ok(Err("no frames".into()));
     };
     let (w, h) = (first.width(), first.height());
-    if let Some(f) = frames.iter().find(|f| (f.width(), f.height()) != (w, h)) {
+    if let Some((f, _)) = frames
+        .iter()
+        .find(|(f, _)| (f.width(), f.height()) != (w, h))
+    {
         return Err(Error::Invalid(format!(
             "frames of {}x{} and {w}x{h} mixed",
             f.width(),
             f.height()
         )));
     }
-    let outcomes = analyse_frames(frames, opts)?;
+    let outcomes = analyse_frames(frames, k, opts)?;
     let mut r = geometry_from(&outcomes, k, (w, h), opts)?;
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
@@ -319,24 +328,9 @@ pub fn geometry_from(
     if hood {
         eopts.bottom = ((low - 0.01 * h as f64) / h as f64).clamp(0.35, 1.0);
     }
+    // Each frame's lines meet within `max_yaw_deg` of the camera's axis (`analyze_frame`), so
+    // their medians do too.
     let est = ap::estimate(&usable, k, w, h, &eopts)?;
-    if let Some(yaw) = est
-        .ground
-        .as_ref()
-        .map(|g| yaw_for_check(&est, g.yaw_deg, (w, h)))
-        .filter(|y| y.abs() > opts.max_yaw_deg)
-    {
-        return Ok(Err(format!(
-            "no road geometry found: the lines of {} sampled frames meet {yaw:.1} deg to the side of the camera's axis{} (a dashcam faces along the road: at most {} deg)",
-            usable.len(),
-            if est.focal == Focal::AssumedFov {
-                format!(" with a field of view as narrow as {NARROWEST_ASSUMED_HFOV_DEG} deg")
-            } else {
-                String::new()
-            },
-            opts.max_yaw_deg
-        )));
-    }
     let rows: Vec<f64> = usable.iter().map(|f| f.vp.1).collect();
     let med = crate::base::stats::median(&rows).unwrap_or(f64::NAN);
     let dev: Vec<f64> = rows.iter().map(|r| (r - med).abs()).collect();
@@ -375,24 +369,6 @@ pub fn geometry_from(
     Ok(Ok(g))
 }
 
-/// The narrowest horizontal field of view the yaw check allows for when the field of view is
-/// assumed, degrees: 45. Dashcams see 50-140 degrees and a phone's main camera 65-75, but a
-/// clip cut from a wider frame or a phone's stabilised video is narrower. With the focal length
-/// unknown, the vanishing point's offset from the centre gives the camera's yaw only within
-/// that range; the check takes the smallest angle it can be (the longest focal length), so a
-/// video is refused only when its camera faces to the side whatever its lens.
-pub const NARROWEST_ASSUMED_HFOV_DEG: f64 = 45.0;
-
-/// The yaw the check compares with `max_yaw_deg`: the geometry's own with a camera file or a
-/// given field of view, else the vanishing point's angle at [`NARROWEST_ASSUMED_HFOV_DEG`].
-fn yaw_for_check(est: &Estimate, yaw_deg: f64, (w, h): (i32, i32)) -> f64 {
-    if est.focal != Focal::AssumedFov {
-        return yaw_deg;
-    }
-    let k = crate::base::camera::k_from_hfov(w, h, NARROWEST_ASSUMED_HFOV_DEG);
-    ((est.lines.vp.0 - k[0][2]) / k[0][0]).atan().to_degrees()
-}
-
 /// Sample the opening seconds of a video just opened and find its geometry. Frames are
 /// undistorted with the camera when one is given (its size must match the video's). `src` is
 /// left at its first frame: the frames the search decoded are kept (up to [`record_budget_shared`])
@@ -414,6 +390,7 @@ pub fn find_on(
         None => None,
     };
     let work = WorkScale::for_size((w, h), opts.work_rows);
+    let k = camera.map(|c| work.camera_matrix(&c.k));
     let budget = record_budget_shared(opts.searches_at_once);
     // Sized by the full budget, not this machine's share of it, so that the frames sampled and
     // the geometry found depend on the video alone (a smaller share only costs a second decoding).
@@ -453,9 +430,9 @@ pub fn find_on(
             indices.extend(got.iter().map(|s| s.index));
             let frames = got
                 .into_iter()
-                .map(|s| working_frame(s.frame, undistorter.as_ref(), &work))
+                .map(|s| Ok((working_frame(s.frame, undistorter.as_ref(), &work)?, s.at_s)))
                 .collect::<Result<Vec<_>>>()?;
-            outcomes.extend(analyse_frames(&frames, opts)?);
+            outcomes.extend(analyse_frames(&frames, k.as_ref(), opts)?);
             if n < chunk.len() {
                 return Ok::<bool, Error>(true);
             }
@@ -520,7 +497,6 @@ pub fn find_on(
     if !src.rewind() {
         *src = VideoSource::open(&path)?;
     }
-    let k = camera.map(|c| work.camera_matrix(&c.k));
     let first_cut = watch
         .filter(|w| !w.blind)
         .and_then(|w| w.cuts.first().copied());
@@ -625,6 +601,7 @@ mod tests {
                 vp,
                 left: line,
                 right: line,
+                views: 8,
             },
             lane_width_px: 700.0,
             ground: None,

@@ -267,9 +267,10 @@ impl<'a> Analyser<'a> {
         let shot: Vec<&VideoFrame> = std::iter::once(first)
             .chain(self.pending.iter().take(len))
             .collect();
+        // The shot's frames are consecutive from frame `at`.
         let frames = crate::base::stats::evenly_spaced(shot.len(), SHOT_SAMPLES)
             .into_iter()
-            .map(|i| shot[i].to_bgr())
+            .map(|i| Ok((shot[i].to_bgr()?, (at + i) as f64 / self.fps)))
             .collect::<Result<Vec<_>>>()?;
         let found = search(frames)?;
         self.shot_pipe = match &found {

@@ -118,11 +118,12 @@ pub enum RenderMode {
 }
 
 /// Finds the road geometry of a shot that begins at a cut, from a sample of its frames as
-/// decoded (BGR, handed over): the configuration to analyse the shot with and a line saying
-/// what was found, or why nothing was. Made by the layer that found the video's opening geometry (self-calibration,
+/// decoded (BGR, handed over, each with its time in the video, seconds): the configuration to
+/// analyse the shot with and a line saying what was found, or why nothing was. Made by the layer that found the video's opening geometry (self-calibration,
 /// `geometry::resolve`), which the frame loop cannot import.
-pub type ShotSearch =
-    dyn Fn(Vec<BgrFrame>) -> Result<std::result::Result<(Config, String), String>> + Send + Sync;
+pub type ShotSearch = dyn Fn(Vec<(BgrFrame, f64)>) -> Result<std::result::Result<(Config, String), String>>
+    + Send
+    + Sync;
 
 /// A resolved video job (built once from flags by the CLI).
 pub struct VideoJob {

@@ -11,28 +11,51 @@ use crate::base::error::{Error, Result};
 use crate::lane::warp::Perspective;
 
 /// The lines of several frames combined: the median vanishing point and the median x of each
-/// line at the bottom row, joined into two lines.
+/// line at the bottom row, one vote per view, joined into two lines.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CombinedLines {
     pub vp: (f64, f64),
     pub left: ImageLine,
     pub right: ImageLine,
+    /// How many distinct views the frames showed (frames of one view, a car standing still,
+    /// are one vote: [`views_of`]).
+    pub views: usize,
 }
 
-/// Combine frames (at least one) by medians; `None` for no frames or degenerate lines.
+/// The frames grouped by view ([`super::views::view_groups`]): indices into `frames`.
+pub fn views_of(frames: &[&LaneLines]) -> Vec<Vec<usize>> {
+    let views: Vec<Option<&super::views::View>> = frames.iter().map(|f| f.view.as_ref()).collect();
+    super::views::view_groups(&views)
+}
+
+/// Combine frames (at least one) by medians, one vote per view: each quantity's median over a
+/// view's frames, then the median over views (frames of distinct views: the median over
+/// frames). `None` for no frames or degenerate lines.
 pub fn combine(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
     if frames.is_empty() {
         return None;
     }
     let yb = height as f64;
-    let mut vx: Vec<f64> = frames.iter().map(|f| f.vp.0).collect();
-    let mut vy: Vec<f64> = frames.iter().map(|f| f.vp.1).collect();
-    let mut xl: Vec<f64> = frames.iter().map(|f| f.left.line.x_at(yb)).collect();
-    let mut xr: Vec<f64> = frames.iter().map(|f| f.right.line.x_at(yb)).collect();
-    let vp = (median(&mut vx), median(&mut vy));
-    let left = ImageLine::through(vp, (median(&mut xl), yb))?;
-    let right = ImageLine::through(vp, (median(&mut xr), yb))?;
-    Some(CombinedLines { vp, left, right })
+    let groups = views_of(frames);
+    let vote = |of: &dyn Fn(&LaneLines) -> f64| {
+        let mut per_view: Vec<f64> = groups
+            .iter()
+            .map(|g| {
+                let mut v: Vec<f64> = g.iter().map(|&i| of(frames[i])).collect();
+                median(&mut v)
+            })
+            .collect();
+        median(&mut per_view)
+    };
+    let vp = (vote(&|f| f.vp.0), vote(&|f| f.vp.1));
+    let left = ImageLine::through(vp, (vote(&|f| f.left.line.x_at(yb)), yb))?;
+    let right = ImageLine::through(vp, (vote(&|f| f.right.line.x_at(yb)), yb))?;
+    Some(CombinedLines {
+        vp,
+        left,
+        right,
+        views: groups.len(),
+    })
 }
 
 /// Dash statistics over all usable frames.
@@ -245,4 +268,82 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::frame::BinaryMask;
+    use crate::geometry::autoperspective::lines::FittedLine;
+    use crate::geometry::autoperspective::views::View;
+    use crate::lane::shot::LumaSample;
+
+    /// Lines meeting at (640, 400) and crossing the bottom row (720) at `xl` and `xr`, seen in
+    /// a frame whose luma grid is `luma` (a standing car's frames share one).
+    fn frame(xl: f64, xr: f64, luma: LumaSample) -> LaneLines {
+        let vp = (640.0, 400.0);
+        let fitted = |x: f64| FittedLine {
+            line: ImageLine::through(vp, (x, 720.0)).unwrap(),
+            pixels: vec![(x, 719.0)],
+            rms: 0.5,
+            rows: 100,
+            span: (450, 719),
+        };
+        LaneLines {
+            left: fitted(xl),
+            right: fitted(xr),
+            vp,
+            mask: BinaryMask::zeros(1, 1).unwrap(),
+            view: Some(View {
+                luma,
+                at_s: None,
+                road_bottom: 720.0,
+            }),
+        }
+    }
+
+    /// A 1280x720 luma grid of a scene: pseudo-random edges drawn from `seed`.
+    fn scene(seed: u64) -> LumaSample {
+        let mut x = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let values = (0..160 * 90)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (40 + (x >> 57)) as u8
+            })
+            .collect();
+        LumaSample {
+            size: (1280, 720),
+            values,
+        }
+    }
+
+    /// CULane driver_161's first sequence: six frames of one stop put the right line on a car
+    /// in the next lane (x 1225 against the lane's 1014); with a vote per frame they outvoted
+    /// the three other views, with a vote per view they do not.
+    #[test]
+    fn the_frames_of_a_stop_do_not_outvote_the_other_views() {
+        let stop = scene(1);
+        let mut frames: Vec<LaneLines> =
+            (0..6).map(|_| frame(470.0, 1225.0, stop.clone())).collect();
+        frames.push(frame(430.0, 950.0, scene(2)));
+        frames.push(frame(439.0, 969.0, scene(3)));
+        frames.push(frame(480.0, 1014.0, scene(4)));
+        let refs: Vec<&LaneLines> = frames.iter().collect();
+        let c = combine(&refs, 720).unwrap();
+        assert_eq!(c.views, 4);
+        // The views' right lines: 950, 969, 1014 and the stop's 1225: median 991.5.
+        assert!((c.right.x_at(720.0) - 991.5).abs() < 1e-9, "{c:?}");
+        // The left: 430, 439, 480 and the stop's 470.
+        assert!((c.left.x_at(720.0) - 454.5).abs() < 1e-9, "{c:?}");
+        // Frames of distinct views vote one each, as before.
+        for f in &mut frames[..6] {
+            f.view = None;
+        }
+        let refs: Vec<&LaneLines> = frames.iter().collect();
+        let c = combine(&refs, 720).unwrap();
+        assert_eq!(c.views, 9);
+        assert!((c.right.x_at(720.0) - 1225.0).abs() < 1e-9, "{c:?}");
+    }
 }

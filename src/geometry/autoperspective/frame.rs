@@ -4,6 +4,7 @@
 use super::candidates::RidgeParams;
 use super::lines::{FittedLine, HoughParams, ImageLine};
 use super::options::Options;
+use super::views::View;
 use crate::base::config::PerspectiveConfig;
 use crate::base::error::Result;
 use crate::base::frame::{BgrFrame, BinaryMask, GrayImage};
@@ -18,6 +19,9 @@ pub struct LaneLines {
     pub vp: (f64, f64),
     /// The candidate-pixel mask the lines were fitted on.
     pub mask: BinaryMask,
+    /// What the frame showed and when, to tell frames of one view apart when frames are
+    /// combined: set by [`analyze_frame`], `None` from [`find_lane_lines`].
+    pub view: Option<View>,
 }
 
 /// Why a frame's lines were not found, with whatever was found for the picture.
@@ -236,6 +240,7 @@ fn lines_from(
         right: fr,
         vp,
         mask: mask.clone(),
+        view: None,
     }))
 }
 
@@ -415,6 +420,7 @@ fn outcome_at(
     candidates: &std::result::Result<CandidateLines, Rejection>,
     (w, h): (i32, i32),
     l_contrast: u8,
+    k: Option<&[[f64; 3]; 3]>,
     opts: &Options,
 ) -> Result<FrameOutcome> {
     let mut o = FrameOutcome {
@@ -453,23 +459,97 @@ fn outcome_at(
                     o.check = Some(c);
                 }
             }
+            if let Some(p) = side_problem(lines.vp, k, (w, h), opts) {
+                o.problem = Some(p);
+            }
             o.lines = Some(lines);
         }
     }
     Ok(o)
 }
 
+/// Why lines meeting at `vp` are not the road ahead, if they meet more than
+/// `opts.max_yaw_deg` to the side of the camera's axis ([`super::ground::side_angle_deg`]: with
+/// the camera matrix `k`, else the given field of view, else the narrowest one assumed).
+fn side_problem(
+    vp: (f64, f64),
+    k: Option<&[[f64; 3]; 3]>,
+    size: (i32, i32),
+    opts: &Options,
+) -> Option<String> {
+    let side = super::ground::side_angle_deg(vp, k, opts.hfov_deg, size)?;
+    (side.abs() > opts.max_yaw_deg).then(|| {
+        format!(
+            "lines meet off to the side: {:.1} deg from the camera's axis{} (a dashcam faces along the road: at most {} deg)",
+            side.abs(),
+            if k.is_none() && opts.hfov_deg.is_none() {
+                format!(
+                    " with a field of view as narrow as {} deg",
+                    super::ground::NARROWEST_ASSUMED_HFOV_DEG
+                )
+            } else {
+                String::new()
+            },
+            opts.max_yaw_deg
+        )
+    })
+}
+
 /// Find a frame's lines and check them: at each of [`L_CONTRASTS`] in turn until the frame is
-/// usable; an unusable frame reports the first attempt's problem.
-pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
+/// usable or its lines meet far to the side; an unusable frame reports the first attempt's
+/// problem, or that one. `at_s` is the frame's time
+/// in its video (`None` for a still) and `k` the camera matrix when a camera file was given
+/// (the frame undistorted with it): the lines found carry the frame's [`View`], and lines
+/// meeting more than `opts.max_yaw_deg` to the side are not the road ahead.
+pub fn analyze_frame(
+    frame: &BgrFrame,
+    at_s: Option<f64>,
+    k: Option<&[[f64; 3]; 3]>,
+    opts: &Options,
+) -> Result<FrameOutcome> {
+    let mut o = lines_and_checks(frame, k, opts)?;
+    if let Some(lines) = o.lines.as_mut() {
+        let road_bottom = lines
+            .left
+            .pixels
+            .iter()
+            .chain(&lines.right.pixels)
+            .map(|p| p.1)
+            .reduce(f64::max)
+            .filter(|y| y.is_finite())
+            .unwrap_or(frame.height() as f64);
+        lines.view = Some(View {
+            luma: crate::lane::shot::luma_sample(&crate::base::planes::RawFrame::Bgr(frame))?,
+            at_s,
+            road_bottom,
+        });
+    }
+    Ok(o)
+}
+
+/// `analyze_frame` without the frame's view.
+fn lines_and_checks(
+    frame: &BgrFrame,
+    k: Option<&[[f64; 3]; 3]>,
+    opts: &Options,
+) -> Result<FrameOutcome> {
     // L and B once for every attempt's masks.
     let (l, b) = crate::lane::threshold::channels(frame, super::candidates::RIDGE_CUE)?;
     let size = (frame.width(), frame.height());
     // The masks and segments at each contrast once, for both fitting ranges.
     let at = |c: u8| candidate_lines(&l, &b, c);
     let mut candidates = vec![at(L_CONTRASTS[0])?];
-    let first = outcome_at(&candidates[0], size, L_CONTRASTS[0], opts)?;
-    if first.usable() {
+    // Lines meeting far to the side end the search: the camera looks across the road (a lane
+    // change, a turn) or they are not the road's, and other lines found in the frame at a
+    // lower contrast are no more the ego lane's (CULane's A00720: 15 degrees to the side, then
+    // at contrast 10 the next lanes' lines, two lanes apart).
+    let sideways = |o: &FrameOutcome| {
+        o.lines
+            .as_ref()
+            .is_some_and(|l| side_problem(l.vp, k, size, opts).is_some())
+    };
+    let first = outcome_at(&candidates[0], size, L_CONTRASTS[0], k, opts)?;
+    if first.usable() || sideways(&first) {
         return Ok(first);
     }
     for &c in &L_CONTRASTS[1..] {
@@ -487,8 +567,8 @@ pub fn analyze_frame(frame: &BgrFrame, opts: &Options) -> Result<FrameOutcome> {
             if c == L_CONTRASTS[0] && o.fit_from == opts.fit_from {
                 continue;
             }
-            let out = outcome_at(cand, size, c, o)?;
-            if out.usable() {
+            let out = outcome_at(cand, size, c, k, o)?;
+            if out.usable() || sideways(&out) {
                 return Ok(out);
             }
         }
@@ -501,4 +581,32 @@ const FIT_FROM_WHOLE: f64 = 0.1;
 
 pub(super) fn median(v: &mut [f64]) -> f64 {
     crate::base::stats::median(v).unwrap_or(f64::NAN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_meeting_far_to_the_side_are_not_the_road_ahead() {
+        let opts = Options::default();
+        // CULane A00720 (1640x590, no camera file): 15 degrees to the side at the narrowest
+        // assumed lens; its first clause is what a refusal lists.
+        let p = side_problem((1352.0, 390.9), None, (1640, 590), &opts).unwrap();
+        assert!(p.starts_with("lines meet off to the side: 15.0 deg"), "{p}");
+        assert!(
+            p.contains("as narrow as 45 deg") && p.contains("at most 10 deg"),
+            "{p}"
+        );
+        // A frame of the same sequence facing along the road (x 772): used.
+        assert_eq!(side_problem((772.1, 373.3), None, (1640, 590), &opts), None);
+        // With a camera matrix the angle is its own, and the lens is not mentioned.
+        let k = [[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]];
+        let p = side_problem((900.0, 300.0), Some(&k), (1280, 720), &opts).unwrap();
+        assert!(p.contains("14.6 deg") && !p.contains("narrow"), "{p}");
+        assert_eq!(
+            side_problem((800.0, 300.0), Some(&k), (1280, 720), &opts),
+            None
+        );
+    }
 }

@@ -93,6 +93,38 @@ pub fn ground_scale(
     })
 }
 
+/// The narrowest horizontal field of view the side check allows for when the field of view is
+/// assumed, degrees: 45. Dashcams see 50-140 degrees and a phone's main camera 65-75, but a
+/// clip cut from a wider frame or a phone's stabilised video is narrower. With the focal length
+/// unknown, the vanishing point's offset from the centre gives the camera's yaw only within
+/// that range; the check takes the smallest angle it can be (the longest focal length), so a
+/// frame is refused only when its lines meet to the side whatever the lens.
+pub const NARROWEST_ASSUMED_HFOV_DEG: f64 = 45.0;
+
+/// How far to the side of the camera's axis lines meeting at `vp` point, degrees (positive:
+/// right): the camera's yaw relative to the road when they are its lines (as `GroundScale`'s
+/// `yaw_deg`). With the camera matrix `k`, else `hfov_deg`'s, else at
+/// [`NARROWEST_ASSUMED_HFOV_DEG`] for a `size` frame. `None` for a singular `k`.
+pub fn side_angle_deg(
+    vp: (f64, f64),
+    k: Option<&[[f64; 3]; 3]>,
+    hfov_deg: Option<f64>,
+    (w, h): (i32, i32),
+) -> Option<f64> {
+    let k = match k {
+        Some(k) => *k,
+        None => {
+            crate::base::camera::k_from_hfov(w, h, hfov_deg.unwrap_or(NARROWEST_ASSUMED_HFOV_DEG))
+        }
+    };
+    let km = Matrix3::new(
+        k[0][0], k[0][1], k[0][2], k[1][0], k[1][1], k[1][2], k[2][0], k[2][1], k[2][2],
+    );
+    let d = km.try_inverse()? * Vector3::new(vp.0, vp.1, 1.0);
+    let d = if d.z < 0.0 { -d } else { d };
+    Some(d.x.atan2(d.z).to_degrees())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +158,33 @@ mod tests {
         assert!((g.ym_per_px - (z_far - z_near) / 720.0).abs() < 1e-9);
         assert!((g.width_ratio_top_bottom - 1.0).abs() < 1e-9);
         assert!(g.yaw_deg.abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_side_angle_is_the_ground_geometrys_yaw_and_the_narrowest_lens_without_one() {
+        let k = [[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]];
+        // 10 degrees to the right on the horizon's row.
+        let vp = (640.0 + 1000.0 * 10f64.to_radians().tan(), 300.0);
+        let a = side_angle_deg(vp, Some(&k), None, (1280, 720)).unwrap();
+        assert!((a - 10.0).abs() < 1e-9, "{a}");
+        // Without a camera matrix: a given field of view, else the narrowest assumed (45
+        // degrees, the smallest angle the offset can be), never the assumed 58.
+        let at = |fov: f64| {
+            ((vp.0 - 640.0) / (640.0 / (fov / 2.0f64).to_radians().tan()))
+                .atan()
+                .to_degrees()
+        };
+        let given = side_angle_deg(vp, None, Some(70.0), (1280, 720)).unwrap();
+        assert!((given - at(70.0)).abs() < 1e-9, "{given}");
+        let narrow = side_angle_deg(vp, None, None, (1280, 720)).unwrap();
+        assert!(
+            (narrow - at(NARROWEST_ASSUMED_HFOV_DEG)).abs() < 1e-9,
+            "{narrow}"
+        );
+        assert!(narrow < at(crate::base::camera::ASSUMED_HFOV_DEG));
+        // CULane A00720 (1640x590): lines meeting at x 1352 are 19.8 degrees to the side at
+        // 58 degrees, 15.0 at 45.
+        let a720 = side_angle_deg((1352.0, 390.9), None, None, (1640, 590)).unwrap();
+        assert!((a720 - 15.0).abs() < 0.1, "{a720}");
     }
 }

@@ -1,14 +1,17 @@
 //! Perspective quad and metres per pixel estimated from straight-road frames (`lanes perspective`).
 //!
 //! Per frame: candidate marking pixels ([`candidates`]), Hough segments and their vanishing
-//! point, the ego lane's two lines, refitted ([`lines`]); a source trapezoid on those lines and a
-//! straightness check in the bird's-eye view it gives. Over frames: the median vanishing point
-//! and bottom-row line positions make one pair of lines and one quad. Scale: across the road
-//! from the lane width; along the road from dash lengths ([`dashes`]) when dashes are measured,
-//! else from the ground-plane geometry ([`ground`]).
+//! point, the ego lane's two lines, refitted ([`lines`]); a source trapezoid on those lines, a
+//! straightness check in the bird's-eye view it gives, and whether they meet within
+//! `max_yaw_deg` of the camera's axis. Over frames: the median vanishing point and bottom-row
+//! line positions, one vote per view ([`views`]: a car standing still gives many frames of one
+//! view), make one pair of lines and one quad. Scale: across the road from the lane width;
+//! along the road from dash lengths ([`dashes`]) when dashes are measured, else from the
+//! ground-plane geometry ([`ground`]).
 //!
 //! `options`: what the estimate is asked; `frame`: one frame's ego lines and checks;
-//! `estimate`: the frames combined into a quad and scales; `pictures`: what it draws.
+//! `estimate`: the frames combined into a quad and scales; `views`: which frames are one view;
+//! `pictures`: what it draws.
 
 pub mod candidates;
 pub mod dashes;
@@ -19,11 +22,12 @@ pub mod lines;
 mod options;
 mod pictures;
 pub mod report;
+pub mod views;
 
 pub use candidates::RIDGE_CUE;
 pub use estimate::{
-    combine, dash_cluster, estimate, frame_dashes, scale_warnings, CombinedLines, DashStats,
-    Estimate, DASH_RANGE_M, SCALE_DISAGREEMENT,
+    combine, dash_cluster, estimate, frame_dashes, scale_warnings, views_of, CombinedLines,
+    DashStats, Estimate, DASH_RANGE_M, SCALE_DISAGREEMENT,
 };
 pub use frame::{
     analyze_frame, birdseye_angles, check_straight, find_lane_lines, quad_on_lines, quad_rows,
@@ -31,6 +35,7 @@ pub use frame::{
 };
 pub use options::{Options, YmSource};
 pub use pictures::{birdseye_picture, frame_picture};
+pub use views::View;
 
 #[cfg(test)]
 mod tests {

@@ -45,6 +45,13 @@ pub struct Options {
     /// Horizontal field of view of the frames, degrees, for the geometry when no camera file
     /// is given (`--fov`, `camera.hfov_deg`). Default: none, 58 degrees assumed.
     pub hfov_deg: Option<f64>,
+    /// Largest angle between the camera's axis and where a frame's lines meet, degrees: a
+    /// frame whose lines meet further to the side is not used. Default 10: a dashcam is
+    /// mounted facing along the road (within a few degrees), and on a bend the near-range
+    /// tangents the frames give turn by less than 5 degrees at radii above 200 m; lines meeting
+    /// further to the side are not the road ahead (CULane's A00720: 15 degrees, the right
+    /// line on a white car in the next lane).
+    pub max_yaw_deg: f64,
 }
 
 impl Default for Options {
@@ -59,6 +66,7 @@ impl Default for Options {
             ym_source: YmSource::Auto,
             fit_from: 0.1,
             hfov_deg: None,
+            max_yaw_deg: 10.0,
         }
     }
 }
@@ -98,6 +106,9 @@ impl Options {
         }
         if !(self.max_angle_deg > 0.0 && self.max_angle_deg < 45.0) {
             return bad("--max-angle", self.max_angle_deg, "0 < degrees < 45");
+        }
+        if !(self.max_yaw_deg > 0.0 && self.max_yaw_deg < 45.0) {
+            return bad("max_yaw_deg", self.max_yaw_deg, "0 < degrees < 45");
         }
         Ok(())
     }
