@@ -233,7 +233,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         .filter(|r| r.problem.is_none() && r.lines.is_some())
         .map(|r| r.name.as_str())
         .collect();
-    for g in ap::views_of(&usable).iter().filter(|g| g.len() > 1) {
+    for g in est.lines.views.iter().filter(|g| g.len() > 1) {
         let frames: Vec<&str> = g.iter().filter_map(|&i| names.get(i).copied()).collect();
         println!(
             "one view in {} frames, one vote: {}",

@@ -188,7 +188,7 @@ impl FoundGeometry {
             })
             .unwrap_or_default();
         // Frames of one view (a stop) were one vote.
-        let views = match e.lines.views {
+        let views = match e.lines.views.len() {
             n if n >= self.frames_used => String::new(),
             1 => ", all one view".to_string(),
             n => format!(", {n} distinct views"),
@@ -601,7 +601,7 @@ mod tests {
                 vp,
                 left: line,
                 right: line,
-                views: 8,
+                views: (0..8).map(|i| vec![i]).collect(),
             },
             lane_width_px: 700.0,
             ground: None,

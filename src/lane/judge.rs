@@ -76,6 +76,22 @@ fn view_of(persp: &Perspective, s: Scale, visible_from: usize) -> ViewGeometry {
     }
 }
 
+/// What a whole view's `mask` reports, as a still (and a video frame without a prior fit)
+/// does: the road below a vehicle ahead (`occlusion::visible_road`) searched with sliding
+/// windows, then judged (`judge`, with that mask for the guided partner search).
+pub fn judge_whole_view(
+    mask: &BinaryMask,
+    expected: Option<(Poly2, Poly2)>,
+    cfg: &Config,
+    persp: &Perspective,
+) -> Result<Judged> {
+    let visible = crate::lane::occlusion::visible_road(mask, cfg)?;
+    let searched = visible.mask.as_ref().unwrap_or(mask);
+    let search_cfg = scaled_search(&cfg.search, cfg.perspective.scale());
+    let search = fit::sliding_window_search(searched, &search_cfg)?;
+    judge(search, Some(searched), expected, visible.from, cfg, persp)
+}
+
 /// From a search's pixels (analysed view) to what a frame reports, as `Pipeline::analyze`
 /// does after the search: the fits (robust when `search.robust`), mapped to nominal pixels;
 /// the confidence and the reported lines; the measurements of the lane a still draws.

@@ -61,31 +61,46 @@ pub fn visible_road(mask: &BinaryMask, cfg: &Config) -> Result<VisibleRoad> {
     let bytes = mask.bytes()?;
     let cols = x1 - x0;
     let needed = (share * cols as f64).ceil() as usize;
-    // Per row, which middle columns hold a pixel; a band's cover is their union.
-    let hit: Vec<Vec<bool>> = (0..h)
-        .map(|y| {
-            bytes[y * w + x0..y * w + x1]
-                .iter()
-                .map(|&v| v > 0)
-                .collect()
-        })
-        .collect();
-    let covered = |y0: usize| {
-        (0..cols)
-            .filter(|&c| hit[y0..y0 + band].iter().any(|row| row[c]))
-            .count()
+    let row = |y: usize| &bytes[y * w + x0..y * w + x1];
+    // A band slides up the view, from the one two rows above the bottom band (the bottom rows
+    // hold the view's edge); kept per middle column: how many of the band's rows hold a pixel,
+    // and how many columns have any.
+    let mut count = vec![0u32; cols];
+    let mut covered = 0usize;
+    let add = |y: usize, d: i32, count: &mut [u32], covered: &mut usize| {
+        for (c, _) in row(y).iter().enumerate().filter(|(_, &v)| v > 0) {
+            let before = count[c];
+            count[c] = (before as i32 + d) as u32;
+            match (before, count[c]) {
+                (0, _) => *covered += 1,
+                (_, 0) => *covered -= 1,
+                _ => {}
+            }
+        }
     };
-    // From the band just above the bottom one up (the bottom rows hold the view's edge).
-    let top = (0..h - band)
-        .rev()
-        .skip(1)
-        .find(|&y0| covered(y0) >= needed);
+    let Some(first) = h.checked_sub(band + 2) else {
+        return Ok(none);
+    };
+    for y in first..first + band {
+        add(y, 1, &mut count, &mut covered);
+    }
+    let mut top = None;
+    for y0 in (0..=first).rev() {
+        if y0 < first {
+            add(y0, 1, &mut count, &mut covered);
+            add(y0 + band, -1, &mut count, &mut covered);
+        }
+        if covered >= needed {
+            top = Some(y0);
+            break;
+        }
+    }
     // The road is visible below the band's lowest row with a pixel in the middle.
     let from = match top {
         Some(y0) => {
             (y0..y0 + band)
                 .rev()
-                .find(|&y| hit[y].contains(&true))
+                .find(|&y| row(y).iter().any(|&v| v > 0))
                 .unwrap_or(y0)
                 + 1
         }

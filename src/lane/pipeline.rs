@@ -10,9 +10,8 @@ use crate::base::planes::RawFrame;
 use crate::lane::confidence::Detection;
 use crate::lane::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::lane::horizon::Horizon;
-use crate::lane::judge::{judge, scaled_search, Judged};
+use crate::lane::judge::{judge, judge_whole_view, scaled_search, Judged};
 use crate::lane::measure::{self, LaneMeasure};
-use crate::lane::occlusion;
 use crate::lane::threshold::{self, MaskRef, Thresholded};
 use crate::lane::undistort::Undistorter;
 use crate::lane::warp::{BirdseyeRemap, ColumnBands, Perspective, RowPlan};
@@ -274,40 +273,31 @@ impl Pipeline {
             }
         };
         let t2 = Instant::now();
-        // A sliding-window search looks at the road below a vehicle ahead only.
-        let visible = match (prior, thresholded.mask_as_computed()) {
-            (None, MaskRef::View(m)) => Some(occlusion::visible_road(m, &self.cfg)?),
-            _ => None,
-        };
-        let visible_from = visible.as_ref().map_or(0, |v| v.from);
-        let search = match (prior, thresholded.mask_as_computed()) {
-            (Some((l, r)), MaskRef::Bands(m, bands)) => {
-                fit::prior_search_bands(m, bands, &l, &r, search_cfg.prior_margin)?
-            }
-            (Some((l, r)), MaskRef::View(m)) => {
-                fit::prior_search(m, &l, &r, search_cfg.prior_margin)?
-            }
-            (None, MaskRef::View(m)) => {
-                let m = visible.as_ref().and_then(|v| v.mask.as_ref()).unwrap_or(m);
-                fit::sliding_window_search(m, &search_cfg)?
-            }
-            // Bands are only computed around a prior fit.
-            (None, MaskRef::Bands(..)) => {
-                fit::sliding_window_search(&thresholded.mask()?, &search_cfg)?
-            }
-        };
-        let mask = match (prior, thresholded.mask_as_computed()) {
-            (None, MaskRef::View(m)) => {
-                Some(visible.as_ref().and_then(|v| v.mask.as_ref()).unwrap_or(m))
-            }
-            _ => None,
-        };
+        let (cfg, persp, margin) = (&self.cfg, &self.persp, search_cfg.prior_margin);
         let Judged {
             search,
             fit,
             detection,
             measure,
-        } = judge(search, mask, expected, visible_from, &self.cfg, &self.persp)?;
+        } = match (prior, thresholded.mask_as_computed()) {
+            (Some((l, r)), MaskRef::Bands(m, bands)) => {
+                let search = fit::prior_search_bands(m, bands, &l, &r, margin)?;
+                judge(search, None, expected, 0, cfg, persp)?
+            }
+            (Some((l, r)), MaskRef::View(m)) => judge(
+                fit::prior_search(m, &l, &r, margin)?,
+                None,
+                expected,
+                0,
+                cfg,
+                persp,
+            )?,
+            (None, MaskRef::View(m)) => judge_whole_view(m, expected, cfg, persp)?,
+            // Bands are only computed around a prior fit.
+            (None, MaskRef::Bands(..)) => {
+                judge_whole_view(&thresholded.mask()?, expected, cfg, persp)?
+            }
+        };
         let t3 = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
         Ok(Analysis {

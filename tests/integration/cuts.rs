@@ -34,6 +34,12 @@ fn cuts(recs: &[Value]) -> Vec<u64> {
 /// Every clip of a compilation made here: 960x540 at 25 fps, timestamps from 0.
 const FIT: &str = "scale=960:540,fps=25,setpts=PTS-STARTPTS";
 
+/// How many of a shot's records have both lines, and their share of the shot.
+fn both_lines(shot: &[Value]) -> (usize, f64) {
+    let both = shot.iter().filter(|r| r["status"] == "both").count();
+    (both, both as f64 / shot.len().max(1) as f64)
+}
+
 /// `inputs` joined by the ffmpeg `filter` (inputs `[0]`, `[1]`, ...) into `out`, H.264
 /// (veryfast), no audio, with `extra` options before the output.
 fn join(inputs: &[&Path], filter: &str, extra: &[&str], out: &Path) {
@@ -195,17 +201,17 @@ fn a_compilation_of_three_cameras_finds_each_shots_geometry() {
     let bounds = [0, cut_at[0] as usize, cut_at[1] as usize, recs.len()];
     for (i, w) in bounds.windows(2).enumerate() {
         let shot = &recs[w[0]..w[1]];
-        let both: Vec<&Value> = shot.iter().filter(|r| r["status"] == "both").collect();
-        let share = both.len() as f64 / shot.len() as f64;
-        let widths_in = both
+        let (both, share) = both_lines(shot);
+        let widths_in = shot
             .iter()
             .filter(|r| {
-                r["lane_width_m"]
-                    .as_f64()
-                    .is_some_and(|w| (2.7..=4.3).contains(&w))
+                r["status"] == "both"
+                    && r["lane_width_m"]
+                        .as_f64()
+                        .is_some_and(|w| (2.7..=4.3).contains(&w))
             })
             .count() as f64
-            / both.len().max(1) as f64;
+            / both.max(1) as f64;
         eprintln!(
             "shot {i} (frames {}-{}): both lines {share:.3}, widths in 2.7-4.3 m {widths_in:.3}",
             w[0],
@@ -305,8 +311,7 @@ fn a_short_opening_shot_gets_its_own_geometry() {
     assert_eq!(cut_at.len(), 2, "{cut_at:?}: {err}");
     assert!(err.contains("shot at frame 0: geometry found in"), "{err}");
     let first = &recs[..cut_at[0] as usize];
-    let both = first.iter().filter(|r| r["status"] == "both").count();
-    let share = both as f64 / first.len() as f64;
+    let (both, share) = both_lines(first);
     eprintln!(
         "opening shot: both lines on {both} of {} frames",
         first.len()
@@ -335,8 +340,7 @@ fn a_dissolve_between_two_cameras_is_a_cut_and_the_opening_keeps_to_its_shot() {
     assert!((187..=201).contains(&cut_at[0]), "{cut_at:?}");
     let c = cut_at[0] as usize;
     for (name, shot) in [("opening", &recs[..c]), ("second", &recs[c..])] {
-        let both = shot.iter().filter(|r| r["status"] == "both").count();
-        let share = both as f64 / shot.len() as f64;
+        let (both, share) = both_lines(shot);
         eprintln!("{name} shot: both lines on {both} of {}", shot.len());
         assert!(share >= 0.95, "{name} shot: {share:.3}: {err}");
     }

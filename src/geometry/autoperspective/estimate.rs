@@ -12,20 +12,14 @@ use crate::lane::warp::Perspective;
 
 /// The lines of several frames combined: the median vanishing point and the median x of each
 /// line at the bottom row, one vote per view, joined into two lines.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CombinedLines {
     pub vp: (f64, f64),
     pub left: ImageLine,
     pub right: ImageLine,
-    /// How many distinct views the frames showed (frames of one view, a car standing still,
-    /// are one vote: [`views_of`]).
-    pub views: usize,
-}
-
-/// The frames grouped by view ([`super::views::view_groups`]): indices into `frames`.
-pub fn views_of(frames: &[&LaneLines]) -> Vec<Vec<usize>> {
-    let views: Vec<Option<&super::views::View>> = frames.iter().map(|f| f.view.as_ref()).collect();
-    super::views::view_groups(&views)
+    /// The frames grouped by the view they showed ([`super::views::view_groups`]: indices into
+    /// the frames combined); frames of one view, a car standing still, are one vote.
+    pub views: Vec<Vec<usize>>,
 }
 
 /// Combine frames (at least one) by medians, one vote per view: each quantity's median over a
@@ -36,7 +30,8 @@ pub fn combine(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
         return None;
     }
     let yb = height as f64;
-    let groups = views_of(frames);
+    let views: Vec<Option<&super::views::View>> = frames.iter().map(|f| f.view.as_ref()).collect();
+    let groups = super::views::view_groups(&views);
     let vote = |of: &dyn Fn(&LaneLines) -> f64| {
         let mut per_view: Vec<f64> = groups
             .iter()
@@ -54,7 +49,7 @@ pub fn combine(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
         vp,
         left,
         right,
-        views: groups.len(),
+        views: groups,
     })
 }
 
@@ -332,7 +327,7 @@ mod tests {
         frames.push(frame(480.0, 1014.0, scene(4)));
         let refs: Vec<&LaneLines> = frames.iter().collect();
         let c = combine(&refs, 720).unwrap();
-        assert_eq!(c.views, 4);
+        assert_eq!(c.views.len(), 4);
         // The views' right lines: 950, 969, 1014 and the stop's 1225: median 991.5.
         assert!((c.right.x_at(720.0) - 991.5).abs() < 1e-9, "{c:?}");
         // The left: 430, 439, 480 and the stop's 470.
@@ -343,7 +338,7 @@ mod tests {
         }
         let refs: Vec<&LaneLines> = frames.iter().collect();
         let c = combine(&refs, 720).unwrap();
-        assert_eq!(c.views, 9);
+        assert_eq!(c.views.len(), 9);
         assert!((c.right.x_at(720.0) - 1225.0).abs() < 1e-9, "{c:?}");
     }
 }

@@ -118,23 +118,9 @@ impl Structure {
     }
 }
 
-/// The correlation of two luma grids' fine structure over their rows above image row
-/// `bottom`; `None` for grids of different frame sizes or with no structure there.
-pub fn structure_correlation(a: &LumaSample, b: &LumaSample, bottom: f64) -> Option<f64> {
-    Structure::of(a)?.correlation(&Structure::of(b)?, bottom)
-}
-
-/// Whether two frames are one view: their fine structure correlates at least
-/// [`SAME_VIEW_MIN_CORRELATION`] above the higher of their road bottoms, and their times, when
-/// both are known, are at least [`SAME_VIEW_MIN_GAP_S`] apart.
-pub fn same_view(a: &View, b: &View) -> bool {
-    match (Structure::of(&a.luma), Structure::of(&b.luma)) {
-        (Some(sa), Some(sb)) => one_view((a, &sa), (b, &sb)),
-        _ => false,
-    }
-}
-
-/// [`same_view`] with the frames' structure computed.
+/// Whether two frames, with their structure computed, are one view: their fine structure
+/// correlates at least [`SAME_VIEW_MIN_CORRELATION`] above the higher of their road bottoms,
+/// and their times, when both are known, are at least [`SAME_VIEW_MIN_GAP_S`] apart.
 fn one_view((a, sa): (&View, &Structure), (b, sb): (&View, &Structure)) -> bool {
     if let (Some(ta), Some(tb)) = (a.at_s, b.at_s) {
         // A time that is not a number is not a gap either.
@@ -190,6 +176,20 @@ pub fn view_groups(views: &[Option<&View>]) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The correlation of two luma grids' fine structure over their rows above image row
+    /// `bottom`; `None` for grids of different frame sizes or with no structure there.
+    fn structure_correlation(a: &LumaSample, b: &LumaSample, bottom: f64) -> Option<f64> {
+        Structure::of(a)?.correlation(&Structure::of(b)?, bottom)
+    }
+
+    /// Whether two frames are one view (`one_view` on their structures).
+    fn same_view(a: &View, b: &View) -> bool {
+        match (Structure::of(&a.luma), Structure::of(&b.luma)) {
+            (Some(sa), Some(sb)) => one_view((a, &sa), (b, &sb)),
+            _ => false,
+        }
+    }
 
     /// The luma grid of a scene: shading down the rows plus edges at pseudo-random places.
     fn scene(seed: u64, size: (i32, i32)) -> LumaSample {

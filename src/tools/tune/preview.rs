@@ -9,8 +9,7 @@ use crate::base::camera::Camera;
 use crate::base::config::{Config, PerspectiveConfig};
 use crate::base::error::{Error, Result};
 use crate::base::frame::{BgrFrame, BinaryMask, GrayImage};
-use crate::lane::fit::{self, LaneFit, LinePixels, SearchResult, Window};
-use crate::lane::judge::scaled_search;
+use crate::lane::fit::{LaneFit, LinePixels, SearchResult, Window};
 use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::Pipeline;
 use crate::lane::render;
@@ -485,25 +484,13 @@ impl Tuner {
             &crate::lane::pipeline::scaled_threshold(&cfg.threshold, bs),
         )?;
         // As Pipeline::analyze: search in the analysed (scaled) view, fits in nominal pixels.
-        let search_cfg = scaled_search(&cfg.search, bs);
         let mask = th.into_mask()?;
-        // The road below a vehicle ahead only, as `Pipeline::analyze`; the mask shown is whole.
-        let visible = crate::lane::occlusion::visible_road(&mask, cfg)?;
-        let searched = visible.mask.as_ref().unwrap_or(&mask);
-        let search = fit::sliding_window_search(searched, &search_cfg)?;
         let crate::lane::judge::Judged {
             search,
             fit,
             detection,
             measure,
-        } = crate::lane::judge::judge(
-            search,
-            Some(searched),
-            None,
-            visible.from,
-            cfg,
-            &pipe.persp,
-        )?;
+        } = crate::lane::judge::judge_whole_view(&mask, None, cfg, &pipe.persp)?;
         Ok(StillResult {
             mask,
             search,
