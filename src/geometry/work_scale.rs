@@ -1,5 +1,6 @@
-//! The size frames are analysed at for self-calibration: frames taller than a working height
-//! are shrunk (an area average), and what is found on them is mapped back to the video's pixels.
+//! The size frames are analysed at for self-calibration: every frame is brought to one working
+//! height (taller frames shrunk by an area average, shorter ones enlarged bilinearly), and what
+//! is found on them is mapped back to the video's pixels.
 
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
@@ -16,9 +17,9 @@ pub struct WorkScale {
 }
 
 impl WorkScale {
-    /// Frames of `size` shrunk to at most `rows` rows (never enlarged).
+    /// Frames of `size` brought to `rows` rows: shrunk when taller, enlarged when shorter.
     pub fn for_size((w, h): (i32, i32), rows: i32) -> Self {
-        if rows <= 0 || h <= rows {
+        if rows <= 0 || h == rows || h <= 0 {
             return Self {
                 sx: 1.0,
                 sy: 1.0,
@@ -39,8 +40,8 @@ impl WorkScale {
         self.sx == 1.0 && self.sy == 1.0
     }
 
-    /// A frame at the working size.
-    pub fn shrink(&self, f: BgrFrame) -> Result<BgrFrame> {
+    /// A frame at the working size (shrunk, or enlarged when shorter).
+    pub fn resize(&self, f: BgrFrame) -> Result<BgrFrame> {
         if self.is_identity() {
             return Ok(f);
         }
@@ -51,7 +52,11 @@ impl WorkScale {
             opencv::core::Size::new(self.size.0, self.size.1),
             0.0,
             0.0,
-            opencv::imgproc::INTER_AREA,
+            if self.sy < 1.0 {
+                opencv::imgproc::INTER_AREA
+            } else {
+                opencv::imgproc::INTER_LINEAR
+            },
         )?;
         BgrFrame::new(small)
     }
@@ -96,11 +101,14 @@ mod tests {
 
     #[test]
     fn the_working_size_keeps_the_aspect_and_maps_back_to_the_video() {
-        // Frames up to 480 rows are analysed as they are.
-        for size in [(640, 360), (854, 480)] {
-            let s = WorkScale::for_size(size, 480);
-            assert_eq!((s.sx, s.sy, s.size), (1.0, 1.0, size));
-        }
+        // Frames of 480 rows are analysed as they are; shorter ones enlarged.
+        let s = WorkScale::for_size((854, 480), 480);
+        assert_eq!((s.sx, s.sy, s.size), (1.0, 1.0, (854, 480)));
+        let s = WorkScale::for_size((640, 360), 480);
+        assert_eq!(s.size, (853, 480));
+        assert_eq!(s.video_size(s.size), (640, 360));
+        let big = s.resize(BgrFrame::zeros(640, 360).unwrap()).unwrap();
+        assert_eq!((big.width(), big.height()), (853, 480));
         let s = WorkScale::for_size((1920, 1080), 480);
         assert_eq!(s.size, (853, 480));
         assert_eq!(s.video_size(s.size), (1920, 1080));
@@ -114,7 +122,7 @@ mod tests {
         let (x, y) = s.point_back((line.x_at(300.0), 300.0));
         assert!((s.line_back(line).x_at(y) - x).abs() < 1e-9);
         let f = BgrFrame::zeros(1280, 720).unwrap();
-        let small = s.shrink(f).unwrap();
+        let small = s.resize(f).unwrap();
         assert_eq!((small.width(), small.height()), (853, 480));
     }
 }
