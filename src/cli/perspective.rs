@@ -191,13 +191,11 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     let Some((w, h)) = size else {
         anyhow::bail!("no input images given")
     };
-    let usable: Vec<&LaneLines> = results
-        .iter()
-        .filter(|r| r.problem.is_none())
-        .filter_map(|r| r.lines.as_ref())
+    // The frames whose lines were found, in order.
+    let found: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i].problem.is_none() && results[i].lines.is_some())
         .collect();
-
-    if usable.is_empty() {
+    if found.is_empty() {
         report::write_frame_pictures(&results, None, None, &out_dir, &out_stem)?;
         let reasons: Vec<String> = results
             .iter()
@@ -209,8 +207,21 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             reasons.join("; ")
         );
     }
-
-    let est = ap::estimate(&usable, k.as_ref(), w, h, &opts)?;
+    let est = {
+        let usable: Vec<&LaneLines> = found
+            .iter()
+            .filter_map(|&i| results[i].lines.as_ref())
+            .collect();
+        ap::estimate(&usable, k.as_ref(), w, h, &opts)?
+    };
+    // Frames that disagree with the others' medians were left out: say so, as for the rest.
+    let names: Vec<String> = found.iter().map(|&i| results[i].name.clone()).collect();
+    for (o, why) in &est.lines.outliers {
+        let r = &mut results[found[*o]];
+        println!("{}: not used: {why}", r.name);
+        r.problem = Some(why.clone());
+    }
+    let used = found.len() - est.lines.outliers.len();
     let persp = Perspective::from_config(&est.perspective, w, h)?;
     report::write_frame_pictures(
         &results,
@@ -221,20 +232,18 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     )?;
 
     let cfg = report::config_from_estimate(&est)?;
-    let text = report::config_file_text(&est, &opts, &cfg, usable.len(), results.len(), (w, h));
+    let text = report::config_file_text(&est, &opts, &cfg, used, results.len(), (w, h));
     std::fs::write(out, text).with_context(|| format!("{}: cannot write config", out.display()))?;
 
     for line in report::estimate_text(&est, &opts) {
         println!("{line}");
     }
     // Frames of one view (a car standing still) were one vote.
-    let names: Vec<&str> = results
-        .iter()
-        .filter(|r| r.problem.is_none() && r.lines.is_some())
-        .map(|r| r.name.as_str())
-        .collect();
     for g in est.lines.views.iter().filter(|g| g.len() > 1) {
-        let frames: Vec<&str> = g.iter().filter_map(|&i| names.get(i).copied()).collect();
+        let frames: Vec<&str> = g
+            .iter()
+            .filter_map(|&i| names.get(i).map(String::as_str))
+            .collect();
         println!(
             "one view in {} frames, one vote: {}",
             frames.len(),
@@ -250,7 +259,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         out_stem,
         out_stem,
         out_dir.display(),
-        usable.len(),
+        used,
         results.len()
     );
     Ok(0)

@@ -334,6 +334,18 @@ pub fn geometry_from(
     // Each frame's lines meet within `max_yaw_deg` of the camera's axis (`analyze_frame`), so
     // their medians do too.
     let est = ap::estimate(&usable, k, w, h, &eopts)?;
+    // Frames that disagree with the others' medians (`ap::disagrees`) were left out.
+    let used = usable.len() - est.lines.outliers.len();
+    if used < opts.min_frames {
+        return Ok(Err(format!(
+            "no road geometry found: {used} of {} sampled frames show the ego lane's two lines ahead (need {}; {} more disagree with the others)",
+            outcomes.len(),
+            opts.min_frames,
+            est.lines.outliers.len()
+        )));
+    }
+    // The spread is taken over every usable frame, outliers included: lines found in noise
+    // scatter, and leaving out the worst must not make them look like one horizon.
     let rows: Vec<f64> = usable.iter().map(|f| f.vp.1).collect();
     let med = crate::base::stats::median(&rows).unwrap_or(f64::NAN);
     let dev: Vec<f64> = rows.iter().map(|r| (r - med).abs()).collect();
@@ -351,7 +363,7 @@ pub fn geometry_from(
         bottom_row: est.perspective.src[2][1],
         estimate: est,
         frames_sampled: outcomes.len(),
-        frames_used: usable.len(),
+        frames_used: used,
         horizon_spread_px: spread,
         hood,
         warnings,
@@ -605,6 +617,7 @@ mod tests {
                 left: line,
                 right: line,
                 views: (0..8).map(|i| vec![i]).collect(),
+                outliers: Vec::new(),
             },
             lane_width_px: 700.0,
             ground: None,

@@ -20,12 +20,70 @@ pub struct CombinedLines {
     /// The frames grouped by the view they showed ([`super::views::view_groups`]: indices into
     /// the frames combined); frames of one view, a car standing still, are one vote.
     pub views: Vec<Vec<usize>>,
+    /// Frames left out as disagreeing with the others' medians ([`disagrees`]): indices into
+    /// the frames combined (in no view), each with the reason.
+    pub outliers: Vec<(usize, String)>,
+}
+
+/// How far (share of the height) a frame's horizon may lie from the median of all frames'
+/// before the frame is left out: 0.08. A camera fixed to a car has one horizon; the body's
+/// pitch moves it by 1-2% of the height and a change of grade by a few percent (the shared
+/// clips' frames lie within 0.3-1.3% of their median), while lines found on another lane, a
+/// car or a barrier met 10-14% off on the LA clip darkened.
+pub const MAX_HORIZON_OFF: f64 = 0.08;
+
+/// Why a frame's lines disagree with the median lines of all frames, if they do: its horizon
+/// more than [`MAX_HORIZON_OFF`] of the height away. Medians of a few frames (a short or busy
+/// clip gives 4-5) move by a whole rank for each gross error, and the horizon sets the pitch,
+/// so the scale along the road and whether the lines come out parallel. A frame whose lane
+/// alone is too wide (a line of the next lane) is not left out: it moves one line's bottom
+/// position by a rank, and leaving such frames out made the LA clip's quad worse (both lines
+/// on 71% of its frames -> 65%; the lines' width at the top of the bird's-eye view over that
+/// at the bottom, median 1.03 -> 1.08).
+pub fn disagrees(f: &LaneLines, median: &CombinedLines, height: i32) -> Option<String> {
+    let h = height as f64;
+    let off = (f.vp.1 - median.vp.1).abs();
+    if off > MAX_HORIZON_OFF * h {
+        return Some(format!(
+            "its horizon (row {:.0}) is {:.0}% of the height from the other frames' (row {:.0})",
+            f.vp.1,
+            100.0 * off / h,
+            median.vp.1
+        ));
+    }
+    None
 }
 
 /// Combine frames (at least one) by medians, one vote per view: each quantity's median over a
 /// view's frames, then the median over views (frames of distinct views: the median over
-/// frames). `None` for no frames or degenerate lines.
+/// frames). Frames that disagree with that median ([`disagrees`]) are then left out and the
+/// rest combined again (when any is left). `None` for no frames or degenerate lines.
 pub fn combine(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
+    let first = combine_all(frames, height)?;
+    let mut kept = Vec::new();
+    let mut outliers = Vec::new();
+    for (i, f) in frames.iter().enumerate() {
+        match disagrees(f, &first, height) {
+            Some(why) => outliers.push((i, why)),
+            None => kept.push(i),
+        }
+    }
+    if outliers.is_empty() || kept.is_empty() {
+        return Some(first);
+    }
+    let subset: Vec<&LaneLines> = kept.iter().map(|&i| frames[i]).collect();
+    let mut c = combine_all(&subset, height)?;
+    for g in &mut c.views {
+        for i in g.iter_mut() {
+            *i = kept[*i];
+        }
+    }
+    c.outliers = outliers;
+    Some(c)
+}
+
+/// [`combine`] with every frame voting.
+fn combine_all(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
     if frames.is_empty() {
         return None;
     }
@@ -50,6 +108,7 @@ pub fn combine(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
         left,
         right,
         views: groups,
+        outliers: Vec::new(),
     })
 }
 
@@ -172,7 +231,11 @@ pub fn estimate(
         dst_h,
     );
     let mut lengths = Vec::new();
-    for f in frames {
+    for (_, f) in frames
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !combined.outliers.iter().any(|(o, _)| o == i))
+    {
         lengths.extend(
             frame_dashes(f, &persp, &combined, height, opts)?
                 .iter()
@@ -276,7 +339,11 @@ mod tests {
     /// Lines meeting at (640, 400) and crossing the bottom row (720) at `xl` and `xr`, seen in
     /// a frame whose luma grid is `luma` (a standing car's frames share one).
     fn frame(xl: f64, xr: f64, luma: LumaSample) -> LaneLines {
-        let vp = (640.0, 400.0);
+        frame_at((640.0, 400.0), xl, xr, luma)
+    }
+
+    /// [`frame`] with the lines meeting at `vp`.
+    fn frame_at(vp: (f64, f64), xl: f64, xr: f64, luma: LumaSample) -> LaneLines {
         let fitted = |x: f64| FittedLine {
             line: ImageLine::through(vp, (x, 720.0)).unwrap(),
             pixels: vec![(x, 719.0)],
@@ -340,5 +407,36 @@ mod tests {
         let c = combine(&refs, 720).unwrap();
         assert_eq!(c.views.len(), 9);
         assert!((c.right.x_at(720.0) - 1225.0).abs() < 1e-9, "{c:?}");
+    }
+
+    /// Five frames of a short clip: three agree, one found its lines on another lane's line
+    /// and a barrier (horizon 80 px, 11% of the height, off) and one took the next lane's line
+    /// (the lane twice as wide at the bottom row). The first is left out; the second stays
+    /// (`disagrees`: its error moves one line's bottom position by a rank).
+    #[test]
+    fn a_frame_whose_horizon_disagrees_with_the_others_does_not_vote() {
+        let frames = [
+            frame_at((630.0, 398.0), 430.0, 950.0, scene(1)),
+            frame_at((640.0, 402.0), 440.0, 960.0, scene(2)),
+            frame_at((650.0, 404.0), 450.0, 970.0, scene(3)),
+            frame_at((700.0, 480.0), 300.0, 1000.0, scene(4)),
+            frame_at((560.0, 396.0), -600.0, 955.0, scene(5)),
+        ];
+        let refs: Vec<&LaneLines> = frames.iter().collect();
+        let c = combine(&refs, 720).unwrap();
+        let out: Vec<usize> = c.outliers.iter().map(|(i, _)| *i).collect();
+        assert_eq!(out, vec![3], "{:?}", c.outliers);
+        assert!(c.outliers[0].1.contains("horizon"), "{:?}", c.outliers);
+        assert_eq!(c.views, vec![vec![0], vec![1], vec![2], vec![4]]);
+        // Medians of the four kept: rows 396, 398, 402, 404; x 560, 630, 640, 650.
+        assert!((c.vp.1 - 400.0).abs() < 1e-9, "{c:?}");
+        assert!((c.vp.0 - 635.0).abs() < 1e-9, "{c:?}");
+        // All five voting: row 402, x 640.
+        let all = combine_all(&refs, 720).unwrap();
+        assert!((all.vp.1 - 402.0).abs() < 1e-9, "{all:?}");
+        // Frames that agree are all kept, as before.
+        let c = combine(&refs[..3], 720).unwrap();
+        assert!(c.outliers.is_empty());
+        assert_eq!(c.views.len(), 3);
     }
 }
