@@ -294,8 +294,15 @@ impl KalmanTracker {
                 self.single + 1
             };
         } else {
+            // Both lines of a pair that passed the confidence rules, gated out while the track
+            // has had no line for a frame or more: the track is a prediction with nothing to
+            // hold it, the pair is this frame's evidence. It is not waited out
+            // (`max_gap_s`: the pair's frames were "predicted" from a stale track).
+            let fresh_pair = self.missed >= 1
+                && det.status == LaneStatus::Both
+                && verdicts == [Verdict::TooDifferent, Verdict::TooDifferent];
             self.missed += 1;
-            if self.missed > self.gap_limit() {
+            if fresh_pair || self.missed > self.gap_limit() {
                 // A long gap: forget the lane (keeping its width), and start again from this
                 // frame's lines if it has any (they were gated out of the old track: a lane
                 // change, or the old track was wrong).
@@ -534,5 +541,44 @@ mod tests {
         assert_eq!(bridged(450.0, 830.0), 13);
         // The right line 20 px from the car (column 640): 26 frames.
         assert_eq!(bridged(280.0, 660.0), 26);
+    }
+
+    /// A pair of confident lines gated out of a track that had no line on the frame before
+    /// starts the track again at once; while lines are being accepted, one such frame is
+    /// still gated out (a glitch does not move the lane).
+    #[test]
+    fn a_pair_gated_out_of_a_coasting_track_starts_it_again() {
+        use crate::lane::confidence::LineEvidence;
+        let scene = scene();
+        let ev = LineEvidence {
+            confidence: 1.0,
+            ..Default::default()
+        };
+        let det = |lr: Option<(f64, f64)>| Detection {
+            left: lr.map(|(c, _)| Poly2::new(0.0, 0.0, c)),
+            right: lr.map(|(_, c)| Poly2::new(0.0, 0.0, c)),
+            left_confidence: 1.0,
+            right_confidence: 1.0,
+            confidence: 1.0,
+            status: LaneStatus::of(lr.is_some(), lr.is_some()),
+            left_evidence: ev,
+            right_evidence: ev,
+        };
+        let bottom = |p: Option<Poly2>| p.map(|p| p.eval(719.0)).unwrap_or(f64::NAN);
+        // Tracked: 450..830. A pair 120 px to the right (over the 60 px gate).
+        let moved = Some((570.0, 950.0));
+        let mut t = KalmanTracker::new(TrackingConfig::default(), &scene);
+        t.update(&det(Some((450.0, 830.0))));
+        let o = t.update(&det(moved));
+        assert_eq!(o.status, LaneStatus::Predicted);
+        assert_eq!(o.left_verdict, Verdict::TooDifferent);
+        // The track had no line on that frame: the next such pair starts it again.
+        let o = t.update(&det(moved));
+        assert_eq!(o.status, LaneStatus::Both);
+        assert!((bottom(o.left) - 570.0).abs() < 1.0, "{:?}", o.left);
+        assert!((bottom(o.right) - 950.0).abs() < 1.0, "{:?}", o.right);
+        // And stays: the lane is tracked from it.
+        let o = t.update(&det(Some((572.0, 952.0))));
+        assert_eq!(o.status, LaneStatus::Both);
     }
 }
