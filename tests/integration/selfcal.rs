@@ -365,6 +365,22 @@ fn a_1080p_video_gives_the_geometry_of_its_720p_original() {
     assert!((r - 1.0).abs() <= 0.03, "ym_per_px {r:.3}");
 }
 
+/// `clip` through an ffmpeg video filter, encoded with libx264 at `crf` (audio dropped) to `out`.
+fn x264_through(clip: &Path, filter: &str, crf: &str, out: &Path) {
+    ffmpeg(&[
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-vf".as_ref(),
+        filter.as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-crf".as_ref(),
+        crf.as_ref(),
+        "-an".as_ref(),
+        out.as_os_str(),
+    ]);
+}
+
 /// The LA freeway (hood, reflections) at other sizes, as other cameras would give it.
 /// - 640x360 (crf 26): its frames are searched enlarged to the 480 rows the search's pixel
 ///   sizes were chosen at. Analysed at 360 rows its horizon was found 3% of the height off
@@ -373,6 +389,7 @@ fn a_1080p_video_gives_the_geometry_of_its_720p_original() {
 /// - 960x540: the whole-view search found the right pair frame after frame while the tracker,
 ///   with no line on the frame before, gated it out and predicted a drifting lane: 0.581;
 ///   such a pair now starts the track again, 0.673.
+///
 /// Measured 2026-12-05; the 854x480 original gives 0.71.
 #[test]
 fn the_la_clip_at_other_sizes() {
@@ -384,18 +401,7 @@ fn the_la_clip_at_other_sizes() {
         let out = d.path().join(scale.replace(':', "x"));
         std::fs::create_dir_all(&out).unwrap();
         let v = out.join("la.mp4");
-        ffmpeg(&[
-            "-i".as_ref(),
-            clip.as_os_str(),
-            "-vf".as_ref(),
-            format!("scale={scale}").as_ref(),
-            "-c:v".as_ref(),
-            "libx264".as_ref(),
-            "-crf".as_ref(),
-            crf.as_ref(),
-            "-an".as_ref(),
-            v.as_os_str(),
-        ]);
+        x264_through(&clip, &format!("scale={scale}"), crf, &v);
         let (s, _) = run_clip(&v, &[], &out);
         assert!(s.both >= both, "{scale}: both {:.3} < {both}", s.both);
         assert!(s.width_in >= 0.95, "{scale}: width {:.3}", s.width_in);
@@ -414,18 +420,7 @@ fn a_frame_whose_horizon_disagrees_does_not_vote() {
     };
     let d = tmp();
     let dark = d.path().join("la_dark.mp4");
-    ffmpeg(&[
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-vf".as_ref(),
-        "eq=brightness=-0.15:gamma=0.7".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-crf".as_ref(),
-        "23".as_ref(),
-        "-an".as_ref(),
-        dark.as_os_str(),
-    ]);
+    x264_through(&clip, "eq=brightness=-0.15:gamma=0.7", "23", &dark);
     let (s, err) = run_clip(&dark, &[], d.path());
     assert!(err.contains("found in 3 of 15 sampled frames"), "{err}");
     assert!(s.both >= 0.60, "both {:.3}", s.both);

@@ -509,17 +509,14 @@ mod tests {
         }
     }
 
-    /// A gap while the car is over one of the tracked lane's lines (within `crossing_px`) is
-    /// bridged twice as long: no frame can show that line as the ego lane's then.
-    #[test]
-    fn a_gap_over_a_line_is_bridged_twice_as_long() {
-        use crate::lane::confidence::LineEvidence;
-        let scene = scene();
-        let ev = LineEvidence {
+    /// A detection of straight vertical lines at bottom positions `l` and `r` (view px), each
+    /// of confidence 1.
+    fn straight_lines(l: Option<f64>, r: Option<f64>) -> Detection {
+        let ev = crate::lane::confidence::LineEvidence {
             confidence: 1.0,
             ..Default::default()
         };
-        let det = |l: Option<f64>, r: Option<f64>| Detection {
+        Detection {
             left: l.map(|c| Poly2::new(0.0, 0.0, c)),
             right: r.map(|c| Poly2::new(0.0, 0.0, c)),
             left_confidence: 1.0,
@@ -528,7 +525,15 @@ mod tests {
             status: LaneStatus::of(l.is_some(), r.is_some()),
             left_evidence: ev,
             right_evidence: ev,
-        };
+        }
+    }
+
+    /// A gap while the car is over one of the tracked lane's lines (within `crossing_px`) is
+    /// bridged twice as long: no frame can show that line as the ego lane's then.
+    #[test]
+    fn a_gap_over_a_line_is_bridged_twice_as_long() {
+        let scene = scene();
+        let det = straight_lines;
         // Frames predicted before the lane is forgotten, from a lane with lines at `l`, `r`.
         let bridged = |l: f64, r: f64| {
             let mut t = KalmanTracker::new(TrackingConfig::default(), &scene);
@@ -548,22 +553,8 @@ mod tests {
     /// still gated out (a glitch does not move the lane).
     #[test]
     fn a_pair_gated_out_of_a_coasting_track_starts_it_again() {
-        use crate::lane::confidence::LineEvidence;
         let scene = scene();
-        let ev = LineEvidence {
-            confidence: 1.0,
-            ..Default::default()
-        };
-        let det = |lr: Option<(f64, f64)>| Detection {
-            left: lr.map(|(c, _)| Poly2::new(0.0, 0.0, c)),
-            right: lr.map(|(_, c)| Poly2::new(0.0, 0.0, c)),
-            left_confidence: 1.0,
-            right_confidence: 1.0,
-            confidence: 1.0,
-            status: LaneStatus::of(lr.is_some(), lr.is_some()),
-            left_evidence: ev,
-            right_evidence: ev,
-        };
+        let det = |lr: Option<(f64, f64)>| straight_lines(lr.map(|p| p.0), lr.map(|p| p.1));
         let bottom = |p: Option<Poly2>| p.map(|p| p.eval(719.0)).unwrap_or(f64::NAN);
         // Tracked: 450..830. A pair 120 px to the right (over the 60 px gate).
         let moved = Some((570.0, 950.0));
