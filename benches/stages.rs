@@ -150,6 +150,7 @@ fn main() {
                             &pipe,
                             f,
                             Some((&l, &r)),
+                            0.0,
                             Some(&m),
                             lanes::lane::confidence::LaneStatus::Both,
                         )

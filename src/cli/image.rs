@@ -83,6 +83,7 @@ fn process(
         pipe,
         canvas,
         lane.as_ref().map(|(l, r)| (l, r)),
+        a.seen_from,
         a.measure.as_ref(),
         a.detection.status,
     )?;

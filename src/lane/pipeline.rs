@@ -48,6 +48,8 @@ pub struct Analysis {
     pub detection: Detection,
     /// Measurements of the lane this frame reports (`Analysis::lane`), when it reports one.
     pub measure: Option<LaneMeasure>,
+    /// The nominal bird's-eye row the lane is seen from (`Judged::seen_from`; 0: all of it).
+    pub seen_from: f64,
     pub times: StageTimes,
 }
 
@@ -279,6 +281,7 @@ impl Pipeline {
             fit,
             detection,
             measure,
+            seen_from,
         } = match (prior, thresholded.mask_as_computed()) {
             (Some((l, r)), MaskRef::Bands(m, bands)) => {
                 let search = fit::prior_search_bands(m, bands, &l, &r, margin)?;
@@ -308,6 +311,7 @@ impl Pipeline {
             fit,
             detection,
             measure,
+            seen_from,
             times: StageTimes {
                 warp_ms: ms(t0, t1),
                 threshold_ms: ms(t1, t2),

@@ -11,18 +11,31 @@ use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::{Analysis, Pipeline};
 use crate::lane::render;
 
+/// The lane to draw, from the nominal bird's-eye row `from_row` down.
+fn to_draw<'a>(
+    lane: Option<(&'a Poly2, &'a Poly2)>,
+    from_row: f64,
+) -> Option<render::LaneToDraw<'a>> {
+    lane.map(|(left, right)| render::LaneToDraw {
+        left,
+        right,
+        from_row,
+    })
+}
+
 /// Draw the overlay on an undistorted frame (consumed; drawn in place).
 pub fn overlay_undistorted(
     pipe: &Pipeline,
     undistorted: BgrFrame,
     lane: Option<(&Poly2, &Poly2)>,
+    seen_from: f64,
     m: Option<&LaneMeasure>,
     status: LaneStatus,
 ) -> Result<BgrFrame> {
     let cfg = &pipe.cfg.render;
     render::overlay(
         undistorted,
-        lane,
+        to_draw(lane, seen_from),
         &pipe.persp,
         &|x, y| (x, y),
         m,
@@ -36,30 +49,41 @@ pub fn overlay_raw(
     pipe: &Pipeline,
     raw: BgrFrame,
     lane: Option<(&Poly2, &Poly2)>,
+    seen_from: f64,
     m: Option<&LaneMeasure>,
     status: LaneStatus,
 ) -> Result<BgrFrame> {
     let Some(cam) = pipe.camera() else {
-        return overlay_undistorted(pipe, raw, lane, m, status);
+        return overlay_undistorted(pipe, raw, lane, seen_from, m, status);
     };
     let distort = |x, y| cam.distort_pixel(x, y);
     let cfg = &pipe.cfg.render;
-    render::overlay(raw, lane, &pipe.persp, &distort, m, status, cfg)
+    render::overlay(
+        raw,
+        to_draw(lane, seen_from),
+        &pipe.persp,
+        &distort,
+        m,
+        status,
+        cfg,
+    )
 }
 
-/// The overlay in the configured output geometry (`render.geometry`), from the raw frame.
+/// The overlay in the configured output geometry (`render.geometry`), from the raw frame; the
+/// lane drawn from the nominal bird's-eye row `seen_from` down (`Analysis::seen_from`).
 pub fn overlay(
     pipe: &Pipeline,
     raw: BgrFrame,
     lane: Option<(&Poly2, &Poly2)>,
+    seen_from: f64,
     m: Option<&LaneMeasure>,
     status: LaneStatus,
 ) -> Result<BgrFrame> {
     match pipe.cfg.render.geometry {
-        Geometry::Original => overlay_raw(pipe, raw, lane, m, status),
+        Geometry::Original => overlay_raw(pipe, raw, lane, seen_from, m, status),
         Geometry::Undistorted => {
             let u = pipe.undistort(&raw)?;
-            overlay_undistorted(pipe, u, lane, m, status)
+            overlay_undistorted(pipe, u, lane, seen_from, m, status)
         }
     }
 }

@@ -55,6 +55,9 @@ fn render_item(
     let panel_ms = ms_since(t);
     let t = Instant::now();
     let lane = item.lane.as_ref().map(|(l, r)| (l, r));
+    // A video draws the tracked lane over the whole view: the vehicle-ahead range is a
+    // whole-view search's (a still's), and a tracked frame does not measure it.
+    let seen_from = 0.0;
     let overlay = match pipe.cfg.render.geometry {
         crate::base::config::Geometry::Undistorted => {
             let undist = pipe.undistort(&raw)?;
@@ -64,6 +67,7 @@ fn render_item(
                 pipe,
                 undist,
                 lane,
+                seen_from,
                 item.measure.as_ref(),
                 item.status,
             )?;
@@ -71,7 +75,14 @@ fn render_item(
             o
         }
         crate::base::config::Geometry::Original => {
-            let o = present::overlay_raw(pipe, raw, lane, item.measure.as_ref(), item.status)?;
+            let o = present::overlay_raw(
+                pipe,
+                raw,
+                lane,
+                seen_from,
+                item.measure.as_ref(),
+                item.status,
+            )?;
             times.overlay = ms_since(t) + convert_ms;
             o
         }

@@ -11,7 +11,7 @@ mod text;
 pub use diagnostic::{diagnostic, search_picture, DiagInfo};
 pub use overlay::{
     draw_poly, fill_polygon_blended, lane_polygon_birdseye, lane_polygon_frame, offset_text,
-    overlay, points_from_f64, radius_text,
+    overlay, points_from_f64, radius_text, LaneToDraw,
 };
 pub use text::{draw_text_lines, TextStamp};
 

@@ -13,16 +13,20 @@ use opencv::core::{self, Mat, Point, Rect, Scalar, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
 
-/// The lane polygon in bird's-eye coordinates: down the left line, up the right line.
+/// The lane polygon in bird's-eye coordinates from row `top` to the bottom: down the left
+/// line, up the right line.
 pub fn lane_polygon_birdseye(
     left: &Poly2,
     right: &Poly2,
     height: i32,
+    top: f64,
     points: u32,
 ) -> Vec<(f64, f64)> {
     let n = points.max(2) as usize;
+    let bottom = (height - 1) as f64;
+    let top = top.clamp(0.0, bottom);
     let ys: Vec<f64> = (0..n)
-        .map(|i| (height - 1) as f64 * i as f64 / (n - 1) as f64)
+        .map(|i| top + (bottom - top) * i as f64 / (n - 1) as f64)
         .collect();
     let mut poly = Vec::with_capacity(2 * n);
     for &y in &ys {
@@ -39,9 +43,10 @@ pub fn lane_polygon_frame(
     left: &Poly2,
     right: &Poly2,
     persp: &Perspective,
+    top: f64,
     points: u32,
 ) -> Vec<(f64, f64)> {
-    lane_polygon_birdseye(left, right, persp.height, points)
+    lane_polygon_birdseye(left, right, persp.height, top, points)
         .into_iter()
         .map(|(x, y)| persp.from_birdseye(x, y))
         .collect()
@@ -133,13 +138,23 @@ pub fn offset_text(offset_m: f64) -> String {
     format!("{:.2} m {} of centre", offset_m.abs(), side)
 }
 
-/// The overlay: lane area filled between the fits (when both exist), text with radius and offset.
+/// A lane to draw: its two lines (nominal bird's-eye px), from the nominal bird's-eye row
+/// `from_row` down (0: the whole view; a still's lane below a vehicle ahead ends under it).
+#[derive(Debug, Clone, Copy)]
+pub struct LaneToDraw<'a> {
+    pub left: &'a Poly2,
+    pub right: &'a Poly2,
+    pub from_row: f64,
+}
+
+/// The overlay: lane area filled between the fits (when both exist), text with radius and
+/// offset.
 ///
 /// Draws in place on `frame` (which is consumed). `to_frame` maps undistorted-frame pixels to
 /// the pixels of `frame` (identity for an undistorted frame; the lens distortion for a raw one).
 pub fn overlay(
     frame: BgrFrame,
-    lane: Option<(&Poly2, &Poly2)>,
+    lane: Option<LaneToDraw>,
     persp: &Perspective,
     to_frame: &dyn Fn(f64, f64) -> (f64, f64),
     measure: Option<&LaneMeasure>,
@@ -148,11 +163,12 @@ pub fn overlay(
 ) -> Result<BgrFrame> {
     let width = frame.width();
     let mut out = frame.into_mat();
-    if let Some((l, r)) = lane {
-        let poly: Vec<(f64, f64)> = lane_polygon_frame(l, r, persp, cfg.polygon_points)
-            .into_iter()
-            .map(|(x, y)| to_frame(x, y))
-            .collect();
+    if let Some(d) = lane {
+        let poly: Vec<(f64, f64)> =
+            lane_polygon_frame(d.left, d.right, persp, d.from_row, cfg.polygon_points)
+                .into_iter()
+                .map(|(x, y)| to_frame(x, y))
+                .collect();
         fill_polygon_blended(&mut out, &poly, cfg.lane_color, cfg.alpha)?;
     }
     let scale = (width as f64 / 1280.0).max(0.4);

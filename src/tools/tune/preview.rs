@@ -153,6 +153,8 @@ pub struct StillResult {
     /// The lines the still reports (as `lanes image`).
     pub detection: crate::lane::confidence::Detection,
     pub measure: Option<LaneMeasure>,
+    /// The nominal bird's-eye row the lane is seen from (`Judged::seen_from`).
+    pub seen_from: f64,
     pipe: Arc<Pipeline>,
     data: Arc<StillData>,
     warped: Arc<Warped>,
@@ -175,7 +177,11 @@ impl StillResult {
         let lane = self.detection.lane(width_px);
         render::overlay(
             self.data.undistorted.clone(),
-            lane.as_ref().map(|(l, r)| (l, r)),
+            lane.as_ref().map(|(left, right)| render::LaneToDraw {
+                left,
+                right,
+                from_row: self.seen_from,
+            }),
             &self.pipe.persp,
             &|x, y| (x, y),
             self.measure.as_ref(),
@@ -201,11 +207,16 @@ impl StillResult {
         let s = scale as f64;
         let width_px = cfg.confidence.default_lane_width_m / cfg.units.xm_per_px;
         if let Some((l, r)) = self.detection.lane(width_px) {
-            let poly: Vec<(f64, f64)> =
-                render::lane_polygon_frame(&l, &r, &self.pipe.persp, cfg.render.polygon_points)
-                    .into_iter()
-                    .map(|(x, y)| ((x + 0.5) / s - 0.5, (y + 0.5) / s - 0.5))
-                    .collect();
+            let poly: Vec<(f64, f64)> = render::lane_polygon_frame(
+                &l,
+                &r,
+                &self.pipe.persp,
+                self.seen_from,
+                cfg.render.polygon_points,
+            )
+            .into_iter()
+            .map(|(x, y)| ((x + 0.5) / s - 0.5, (y + 0.5) / s - 0.5))
+            .collect();
             render::fill_polygon_blended(&mut out, &poly, cfg.render.lane_color, cfg.render.alpha)?;
         }
         let lines = match &self.measure {
@@ -490,6 +501,7 @@ impl Tuner {
             fit,
             detection,
             measure,
+            seen_from,
         } = crate::lane::judge::judge_whole_view(&mask, None, cfg, &pipe.persp)?;
         Ok(StillResult {
             mask,
@@ -497,6 +509,7 @@ impl Tuner {
             fit,
             detection,
             measure,
+            seen_from,
             pipe,
             data,
             warped,
