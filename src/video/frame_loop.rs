@@ -58,35 +58,21 @@ fn render_item(
     // A video draws the tracked lane over the whole view: the vehicle-ahead range is a
     // whole-view search's (a still's), and a tracked frame does not measure it.
     let seen_from = 0.0;
-    let overlay = match pipe.cfg.render.geometry {
+    let undistorted = match pipe.cfg.render.geometry {
         crate::base::config::Geometry::Undistorted => {
-            let undist = pipe.undistort(&raw)?;
+            let u = pipe.undistort(&raw)?;
             times.undistort = ms_since(t);
-            let t = Instant::now();
-            let o = present::overlay_undistorted(
-                pipe,
-                undist,
-                lane,
-                seen_from,
-                item.measure.as_ref(),
-                item.status,
-            )?;
-            times.overlay = ms_since(t) + convert_ms;
-            o
+            Some(u)
         }
-        crate::base::config::Geometry::Original => {
-            let o = present::overlay_raw(
-                pipe,
-                raw,
-                lane,
-                seen_from,
-                item.measure.as_ref(),
-                item.status,
-            )?;
-            times.overlay = ms_since(t) + convert_ms;
-            o
-        }
+        crate::base::config::Geometry::Original => None,
     };
+    let t = Instant::now();
+    let (m, status) = (item.measure.as_ref(), item.status);
+    let overlay = match undistorted {
+        Some(u) => present::overlay_undistorted(pipe, u, lane, seen_from, m, status)?,
+        None => present::overlay_raw(pipe, raw, lane, seen_from, m, status)?,
+    };
+    times.overlay = ms_since(t) + convert_ms;
     let t = Instant::now();
     let frame = match (panel, item.diag) {
         (Some(panel), Some(d)) => render::diagnostic(
