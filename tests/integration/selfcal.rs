@@ -383,9 +383,9 @@ fn x264_through(clip: &Path, filter: &str, crf: &str, out: &Path) {
 
 /// The LA freeway (hood, reflections) at other sizes, as other cameras would give it.
 /// - 640x360 (crf 26): its frames are searched enlarged to the 480 rows the search's pixel
-///   sizes were chosen at. Analysed at 360 rows its horizon was found 3% of the height off
-///   (lanes 5.3 m wide at the bottom row): both lines on 0.41 of the frames and 0.66 of the
-///   widths in 2.7-4.3 m; enlarged, 0.61 and 1.00.
+///   sizes were chosen at. Analysed at 360 rows its lines at the bottom row were found 32%
+///   too far apart (a 4.9 m lane): both lines on 0.41 of the frames and 0.66 of the widths
+///   in 2.7-4.3 m; enlarged, 0.61 and 1.00.
 /// - 960x540: the whole-view search found the right pair frame after frame while the tracker,
 ///   with no line on the frame before, gated it out and predicted a drifting lane: 0.581;
 ///   such a pair now starts the track again, 0.673.
