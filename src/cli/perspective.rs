@@ -214,11 +214,12 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             .collect();
         ap::estimate(&usable, k.as_ref(), w, h, &opts)?
     };
-    // Frames that disagree with the others' medians were left out: say so, as for the rest.
+    // Frames that disagree with the others' medians were left out: say so, as for the rest
+    // (after their "ok" line above, hence "after all").
     let names: Vec<String> = found.iter().map(|&i| results[i].name.clone()).collect();
     for (o, why) in &est.lines.outliers {
         let r = &mut results[found[*o]];
-        println!("{}: not used: {why}", r.name);
+        println!("{}: not used after all: {why}", r.name);
         r.problem = Some(why.clone());
     }
     let used = found.len() - est.lines.outliers.len();
