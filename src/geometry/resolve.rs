@@ -19,8 +19,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The geometry of a shot from its frames as decoded, each with its time in the video
-/// (seconds): each made a working frame (undistorted with `camera` when given, shrunk), then
-/// analysed and combined as the opening's are (`find_in_frames`), and scaled back to the video.
+/// (seconds): each made a working frame (undistorted with `camera` when given, brought to the
+/// working size), then analysed and combined as the opening's are (`find_in_frames`), and
+/// scaled back to the video.
 pub fn find_in_shot(
     frames: Vec<(BgrFrame, f64)>,
     camera: Option<&Camera>,

@@ -253,7 +253,7 @@ pub fn analyse_frames(
 }
 
 /// A decoded frame as the search analyses it: undistorted with the camera's `undistorter`
-/// when there is one, shrunk to the working size.
+/// when there is one, brought to the working size (`WorkScale::resize`).
 pub fn working_frame(
     frame: BgrFrame,
     undistorter: Option<&Undistorter>,
@@ -422,7 +422,7 @@ pub fn find_on(
     // place of the Lab formula, the same values.
     crate::lane::threshold::prepare(ap::RIDGE_CUE)?;
     src.record(budget);
-    // Frames at `wanted` (ascending, from `pos` on) read, undistorted, shrunk and analysed in
+    // Frames at `wanted` (ascending, from `pos` on) read, undistorted, resized and analysed in
     // chunks; stops after a chunk that brings the usable frames to `enough`. Whether the video
     // ended before the last one.
     let usable = |o: &[FrameOutcome]| o.iter().filter(|o| o.usable()).count();

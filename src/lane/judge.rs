@@ -201,32 +201,18 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opencv::core::{self, Mat, Rect, Scalar};
-    use opencv::prelude::*;
+    use crate::lane::occlusion::tests::view;
 
     /// A still's analysed view (1280x360, default scale) with the lane's two solid lines and,
-    /// over analysed rows 150-170, a vehicle's rear lights and bumper across the lane: the
-    /// lane is reported from the row below the vehicle (nominal row 340) down, and a lane
-    /// drawn from there (`render::lane_polygon_birdseye`) stays below it.
+    /// over analysed rows 150-170, a vehicle's rear lights and bumper across the lane
+    /// (`occlusion`'s test view): the lane is reported from the row below the vehicle (nominal
+    /// row 340) down, and a lane drawn from there (`render::lane_polygon_birdseye`) stays
+    /// below it.
     #[test]
     fn a_lane_below_a_vehicle_ahead_is_seen_from_under_it() {
         let cfg = Config::default();
         let persp = Perspective::from_config(&cfg.perspective, 1280, 720).unwrap();
-        let mut m =
-            Mat::new_rows_cols_with_default(360, 1280, core::CV_8UC1, Scalar::all(0.0)).unwrap();
-        let marks = [
-            Rect::new(445, 0, 10, 360),
-            Rect::new(825, 0, 10, 360),
-            Rect::new(500, 150, 60, 20),
-            Rect::new(720, 150, 60, 20),
-            Rect::new(540, 167, 200, 3),
-        ];
-        for r in marks {
-            let mut roi = Mat::roi_mut(&mut m, r).unwrap();
-            roi.set_to_def(&Scalar::all(255.0)).unwrap();
-        }
-        let mask = BinaryMask::new(m).unwrap();
-        let j = judge_whole_view(&mask, None, &cfg, &persp).unwrap();
+        let j = judge_whole_view(&view(0, Some((150, 170))), None, &cfg, &persp).unwrap();
         assert_eq!(j.detection.status, confidence::LaneStatus::Both);
         assert_eq!(j.seen_from, 340.0);
         let (l, r) = j.detection.lane(380.0).unwrap();
@@ -234,13 +220,7 @@ mod tests {
         let top = poly.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
         assert_eq!(top, 340.0);
         // Without a vehicle the lane is seen over the whole view.
-        let mut m =
-            Mat::new_rows_cols_with_default(360, 1280, core::CV_8UC1, Scalar::all(0.0)).unwrap();
-        for r in &marks[..2] {
-            let mut roi = Mat::roi_mut(&mut m, *r).unwrap();
-            roi.set_to_def(&Scalar::all(255.0)).unwrap();
-        }
-        let j = judge_whole_view(&BinaryMask::new(m).unwrap(), None, &cfg, &persp).unwrap();
+        let j = judge_whole_view(&view(0, None), None, &cfg, &persp).unwrap();
         assert_eq!(j.seen_from, 0.0);
     }
 }

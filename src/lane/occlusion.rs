@@ -121,14 +121,14 @@ pub fn visible_road(mask: &BinaryMask, cfg: &Config) -> Result<VisibleRoad> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use opencv::core::{self, Mat, Rect, Scalar};
 
     /// A default-size analysed view (1280x360) with the lane's two lines (x 450 and 830) drawn
     /// over the rows from `lines_from`, and a block (a vehicle) across the lane's middle over
     /// rows `block`.
-    fn view(lines_from: i32, block: Option<(i32, i32)>) -> BinaryMask {
+    pub(crate) fn view(lines_from: i32, block: Option<(i32, i32)>) -> BinaryMask {
         let mut m =
             Mat::new_rows_cols_with_default(360, 1280, core::CV_8UC1, Scalar::all(0.0)).unwrap();
         for x in [445, 825] {

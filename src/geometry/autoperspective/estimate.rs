@@ -40,56 +40,66 @@ pub const MAX_HORIZON_OFF: f64 = 0.08;
 /// position by a rank, and leaving such frames out made the LA clip's quad worse (both lines
 /// on 71% of its frames -> 65%; the lines' width at the top of the bird's-eye view over that
 /// at the bottom, median 1.03 -> 1.08).
-pub fn disagrees(f: &LaneLines, median: &CombinedLines, height: i32) -> Option<String> {
+pub fn disagrees(f: &LaneLines, median_row: f64, height: i32) -> Option<String> {
     let h = height as f64;
-    let off = (f.vp.1 - median.vp.1).abs();
-    if off > MAX_HORIZON_OFF * h {
-        return Some(format!(
-            "its horizon (row {:.0}) is {:.0}% of the height from the other frames' (row {:.0})",
+    let off = (f.vp.1 - median_row).abs();
+    (off > MAX_HORIZON_OFF * h).then(|| {
+        format!(
+            "its horizon (row {:.0}) is {:.0}% of the height from the other frames' (row {median_row:.0})",
             f.vp.1,
             100.0 * off / h,
-            median.vp.1
-        ));
-    }
-    None
+        )
+    })
 }
 
 /// Combine frames (at least one) by medians, one vote per view: each quantity's median over a
 /// view's frames, then the median over views (frames of distinct views: the median over
-/// frames). Frames that disagree with that median ([`disagrees`]) are then left out and the
-/// rest combined again (when any is left). `None` for no frames or degenerate lines.
+/// frames). Frames that disagree with that median ([`disagrees`]) are then left out of their
+/// views and the rest combined again (when any is left). `None` for no frames or degenerate
+/// lines.
 pub fn combine(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
-    let first = combine_all(frames, height)?;
-    let mut kept = Vec::new();
-    let mut outliers = Vec::new();
-    for (i, f) in frames.iter().enumerate() {
-        match disagrees(f, &first, height) {
-            Some(why) => outliers.push((i, why)),
-            None => kept.push(i),
-        }
-    }
-    if outliers.is_empty() || kept.is_empty() {
-        return Some(first);
-    }
-    let subset: Vec<&LaneLines> = kept.iter().map(|&i| frames[i]).collect();
-    let mut c = combine_all(&subset, height)?;
-    for g in &mut c.views {
-        for i in g.iter_mut() {
-            *i = kept[*i];
-        }
-    }
-    c.outliers = outliers;
-    Some(c)
-}
-
-/// [`combine`] with every frame voting.
-fn combine_all(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
     if frames.is_empty() {
         return None;
     }
-    let yb = height as f64;
     let views: Vec<Option<&super::views::View>> = frames.iter().map(|f| f.view.as_ref()).collect();
-    let groups = super::views::view_groups(&views);
+    let mut groups = super::views::view_groups(&views);
+    let (mut vp, mut left, mut right) = vote(frames, &groups, height)?;
+    let outliers: Vec<(usize, String)> = frames
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| disagrees(f, vp.1, height).map(|why| (i, why)))
+        .collect();
+    if outliers.is_empty() || outliers.len() == frames.len() {
+        return Some(CombinedLines {
+            vp,
+            left,
+            right,
+            views: groups,
+            outliers: Vec::new(),
+        });
+    }
+    for g in &mut groups {
+        g.retain(|i| !outliers.iter().any(|(o, _)| o == i));
+    }
+    groups.retain(|g| !g.is_empty());
+    (vp, left, right) = vote(frames, &groups, height)?;
+    Some(CombinedLines {
+        vp,
+        left,
+        right,
+        views: groups,
+        outliers,
+    })
+}
+
+/// The vanishing point and the two lines through it, each quantity's median over each view of
+/// `groups` (indices into `frames`), then over views.
+fn vote(
+    frames: &[&LaneLines],
+    groups: &[Vec<usize>],
+    height: i32,
+) -> Option<((f64, f64), ImageLine, ImageLine)> {
+    let yb = height as f64;
     let vote = |of: &dyn Fn(&LaneLines) -> f64| {
         let mut per_view: Vec<f64> = groups
             .iter()
@@ -103,13 +113,7 @@ fn combine_all(frames: &[&LaneLines], height: i32) -> Option<CombinedLines> {
     let vp = (vote(&|f| f.vp.0), vote(&|f| f.vp.1));
     let left = ImageLine::through(vp, (vote(&|f| f.left.line.x_at(yb)), yb))?;
     let right = ImageLine::through(vp, (vote(&|f| f.right.line.x_at(yb)), yb))?;
-    Some(CombinedLines {
-        vp,
-        left,
-        right,
-        views: groups,
-        outliers: Vec::new(),
-    })
+    Some((vp, left, right))
 }
 
 /// Dash statistics over all usable frames.
@@ -231,11 +235,9 @@ pub fn estimate(
         dst_h,
     );
     let mut lengths = Vec::new();
-    for (_, f) in frames
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !combined.outliers.iter().any(|(o, _)| o == i))
-    {
+    // The frames that voted, in order.
+    let voted = |i: &usize| !combined.outliers.iter().any(|(o, _)| o == i);
+    for f in (0..frames.len()).filter(voted).map(|i| frames[i]) {
         lengths.extend(
             frame_dashes(f, &persp, &combined, height, opts)?
                 .iter()
@@ -432,8 +434,9 @@ mod tests {
         assert!((c.vp.1 - 400.0).abs() < 1e-9, "{c:?}");
         assert!((c.vp.0 - 635.0).abs() < 1e-9, "{c:?}");
         // All five voting: row 402, x 640.
-        let all = combine_all(&refs, 720).unwrap();
-        assert!((all.vp.1 - 402.0).abs() < 1e-9, "{all:?}");
+        let all: Vec<Vec<usize>> = (0..5).map(|i| vec![i]).collect();
+        let (vp, _, _) = vote(&refs, &all, 720).unwrap();
+        assert!((vp.1 - 402.0).abs() < 1e-9, "{vp:?}");
         // Frames that agree are all kept, as before.
         let c = combine(&refs[..3], 720).unwrap();
         assert!(c.outliers.is_empty());
