@@ -171,9 +171,9 @@ impl GeometryArgs {
         let resolve::Resolved { cfg, found, source } =
             resolve::resolve(input, &cfg, choice, camera, &opts)?;
         // Found in the video: each shot after a cut gets its own.
-        let shot_search = found
-            .is_some()
-            .then(|| lanes::geometry::resolve::shot_search(base, camera.cloned(), opts));
+        let shot_search = found.is_some().then(|| {
+            lanes::geometry::resolve::shot_search(base, camera.cloned(), opts, found.clone())
+        });
         if let Some(g) = &found {
             eprintln!("lanes: {}: {}", input.display(), g.describe());
             for w in &g.warnings {

@@ -205,7 +205,11 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     }
     for (frame, found) in &s.shot_geometry {
         match found {
-            Ok(g) => eprintln!("lanes: {}: shot at frame {frame}: {g}", a.input.display()),
+            Ok(n) => eprintln!(
+                "lanes: {}: shot at frame {frame}: {}",
+                a.input.display(),
+                n.text
+            ),
             Err(why) => eprintln!(
                 "lanes: {}: shot at frame {frame}: {why}; analysed with the opening's geometry, a lone line only after both lines were seen in it",
                 a.input.display()

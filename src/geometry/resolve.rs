@@ -8,59 +8,200 @@
 use crate::base::camera::Camera;
 use crate::base::config::Config;
 use crate::base::error::{Error, Result};
-use crate::base::frame::BgrFrame;
+use crate::base::stats::{evenly_spaced, median};
+use crate::geometry::autoperspective::lines::ImageLine;
+use crate::geometry::autoperspective::{FrameOutcome, LaneLines};
 use crate::geometry::selfcal::{
-    find_in_frames, find_on, working_frame, FoundGeometry, SelfCalOptions,
+    analyse_frames, find_on, geometry_from, working_frame, FoundGeometry, SelfCalOptions,
+    ENOUGH_FRAMES, SAMPLE_CHUNK,
 };
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
-use crate::video::{ShotSearch, VideoSource};
+use crate::video::{ShotFound, ShotSearch, VideoFrame, VideoSource};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The geometry of a shot from its frames as decoded, each with its time in the video
-/// (seconds): each made a working frame (undistorted with `camera` when given, brought to the
-/// working size), then analysed and combined as the opening's are (`find_in_frames`), and
-/// scaled back to the video.
+/// What a shot's samples showed (`find_in_shot`).
+#[derive(Debug, Clone)]
+pub enum ShotGeometry {
+    /// The shot's own geometry, found as the opening's is.
+    Own(FoundGeometry),
+    /// The run's geometry holds: the first samples agree with it (`RunAgreement`); the line
+    /// says how closely.
+    Holds(String),
+}
+
+/// Samples analysed first to see whether the run's geometry holds in a shot: 4, spread over
+/// it (a truck ahead in one stretch does not hide all of them), analysed two at a time on two
+/// cores.
+const PROBE_SAMPLES: usize = 4;
+
+/// How closely a shot's first samples must agree with the run's geometry for it to hold there
+/// (one camera, the video cut: a compilation of one drive, a clip joined to itself), medians
+/// of the usable samples, at least `SelfCalOptions::min_frames` of them:
+/// - horizon within 1.5% of the height: a camera's frames lie within 0.3-1.3% of their median
+///   (the shared clips), a zoomed replay or another mount moves it further;
+/// - vanishing point within 3% of the width: the camera's yaw, moved a degree or two by the
+///   car's own heading;
+/// - lane width at the quad's bottom row within 10%: lanes differ by up to 7% between roads
+///   (3.5-3.75 m), a zoom or another camera changes it more.
+///
+/// Where a shot agrees, the run's geometry, found from more frames, is kept: a search of the
+/// shot would find the same within its own spread.
+const RUN_AGREEMENT: (f64, f64, f64) = (0.015, 0.03, 0.10);
+
+/// The geometry of a shot from its sampled frames as decoded (`samples`, in order, each with
+/// its time in the video, seconds). Each frame analysed is made a working frame (undistorted
+/// with `camera` when given, brought to the working size). With the run's geometry `run`,
+/// `PROBE_SAMPLES` spread over the shot are analysed first; when the frames analysed agree with
+/// it (`RUN_AGREEMENT`, checked after each chunk), it holds. Otherwise the samples are
+/// analysed in order, in chunks as the opening's are (`SAMPLE_CHUNK` at a time, in parallel,
+/// until `ENOUGH_FRAMES` are usable: a clean shot is calibrated from its first samples, and
+/// the rest are never converted), combined (`geometry_from`) and scaled back to the video.
 pub fn find_in_shot(
-    frames: Vec<(BgrFrame, f64)>,
+    samples: &[(&VideoFrame, f64)],
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
-) -> Result<std::result::Result<FoundGeometry, String>> {
+    run: Option<&FoundGeometry>,
+) -> Result<std::result::Result<ShotGeometry, String>> {
     let t0 = std::time::Instant::now();
-    let Some((first, _)) = frames.first() else {
+    let Some((first, _)) = samples.first() else {
         return Ok(Err("no frames".into()));
     };
-    let work = WorkScale::for_size((first.width(), first.height()), opts.work_rows);
+    let size = first.size();
+    let work = WorkScale::for_size(size, opts.work_rows);
     let undistorter = camera.map(Undistorter::new).transpose()?;
-    let small = frames
-        .into_iter()
-        .map(|(f, at_s)| Ok((working_frame(f, undistorter.as_ref(), &work)?, Some(at_s))))
-        .collect::<Result<Vec<_>>>()?;
     let k = camera.map(|c| work.camera_matrix(&c.k));
-    let mut r = find_in_frames(&small, k.as_ref(), opts)?.map(|g| g.scaled_back(&work));
+    let analyse = |which: &[usize]| -> Result<Vec<FrameOutcome>> {
+        let frames = which
+            .iter()
+            .map(|&i| {
+                let (f, at_s) = samples[i];
+                if f.size() != size {
+                    let (w, h) = f.size();
+                    return Err(Error::Invalid(format!(
+                        "frames of {w}x{h} and {}x{} mixed",
+                        size.0, size.1
+                    )));
+                }
+                Ok((
+                    working_frame(f.to_bgr()?, undistorter.as_ref(), &work)?,
+                    Some(at_s),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        analyse_frames(&frames, k.as_ref(), opts)
+    };
+    // With a run's geometry, the probe first, then the rest in order; after each chunk the
+    // frames analysed so far are checked against the run's geometry.
+    let probe = match run {
+        Some(_) => evenly_spaced(samples.len(), PROBE_SAMPLES),
+        None => Vec::new(),
+    };
+    let rest: Vec<usize> = (0..samples.len()).filter(|i| !probe.contains(i)).collect();
+    let chunks = std::iter::once(probe.as_slice())
+        .filter(|p| !p.is_empty())
+        .chain(rest.chunks(SAMPLE_CHUNK));
+    let mut outcomes = Vec::new();
+    for chunk in chunks {
+        if outcomes
+            .iter()
+            .filter(|o: &&FrameOutcome| o.usable())
+            .count()
+            >= ENOUGH_FRAMES
+        {
+            break;
+        }
+        outcomes.extend(analyse(chunk)?);
+        let holds = run.and_then(|r| agreement(r, &outcomes, &work, opts.min_frames));
+        if let Some(how) = holds {
+            return Ok(Ok(ShotGeometry::Holds(format!(
+                "the run's geometry holds: {how} ({:.2} s)",
+                t0.elapsed().as_secs_f64()
+            ))));
+        }
+    }
+    let mut r =
+        geometry_from(&outcomes, k.as_ref(), work.size, opts)?.map(|g| g.scaled_back(&work));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
     }
-    Ok(r)
+    Ok(r.map(ShotGeometry::Own))
 }
 
-/// The search the frame loop runs at each cut: the shot's geometry applied to `base` (the
+/// How the usable frames of `outcomes` (analysed at the working size `work`) agree with the
+/// run's geometry `run`, when at least `min_frames` are usable and their medians agree
+/// (`RUN_AGREEMENT`); `None` otherwise.
+fn agreement(
+    run: &FoundGeometry,
+    outcomes: &[FrameOutcome],
+    work: &WorkScale,
+    min_frames: usize,
+) -> Option<String> {
+    let lines: Vec<_> = outcomes
+        .iter()
+        .filter(|o| o.usable())
+        .filter_map(|o| o.lines.as_ref())
+        .collect();
+    if lines.len() < min_frames {
+        return None;
+    }
+    let (w, h) = (run.size.0 as f64, run.size.1 as f64);
+    let row = run.bottom_row;
+    let width_at = |l: ImageLine, r: ImageLine| r.x_at(row) - l.x_at(row);
+    let run_lines = &run.estimate.lines;
+    let run_width = width_at(run_lines.left, run_lines.right);
+    let med = |f: &dyn Fn(&LaneLines) -> f64| {
+        median(&lines.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+    };
+    let horizon = med(&|l| work.point_back(l.vp).1);
+    let vp_x = med(&|l| work.point_back(l.vp).0);
+    let width = med(&|l| width_at(work.line_back(l.left.line), work.line_back(l.right.line)));
+    let (dh, dx, dw) = (
+        (horizon - run_lines.vp.1).abs() / h,
+        (vp_x - run_lines.vp.0).abs() / w,
+        (width / run_width - 1.0).abs(),
+    );
+    let (th, tx, tw) = RUN_AGREEMENT;
+    (dh <= th && dx <= tx && dw <= tw).then(|| {
+        format!(
+            "{} of {} sampled frames agree with it (horizon {:.1}% of the height, vanishing point {:.1}% of the width, lane width {:.1}% off)",
+            lines.len(),
+            outcomes.len(),
+            100.0 * dh,
+            100.0 * dx,
+            100.0 * dw
+        )
+    })
+}
+
+/// The search the frame loop runs at each cut: when the shot agrees with the run's geometry
+/// (`run`, the opening's) that geometry is kept; else the shot's own applied to `base` (the
 /// run's configuration before the opening geometry was put in), when found with at least
 /// medium confidence (5 usable frames whose horizons agree within 2% of the height). A
 /// low-confidence one is not used: a shot with a lane change or traffic throughout gives a
 /// few frames whose median can be off, and the opening geometry is then the better guess.
-pub fn shot_search(base: Config, camera: Option<Camera>, opts: SelfCalOptions) -> Arc<ShotSearch> {
-    Arc::new(move |frames: Vec<(BgrFrame, f64)>| {
-        Ok(match find_in_shot(frames, camera.as_ref(), &opts)? {
-            Ok(g) if g.confidence() != "low" => Ok((g.apply(&base), g.describe())),
-            Ok(g) => Err(format!(
-                "only a low-confidence geometry ({} of {} sampled frames usable)",
-                g.frames_used, g.frames_sampled
-            )),
-            // Its first clause: the reasons of each sampled frame follow in brackets.
-            Err(reason) => Err(reason.split(" (need").next().unwrap_or(&reason).to_string()),
-        })
+pub fn shot_search(
+    base: Config,
+    camera: Option<Camera>,
+    opts: SelfCalOptions,
+    run: Option<FoundGeometry>,
+) -> Arc<ShotSearch> {
+    Arc::new(move |samples: &[(&VideoFrame, f64)]| {
+        Ok(
+            match find_in_shot(samples, camera.as_ref(), &opts, run.as_ref())? {
+                Ok(ShotGeometry::Holds(how)) => Ok((ShotFound::Run, how)),
+                Ok(ShotGeometry::Own(g)) if g.confidence() != "low" => {
+                    Ok((ShotFound::Own(g.apply(&base)), g.describe()))
+                }
+                Ok(ShotGeometry::Own(g)) => Err(format!(
+                    "only a low-confidence geometry ({} of {} sampled frames usable)",
+                    g.frames_used, g.frames_sampled
+                )),
+                // Its first clause: the reasons of each sampled frame follow in brackets.
+                Err(reason) => Err(reason.split(" (need").next().unwrap_or(&reason).to_string()),
+            },
+        )
     })
 }
 

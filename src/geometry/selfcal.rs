@@ -451,7 +451,13 @@ pub fn find_on(
             if n < chunk.len() {
                 return Ok::<bool, Error>(true);
             }
-            if usable(outcomes) >= enough {
+            // Past a cut the samples show other shots: the frame loop searches the opening
+            // shot on its own frames (`opening_geometry`), so enough for a run's geometry ends
+            // the search there.
+            let cut_seen = watch
+                .as_deref()
+                .is_some_and(|w| !w.blind && !w.cuts.is_empty());
+            if usable(outcomes) >= enough || (cut_seen && usable(outcomes) >= opts.min_frames) {
                 break;
             }
         }
@@ -538,11 +544,11 @@ pub fn find_on(
 const SEARCH_WINDOWS: usize = 4;
 
 /// Samples analysed at a time (in parallel), between checks for enough agreeing frames.
-const SAMPLE_CHUNK: usize = 8;
+pub(crate) const SAMPLE_CHUNK: usize = 8;
 
 /// Usable frames after which no further round is sampled: eight frames that agree make a
 /// "high" confidence estimate.
-const ENOUGH_FRAMES: usize = 8;
+pub(crate) const ENOUGH_FRAMES: usize = 8;
 
 /// The opening geometry from the opening search's frames (`outcomes` of frames `indices`,
 /// analysed at `size`). With a cut at `first_cut` (an edited video), the samples after it are

@@ -2,7 +2,9 @@
 //! measurements and telemetry record, and what the renderer gets.
 
 use super::decode::VideoFrame;
-use super::job::{RenderMode, ShotSearch, StageSeries, VideoJob, VideoSummary};
+use super::job::{
+    RenderMode, ShotFound, ShotNote, ShotSearch, StageSeries, VideoJob, VideoSummary,
+};
 use crate::base::error::{Error, Result};
 use crate::base::planes::RawFrame;
 use crate::base::telemetry::{FrameRecord, TelemetryWriter};
@@ -268,27 +270,32 @@ impl<'a> Analyser<'a> {
             .chain(self.pending.iter().take(len))
             .collect();
         // The shot's frames are consecutive from frame `at`.
-        let frames = crate::base::stats::evenly_spaced(shot.len(), SHOT_SAMPLES)
-            .into_iter()
-            .map(|i| Ok((shot[i].to_bgr()?, (at + i) as f64 / self.fps)))
-            .collect::<Result<Vec<_>>>()?;
-        let found = search(frames)?;
+        let samples: Vec<(&VideoFrame, f64)> =
+            crate::base::stats::evenly_spaced(shot.len(), SHOT_SAMPLES)
+                .into_iter()
+                .map(|i| (shot[i], (at + i) as f64 / self.fps))
+                .collect();
+        let found = search(&samples)?;
         self.shot_pipe = match &found {
-            Ok((cfg, _)) => {
+            Ok((ShotFound::Own(cfg), _)) => {
                 let p = Pipeline::new(cfg.clone(), self.pipe.camera(), w, h)?;
                 p.prepare_for_video()?;
                 Some(Arc::new(p))
             }
-            Err(_) => None,
+            Ok((ShotFound::Run, _)) | Err(_) => None,
         };
         // A geometry found in the shot's own frames holds there, as the opening's does in the
         // opening; the run's, on a shot it was not found in, is not known to.
         if let Some(shots) = self.shots.as_mut() {
             shots.set_pair_seen(found.is_ok());
         }
-        self.summary
-            .shot_geometry
-            .push((at, found.map(|(_, note)| note)));
+        self.summary.shot_geometry.push((
+            at,
+            found.map(|(kind, text)| ShotNote {
+                own: matches!(kind, ShotFound::Own(_)),
+                text,
+            }),
+        ));
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 use crate::base::cancel::Cancel;
 use crate::base::config::Config;
 use crate::base::error::Result;
-use crate::base::frame::BgrFrame;
+use crate::video::decode::VideoFrame;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -117,11 +117,21 @@ pub enum RenderMode {
     Diagnostic,
 }
 
+/// What a shot's search found (`ShotSearch`).
+#[derive(Debug, Clone)]
+pub enum ShotFound {
+    /// The shot's own geometry: the configuration to analyse it with.
+    Own(Config),
+    /// The run's geometry holds in this shot: its frames agree with it (one camera, cut).
+    Run,
+}
+
 /// Finds the road geometry of a shot that begins at a cut, from a sample of its frames as
-/// decoded (BGR, handed over, each with its time in the video, seconds): the configuration to
-/// analyse the shot with and a line saying what was found, or why nothing was. Made by the layer that found the video's opening geometry (self-calibration,
+/// decoded (in order, each with its time in the video, seconds; a search converts only the
+/// frames it analyses): what to analyse the shot with and a line saying what was found, or why
+/// nothing was. Made by the layer that found the video's opening geometry (self-calibration,
 /// `geometry::resolve`), which the frame loop cannot import.
-pub type ShotSearch = dyn Fn(Vec<(BgrFrame, f64)>) -> Result<std::result::Result<(Config, String), String>>
+pub type ShotSearch = dyn Fn(&[(&VideoFrame, f64)]) -> Result<std::result::Result<(ShotFound, String), String>>
     + Send
     + Sync;
 
@@ -217,7 +227,15 @@ pub struct VideoSummary {
     pub cuts: Vec<usize>,
     /// What the search for each such shot's geometry found (`VideoJob::shot_search`), by
     /// frame.
-    pub shot_geometry: Vec<(usize, std::result::Result<String, String>)>,
+    pub shot_geometry: Vec<(usize, std::result::Result<ShotNote, String>)>,
+}
+
+/// What a shot's search found, as the summary says it.
+#[derive(Debug, Clone)]
+pub struct ShotNote {
+    /// A geometry of the shot's own (`ShotFound::Own`), not the run's kept.
+    pub own: bool,
+    pub text: String,
 }
 
 impl VideoSummary {
@@ -273,9 +291,19 @@ impl VideoSummary {
         if self.shot_geometry.is_empty() {
             return Some(cuts);
         }
-        let own = self.shot_geometry.iter().filter(|(_, g)| g.is_ok()).count();
+        let own = |o: bool| {
+            self.shot_geometry
+                .iter()
+                .filter(|(_, g)| g.as_ref().is_ok_and(|n| n.own == o))
+                .count()
+        };
+        let kept = match own(false) {
+            0 => String::new(),
+            n => format!(", {n} agree with the run's"),
+        };
         Some(format!(
-            "{cuts}; {own} of {} shots searched found a geometry of their own",
+            "{cuts}; {} of {} shots searched found a geometry of their own{kept}",
+            own(true),
             self.shot_geometry.len()
         ))
     }

@@ -122,6 +122,56 @@ fn a_cut_between_two_places_of_a_drive_restarts_the_tracking_there() {
     assert_eq!(recs[100]["search"], "prior");
 }
 
+/// One camera cut (the Udacity project clip's first 100 frames, then the shadow clip's), no
+/// config: the shot after the cut agrees with the run's geometry, which is kept there (12
+/// frames searched, not 24: horizon 0.8% of the height off, vanishing point 1.8% of the width,
+/// lane width 0.1%). The same second shot zoomed 1.5x about the frame's centre (a replay) does
+/// not agree (horizon 3.6% off, lane 10% wider at the quad's bottom) and gets a geometry of its
+/// own. (A zoom about the vanishing point leaves the lane's lines where they were: nothing
+/// found from them, the shot's own search included, can tell it.)
+#[test]
+fn a_shot_of_the_same_camera_keeps_the_runs_geometry_and_a_zoomed_one_does_not() {
+    let trim = "trim=end_frame=100,setpts=PTS-STARTPTS";
+    for (zoom, holds) in [("", true), (",scale=1920:1080,crop=1280:720", false)] {
+        let Some((d, joined)) = joined_clips(
+            &[
+                "videos/hortovanyi/project_video_short.mp4",
+                "videos/hortovanyi/project_video_shadow.mp4",
+            ],
+            &format!("[0]{trim}[a];[1]{trim}{zoom}[b];[a][b]concat=n=2"),
+            &[],
+        ) else {
+            return;
+        };
+        let (recs, err) = records(&joined, &[], d.path());
+        assert_eq!(cuts(&recs), vec![100], "{err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains("shot at frame 100: "))
+            .unwrap_or_else(|| panic!("no line for the shot: {err}"));
+        eprintln!("{line}");
+        assert_eq!(
+            line.contains("the run's geometry holds: "),
+            holds,
+            "zoom {zoom:?}: {line}"
+        );
+        if !holds {
+            assert!(line.contains("geometry found in"), "{line}");
+        }
+        for (name, shot) in [("opening", &recs[..100]), ("second", &recs[100..])] {
+            let (both, share) = both_lines(shot);
+            eprintln!(
+                "zoom {zoom:?}, {name} shot: both lines on {both} of {}",
+                shot.len()
+            );
+            assert!(
+                share >= 0.95,
+                "zoom {zoom:?}, {name} shot: {share:.3}: {err}"
+            );
+        }
+    }
+}
+
 /// The shared dashcam clips: the Los Angeles clip's zoomed replay (frames 363-433, seen on
 /// its frames: a crop of the view beside an SUV, hood and horizon elsewhere) is the only edit;
 /// no other clip has a cut. The geometry found for the dashcam's own view is wrong in the

@@ -404,8 +404,12 @@ pub(super) fn run_one(
         let cfg = g.apply(&setup.cfg);
         let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
         // Each shot after a cut of an edited video gets its own.
-        let shots =
-            crate::geometry::resolve::shot_search(setup.cfg.clone(), setup.camera.clone(), sc);
+        let shots = crate::geometry::resolve::shot_search(
+            setup.cfg.clone(),
+            setup.camera.clone(),
+            sc,
+            Some(g.clone()),
+        );
         (Arc::new(pipe), Some(g.note()), Some(shots), g.first_cut)
     } else {
         (setup.pipeline(src.width, src.height)?, None, None, None)
