@@ -25,7 +25,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub enum ShotGeometry {
     /// The shot's own geometry, found as the opening's is.
-    Own(FoundGeometry),
+    Own(Box<FoundGeometry>),
     /// The run's geometry holds: the first samples agree with it (`RunAgreement`); the line
     /// says how closely.
     Holds(String),
@@ -126,7 +126,7 @@ pub fn find_in_shot(
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
     }
-    Ok(r.map(ShotGeometry::Own))
+    Ok(r.map(|g| ShotGeometry::Own(Box::new(g))))
 }
 
 /// How the usable frames of `outcomes` (analysed at the working size `work`) agree with the
@@ -192,7 +192,7 @@ pub fn shot_search(
             match find_in_shot(samples, camera.as_ref(), &opts, run.as_ref())? {
                 Ok(ShotGeometry::Holds(how)) => Ok((ShotFound::Run, how)),
                 Ok(ShotGeometry::Own(g)) if g.confidence() != "low" => {
-                    Ok((ShotFound::Own(g.apply(&base)), g.describe()))
+                    Ok((ShotFound::Own(Box::new(g.apply(&base))), g.describe()))
                 }
                 Ok(ShotGeometry::Own(g)) => Err(format!(
                     "only a low-confidence geometry ({} of {} sampled frames usable)",

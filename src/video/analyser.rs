@@ -278,7 +278,7 @@ impl<'a> Analyser<'a> {
         let found = search(&samples)?;
         self.shot_pipe = match &found {
             Ok((ShotFound::Own(cfg), _)) => {
-                let p = Pipeline::new(cfg.clone(), self.pipe.camera(), w, h)?;
+                let p = Pipeline::new((**cfg).clone(), self.pipe.camera(), w, h)?;
                 p.prepare_for_video()?;
                 Some(Arc::new(p))
             }

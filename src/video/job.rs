@@ -121,7 +121,7 @@ pub enum RenderMode {
 #[derive(Debug, Clone)]
 pub enum ShotFound {
     /// The shot's own geometry: the configuration to analyse it with.
-    Own(Config),
+    Own(Box<Config>),
     /// The run's geometry holds in this shot: its frames agree with it (one camera, cut).
     Run,
 }
