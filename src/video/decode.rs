@@ -139,6 +139,8 @@ pub struct VideoSource {
     pub time_base: (i32, i32),
     /// The rotation applied to every frame (from the container's display matrix).
     pub rotation: Rotation,
+    /// The video stream's bit rate (else the container's), bits per second; 0 when unknown.
+    pub bit_rate: i64,
     /// Presentation time of the stream's first frame, in `time_base` (0 when unknown).
     start_pts: i64,
     /// Frames `read` may still return (see `limit`).
@@ -240,6 +242,11 @@ impl VideoSource {
         let params = stream.parameters();
         let codec_id = params.id();
         let codec_name = codec_short_name(codec_id);
+        // SAFETY: a plain field of the stream's parameters, alive with `input`.
+        let stream_rate = unsafe { (*params.as_ptr()).bit_rate };
+        let bit_rate = Some(stream_rate)
+            .filter(|b| *b > 0)
+            .unwrap_or(input.bit_rate());
         let tb = stream.time_base();
         let rate = [stream.avg_frame_rate(), stream.rate()]
             .into_iter()
@@ -297,6 +304,7 @@ impl VideoSource {
             announced_frames: announced.max(0),
             time_base: (tb.numerator(), tb.denominator().max(1)),
             rotation,
+            bit_rate,
             start_pts,
             remaining: usize::MAX,
             pushback: None,

@@ -187,9 +187,10 @@ pub fn run_with(
     } else {
         RenderMode::None
     };
-    // Nothing is shown: the decoder may skip its deblocking filter (opt-in, see
-    // `skip_loop_filter_allowed`).
-    src.set_skip_loop_filter(mode == RenderMode::None && super::job::skip_loop_filter_allowed());
+    // Nothing is shown: a finely quantised stream's decoder skips its deblocking filter
+    // (`skip_loop_filter`).
+    let skip = super::job::skip_loop_filter(src.bit_rate, (src.width, src.height), src.fps);
+    src.set_skip_loop_filter(mode == RenderMode::None && skip);
     let summary = VideoSummary {
         encoder: sink.as_ref().map(|s| s.description.clone()),
         ..VideoSummary::new(sink.as_ref().map(|s| s.codec), announced)

@@ -96,14 +96,33 @@ pub fn preferred_codec() -> Codec {
     }
 }
 
-/// Whether analysis-only runs skip the decoder's in-loop deblocking filter: only with
-/// `LANES_LOOP_FILTER=skip`. Measured on the shared clips (docs/robustness.md, "Decoding"):
-/// the Udacity clips keep their numbers (status on every frame, offsets within 0.2 cm median),
-/// but the 960x540 autobahn clip does not (status on 95% of frames, lane-width rule 129 -> 119
-/// of 390 frames), so it is not the default: the rule is that accuracy must hold on
-/// every clip.
-pub fn skip_loop_filter_allowed() -> bool {
-    std::env::var("LANES_LOOP_FILTER").is_ok_and(|v| v == "skip")
+/// Bits per pixel (bit rate over pixels per second) from which an analysis-only run skips the
+/// decoder's in-loop deblocking filter: 0.15. The filter smooths the edges of the codec's
+/// blocks by an amount that grows with the quantiser; a dashcam's own recording (1080p30 at
+/// 12-20 Mb/s: 0.2-0.3) is quantised finely and the filter changes little, while a clip
+/// re-encoded for the web (0.02-0.1) leans on it. Measured (`LANES_LOOP_FILTER=skip` against
+/// the default, `--no-render`): the Udacity clips (0.18-0.21), P1 solidWhiteRight (0.18), the
+/// P1 challenge (0.30) and the 1000-frame joined clip keep the status of every frame, offsets
+/// within 1.3 cm; the forest road (0.074) keeps it on 96.5% of its frames (both lines
+/// 1231 -> 1188) and the Autobahn (0.023) on 99.5% (385 -> 383), so below the line the filter
+/// runs. Saves about 15% of decoding (the 1000-frame clip with its geometry given: 2.31-2.52 s
+/// -> 1.99-2.03 s; ffmpeg decodes it in 2.08-2.13 s).
+pub const SKIP_LOOP_FILTER_BPP: f64 = 0.15;
+
+/// Whether an analysis-only run of a stream of `bit_rate` bits per second, `size` and `fps`
+/// skips the decoder's in-loop deblocking filter: from `SKIP_LOOP_FILTER_BPP` bits per pixel,
+/// never when the bit rate is unknown. `LANES_LOOP_FILTER=skip` or `keep` decides instead.
+pub fn skip_loop_filter(bit_rate: i64, (w, h): (i32, i32), fps: f64) -> bool {
+    match std::env::var("LANES_LOOP_FILTER").ok().as_deref() {
+        Some("skip") => true,
+        Some("keep") => false,
+        _ => {
+            let pixels_per_s = w.max(0) as f64 * h.max(0) as f64 * fps;
+            bit_rate > 0
+                && pixels_per_s > 0.0
+                && bit_rate as f64 / pixels_per_s >= SKIP_LOOP_FILTER_BPP
+        }
+    }
 }
 
 /// What to write.
@@ -314,5 +333,27 @@ impl VideoSummary {
         } else {
             0.0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_loop_filter_is_skipped_only_on_finely_quantised_streams() {
+        if std::env::var_os("LANES_LOOP_FILTER").is_some() {
+            return;
+        }
+        // The Udacity project clip (4.07 Mb/s, 1280x720 at 25 fps: 0.177 bits per pixel).
+        assert!(skip_loop_filter(4_070_000, (1280, 720), 25.0));
+        // The Autobahn phone clip (362 kb/s, 960x540 at 30 fps: 0.023) and the forest road
+        // (510 kb/s, 640x360 at 30 fps: 0.074).
+        assert!(!skip_loop_filter(362_000, (960, 540), 30.0));
+        assert!(!skip_loop_filter(510_000, (640, 360), 30.0));
+        // At the line, and an unknown bit rate.
+        assert!(skip_loop_filter(3_456_000, (1280, 720), 25.0));
+        assert!(!skip_loop_filter(3_455_000, (1280, 720), 25.0));
+        assert!(!skip_loop_filter(0, (1280, 720), 25.0));
     }
 }
