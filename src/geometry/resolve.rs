@@ -55,9 +55,10 @@ const RUN_AGREEMENT: (f64, f64, f64) = (0.015, 0.03, 0.10);
 /// with `camera` when given, brought to the working size). With the run's geometry `run`,
 /// `PROBE_SAMPLES` spread over the shot are analysed first; when the frames analysed agree with
 /// it (`RUN_AGREEMENT`, checked after each chunk), it holds. Otherwise the samples are
-/// analysed in order, in chunks as the opening's are (`SAMPLE_CHUNK` at a time, in parallel,
-/// until `ENOUGH_FRAMES` are usable: a clean shot is calibrated from its first samples, and
-/// the rest are never converted), combined (`geometry_from`) and scaled back to the video.
+/// analysed in order, in chunks as the opening's are (`SAMPLE_CHUNK` at a time, in parallel),
+/// until `ENOUGH_FRAMES` are usable (a clean shot is calibrated from its first samples, and
+/// the rest are never converted) or the rest could not bring the frames a shot's geometry
+/// needs (`out_of_reach`); then combined (`geometry_from`) and scaled back to the video.
 pub fn find_in_shot(
     samples: &[(&VideoFrame, f64)],
     camera: Option<&Camera>,
@@ -104,12 +105,11 @@ pub fn find_in_shot(
         .chain(rest.chunks(SAMPLE_CHUNK));
     let mut outcomes = Vec::new();
     for chunk in chunks {
-        if outcomes
+        let usable = outcomes
             .iter()
             .filter(|o: &&FrameOutcome| o.usable())
-            .count()
-            >= ENOUGH_FRAMES
-        {
+            .count();
+        if usable >= ENOUGH_FRAMES || out_of_reach(usable, outcomes.len(), samples.len()) {
             break;
         }
         outcomes.extend(analyse(chunk)?);
@@ -127,6 +127,23 @@ pub fn find_in_shot(
         g.seconds = t0.elapsed().as_secs_f64();
     }
     Ok(r.map(|g| ShotGeometry::Own(Box::new(g))))
+}
+
+/// Usable frames a shot's geometry needs to be used (`shot_search`): 5, the fewest of a
+/// "medium" confidence (`FoundGeometry::confidence`).
+const SHOT_MIN_USABLE: usize = 5;
+
+/// Whether a shot's search, with `usable` of the `done` samples analysed usable, cannot be
+/// expected to reach `SHOT_MIN_USABLE` in its `total`: the rest, at the rate seen so far (at
+/// least one in `done`), would bring fewer. A replay or a lane change that shows the lane's two
+/// lines in none of its first 12 samples then ends there instead of analysing 24 (the LA
+/// clip's two shots after its cuts: 0 and 1 usable of 24).
+fn out_of_reach(usable: usize, done: usize, total: usize) -> bool {
+    if done == 0 {
+        return false;
+    }
+    let rate = usable.max(1) as f64 / done as f64;
+    (usable as f64 + rate * total.saturating_sub(done) as f64) < SHOT_MIN_USABLE as f64
 }
 
 /// How the usable frames of `outcomes` (analysed at the working size `work`) agree with the
@@ -268,5 +285,25 @@ pub fn resolve(
                 ),
             }),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shot_search_ends_when_its_samples_cannot_reach_a_usable_geometry() {
+        // 24 samples: after the probe of 4, none usable, the rest at one in 4 could bring 5.
+        assert!(!out_of_reach(0, 4, 24));
+        // After 12, none or one usable: at that rate 12 more bring 1 (2 in all).
+        assert!(out_of_reach(0, 12, 24));
+        assert!(out_of_reach(1, 12, 24));
+        // Two usable in 12 would bring 4 in all; three, 6.
+        assert!(out_of_reach(2, 12, 24));
+        assert!(!out_of_reach(3, 12, 24));
+        // Nothing analysed yet, or a short shot whose samples are all analysed.
+        assert!(!out_of_reach(0, 0, 24));
+        assert!(out_of_reach(4, 8, 8));
     }
 }
