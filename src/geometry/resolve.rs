@@ -9,7 +9,6 @@ use crate::base::camera::Camera;
 use crate::base::config::Config;
 use crate::base::error::{Error, Result};
 use crate::base::stats::{evenly_spaced, median};
-use crate::geometry::autoperspective::lines::ImageLine;
 use crate::geometry::autoperspective::{FrameOutcome, LaneLines};
 use crate::geometry::selfcal::{
     analyse_frames, find_on, geometry_from, working_frame, FoundGeometry, SelfCalOptions,
@@ -26,7 +25,7 @@ use std::sync::Arc;
 pub enum ShotGeometry {
     /// The shot's own geometry, found as the opening's is.
     Own(Box<FoundGeometry>),
-    /// The run's geometry holds: the first samples agree with it (`RunAgreement`); the line
+    /// The run's geometry holds: the first samples agree with it (`FoundGeometry::agrees_with`); the line
     /// says how closely.
     Holds(String),
 }
@@ -36,25 +35,13 @@ pub enum ShotGeometry {
 /// cores.
 const PROBE_SAMPLES: usize = 4;
 
-/// How closely a shot's first samples must agree with the run's geometry for it to hold there
-/// (one camera, the video cut: a compilation of one drive, a clip joined to itself), medians
-/// of the usable samples, at least `SelfCalOptions::min_frames` of them:
-/// - horizon within 1.5% of the height: a camera's frames lie within 0.3-1.3% of their median
-///   (the shared clips), a zoomed replay or another mount moves it further;
-/// - vanishing point within 3% of the width: the camera's yaw, moved a degree or two by the
-///   car's own heading;
-/// - lane width at the quad's bottom row within 10%: lanes differ by up to 7% between roads
-///   (3.5-3.75 m), a zoom or another camera changes it more.
-///
-/// Where a shot agrees, the run's geometry, found from more frames, is kept: a search of the
-/// shot would find the same within its own spread.
-const RUN_AGREEMENT: (f64, f64, f64) = (0.015, 0.03, 0.10);
-
 /// The geometry of a shot from its sampled frames as decoded (`samples`, in order, each with
 /// its time in the video, seconds). Each frame analysed is made a working frame (undistorted
 /// with `camera` when given, brought to the working size). With the run's geometry `run`,
 /// `PROBE_SAMPLES` spread over the shot are analysed first; when the frames analysed agree with
-/// it (`RUN_AGREEMENT`, checked after each chunk), it holds. Otherwise the samples are
+/// it (`FoundGeometry::agrees_with`, checked after each chunk), it holds: where a shot agrees,
+/// the run's geometry, found from more frames, is kept (a search of the shot would find the
+/// same within its own spread). Otherwise the samples are
 /// analysed in order, in chunks as the opening's are (`SAMPLE_CHUNK` at a time, in parallel),
 /// until `ENOUGH_FRAMES` are usable (a clean shot is calibrated from its first samples, and
 /// the rest are never converted) or the rest could not bring the frames a shot's geometry
@@ -163,33 +150,23 @@ fn agreement(
     if lines.len() < min_frames {
         return None;
     }
-    let (w, h) = (run.size.0 as f64, run.size.1 as f64);
-    let row = run.bottom_row;
-    let width_at = |l: ImageLine, r: ImageLine| r.x_at(row) - l.x_at(row);
-    let run_lines = &run.estimate.lines;
-    let run_width = width_at(run_lines.left, run_lines.right);
     let med = |f: &dyn Fn(&LaneLines) -> f64| {
         median(&lines.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(f64::NAN)
     };
     let horizon = med(&|l| work.point_back(l.vp).1);
     let vp_x = med(&|l| work.point_back(l.vp).0);
-    let width = med(&|l| width_at(work.line_back(l.left.line), work.line_back(l.right.line)));
-    let (dh, dx, dw) = (
-        (horizon - run_lines.vp.1).abs() / h,
-        (vp_x - run_lines.vp.0).abs() / w,
-        (width / run_width - 1.0).abs(),
-    );
-    let (th, tx, tw) = RUN_AGREEMENT;
-    (dh <= th && dx <= tx && dw <= tw).then(|| {
-        format!(
-            "{} of {} sampled frames agree with it (horizon {:.1}% of the height, vanishing point {:.1}% of the width, lane width {:.1}% off)",
-            lines.len(),
-            outcomes.len(),
-            100.0 * dh,
-            100.0 * dx,
-            100.0 * dw
-        )
-    })
+    let row = run.bottom_row;
+    let width =
+        med(&|l| work.line_back(l.right.line).x_at(row) - work.line_back(l.left.line).x_at(row));
+    let (dh, dx, dw) = run.agrees_with((vp_x, horizon), width)?;
+    Some(format!(
+        "{} of {} sampled frames agree with it (horizon {:.1}% of the height, vanishing point {:.1}% of the width, lane width {:.1}% off)",
+        lines.len(),
+        outcomes.len(),
+        100.0 * dh,
+        100.0 * dx,
+        100.0 * dw
+    ))
 }
 
 /// The search the frame loop runs at each cut: when the shot agrees with the run's geometry

@@ -147,6 +147,24 @@ impl FoundGeometry {
         self
     }
 
+    /// How far a view of the road lies from this geometry, when it agrees within
+    /// [`SAME_CAMERA`]: the view's vanishing point `vp` and its lane's width in pixels at this
+    /// geometry's bottom row (video pixels); the horizon's distance as a share of the height,
+    /// the vanishing point's column's as a share of the width, and the width's as a share of
+    /// this geometry's.
+    pub fn agrees_with(&self, vp: (f64, f64), width: f64) -> Option<(f64, f64, f64)> {
+        let (w, h) = (self.size.0 as f64, self.size.1 as f64);
+        let lines = &self.estimate.lines;
+        let own = lines.right.x_at(self.bottom_row) - lines.left.x_at(self.bottom_row);
+        let d = (
+            (vp.1 - lines.vp.1).abs() / h,
+            (vp.0 - lines.vp.0).abs() / w,
+            (width / own - 1.0).abs(),
+        );
+        let (th, tx, tw) = SAME_CAMERA;
+        (d.0 <= th && d.1 <= tx && d.2 <= tw).then_some(d)
+    }
+
     /// How sure: "high" with at least 8 frames agreeing on the horizon within 1% of the
     /// height, "medium" with 5 within 2%, else "low".
     pub fn confidence(&self) -> &'static str {
@@ -538,6 +556,17 @@ pub fn find_on(
     Ok(r)
 }
 
+/// How closely two views of a road must agree to be taken as one camera's
+/// ([`FoundGeometry::agrees_with`]: a shot's first samples and the run's geometry,
+/// `geometry::resolve`; the samples after a cut and the opening shot's, [`opening_geometry`]):
+/// - horizon within 1.5% of the height: a camera's frames lie within 0.3-1.3% of their median
+///   (the shared clips), a zoomed replay or another mount moves it further;
+/// - vanishing point within 3% of the width: the camera's yaw, moved a degree or two by the
+///   car's own heading;
+/// - lane width at the quad's bottom row within 10%: lanes differ by up to 7% between roads
+///   (3.5-3.75 m), a zoom or another camera changes it more.
+pub const SAME_CAMERA: (f64, f64, f64) = (0.015, 0.03, 0.10);
+
 /// Windows of `window_s` searched at most (2 minutes at the default 30 s) before a video is
 /// refused: a drive may open with a minute in a car park, but a clip that shows no lane in
 /// two minutes is not a road drive the search can use.
@@ -553,7 +582,8 @@ pub(crate) const ENOUGH_FRAMES: usize = 8;
 /// The opening geometry from the opening search's frames (`outcomes` of frames `indices`,
 /// analysed at `size`). With a cut at `first_cut` (an edited video), the samples after it are
 /// other shots, perhaps of other cameras: the geometry is the opening shot's, from the samples
-/// before the cut, when they give one. When they do not (a short opening shot: the frame loop
+/// before the cut, when they give one (all samples when its confidence is low and theirs, one
+/// camera's with it, is not). When they do not (a short opening shot: the frame loop
 /// then searches it on its own frames), all samples are combined, and when they give none
 /// (two cameras whose horizons disagree), the samples after the cut. Without a cut: all
 /// samples, as always.
@@ -577,6 +607,17 @@ pub fn opening_geometry(
             .collect()
     };
     if let Ok(g) = geometry_from(&part(true), k, size, opts)? {
+        // Of low confidence, it takes the later samples' votes when all combined are one
+        // camera's with it (`SAME_CAMERA`): a clip joined to itself.
+        if g.confidence() == "low" {
+            if let Ok(all) = geometry_from(outcomes, k, size, opts)? {
+                let l = &all.estimate.lines;
+                let width = l.right.x_at(g.bottom_row) - l.left.x_at(g.bottom_row);
+                if all.confidence() != "low" && g.agrees_with(l.vp, width).is_some() {
+                    return Ok(Ok(all));
+                }
+            }
+        }
         return Ok(Ok(g));
     }
     let all = geometry_from(outcomes, k, size, opts)?;

@@ -172,6 +172,51 @@ fn a_shot_of_the_same_camera_keeps_the_runs_geometry_and_a_zoomed_one_does_not()
     }
 }
 
+/// The Udacity project clip joined to itself five times by stream copy (the 1000-frame
+/// speed clip, frame for frame), no config: the opening search sees the cut at frame 200 and
+/// its samples before it are few (4 of 6 usable: low confidence), but the samples after it are
+/// the same camera's, so the opening geometry takes their votes (5 of 8: medium); at each cut
+/// the run's geometry holds (4 frames searched, not 24). Before, the run warned of a
+/// low-confidence geometry and searched every shot anew.
+#[test]
+fn a_clip_joined_to_itself_keeps_one_geometry() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let d = tmp();
+    let list = d.path().join("list.txt");
+    let line = format!("file '{}'\n", clip.display());
+    std::fs::write(&list, line.repeat(5)).unwrap();
+    let joined = d.path().join("joined.mp4");
+    let args = [
+        "-f",
+        "concat",
+        "-safe",
+        "0",
+        "-i",
+        list.to_str().unwrap(),
+        "-c",
+        "copy",
+    ];
+    let mut all: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    all.push(joined.as_os_str());
+    ffmpeg(&all);
+    let (recs, err) = records(&joined, &[], d.path());
+    assert_eq!(cuts(&recs), vec![200, 400, 600, 800], "{err}");
+    assert!(!err.contains("low confidence"), "{err}");
+    for f in [200, 400, 600, 800] {
+        assert!(
+            err.contains(&format!("shot at frame {f}: the run's geometry holds: ")),
+            "{err}"
+        );
+    }
+    for (i, w) in [0, 200, 400, 600, 800, 1000].windows(2).enumerate() {
+        let (both, share) = both_lines(&recs[w[0]..w[1]]);
+        eprintln!("shot {i}: both lines on {both} of 200");
+        assert!(share >= 0.95, "shot {i}: {share:.3}: {err}");
+    }
+}
+
 /// The shared dashcam clips: the Los Angeles clip's zoomed replay (frames 363-433, seen on
 /// its frames: a crop of the view beside an SUV, hood and horizon elsewhere) is the only edit;
 /// no other clip has a cut. The geometry found for the dashcam's own view is wrong in the
