@@ -135,7 +135,7 @@ fn out_of_reach(usable: usize, done: usize, total: usize) -> bool {
 
 /// How the usable frames of `outcomes` (analysed at the working size `work`) agree with the
 /// run's geometry `run`, when at least `min_frames` are usable and their medians agree
-/// (`RUN_AGREEMENT`); `None` otherwise.
+/// (`FoundGeometry::agrees_with`); `None` otherwise.
 fn agreement(
     run: &FoundGeometry,
     outcomes: &[FrameOutcome],
