@@ -25,8 +25,8 @@ use std::sync::Arc;
 pub enum ShotGeometry {
     /// The shot's own geometry, found as the opening's is.
     Own(Box<FoundGeometry>),
-    /// The run's geometry holds: the first samples agree with it (`FoundGeometry::agrees_with`); the line
-    /// says how closely.
+    /// The run's geometry holds: the first samples agree with it
+    /// (`FoundGeometry::agrees_with`); the line says how closely.
     Holds(String),
 }
 
@@ -41,11 +41,11 @@ const PROBE_SAMPLES: usize = 4;
 /// `PROBE_SAMPLES` spread over the shot are analysed first; when the frames analysed agree with
 /// it (`FoundGeometry::agrees_with`, checked after each chunk), it holds: where a shot agrees,
 /// the run's geometry, found from more frames, is kept (a search of the shot would find the
-/// same within its own spread). Otherwise the samples are
-/// analysed in order, in chunks as the opening's are (`SAMPLE_CHUNK` at a time, in parallel),
-/// until `ENOUGH_FRAMES` are usable (a clean shot is calibrated from its first samples, and
-/// the rest are never converted) or the rest could not bring the frames a shot's geometry
-/// needs (`out_of_reach`); then combined (`geometry_from`) and scaled back to the video.
+/// same within its own spread). Otherwise the samples are analysed in order, in chunks as the
+/// opening's are (`SAMPLE_CHUNK` at a time, in parallel), until `ENOUGH_FRAMES` are usable (a
+/// clean shot is calibrated from its first samples, and the rest are never converted) or the
+/// rest could not bring the frames a shot's geometry needs (`out_of_reach`); then combined
+/// (`geometry_from`) and scaled back to the video.
 pub fn find_in_shot(
     samples: &[(&VideoFrame, f64)],
     camera: Option<&Camera>,

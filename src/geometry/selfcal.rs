@@ -284,36 +284,6 @@ pub fn working_frame(
     work.resize(f)
 }
 
-/// Find the geometry from frames already read (undistorted), each with its time in the video
-/// (seconds; `None` for stills). `Ok(Err(reason))` when too few frames show a usable lane.
-pub fn find_in_frames(
-    frames: &[(BgrFrame, Option<f64>)],
-    k: Option<&[[f64; 3]; 3]>,
-    opts: &SelfCalOptions,
-) -> Result<std::result::Result<FoundGeometry, String>> {
-    let t0 = std::time::Instant::now();
-    let Some((first, _)) = frames.first() else {
-        return Ok(Err("no frames".into()));
-    };
-    let (w, h) = (first.width(), first.height());
-    if let Some((f, _)) = frames
-        .iter()
-        .find(|(f, _)| (f.width(), f.height()) != (w, h))
-    {
-        return Err(Error::Invalid(format!(
-            "frames of {}x{} and {w}x{h} mixed",
-            f.width(),
-            f.height()
-        )));
-    }
-    let outcomes = analyse_frames(frames, k, opts)?;
-    let mut r = geometry_from(&outcomes, k, (w, h), opts)?;
-    if let Ok(g) = &mut r {
-        g.seconds = t0.elapsed().as_secs_f64();
-    }
-    Ok(r)
-}
-
 /// Combine the frames' outcomes into the geometry of a `size` frame.
 pub fn geometry_from(
     outcomes: &[FrameOutcome],
