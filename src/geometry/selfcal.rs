@@ -528,7 +528,7 @@ pub fn find_on(
 
 /// How closely two views of a road must agree to be taken as one camera's
 /// ([`FoundGeometry::agrees_with`]: a shot's first samples and the run's geometry,
-/// `geometry::resolve`; the samples after a cut and the opening shot's, [`opening_geometry`]):
+/// `geometry::resolve`):
 /// - horizon within 1.5% of the height: a camera's frames lie within 0.3-1.3% of their median
 ///   (the shared clips), a zoomed replay or another mount moves it further;
 /// - vanishing point within 3% of the width: the camera's yaw, moved a degree or two by the
@@ -552,8 +552,7 @@ pub(crate) const ENOUGH_FRAMES: usize = 8;
 /// The opening geometry from the opening search's frames (`outcomes` of frames `indices`,
 /// analysed at `size`). With a cut at `first_cut` (an edited video), the samples after it are
 /// other shots, perhaps of other cameras: the geometry is the opening shot's, from the samples
-/// before the cut, when they give one (all samples when its confidence is low and theirs, one
-/// camera's with it, is not). When they do not (a short opening shot: the frame loop
+/// before the cut, when they give one. When they do not (a short opening shot: the frame loop
 /// then searches it on its own frames), all samples are combined, and when they give none
 /// (two cameras whose horizons disagree), the samples after the cut. Without a cut: all
 /// samples, as always.
@@ -577,17 +576,6 @@ pub fn opening_geometry(
             .collect()
     };
     if let Ok(g) = geometry_from(&part(true), k, size, opts)? {
-        // Of low confidence, it takes the later samples' votes when all combined are one
-        // camera's with it (`SAME_CAMERA`): a clip joined to itself.
-        if g.confidence() == "low" {
-            if let Ok(all) = geometry_from(outcomes, k, size, opts)? {
-                let l = &all.estimate.lines;
-                let width = l.right.x_at(g.bottom_row) - l.left.x_at(g.bottom_row);
-                if all.confidence() != "low" && g.agrees_with(l.vp, width).is_some() {
-                    return Ok(Ok(all));
-                }
-            }
-        }
         return Ok(Ok(g));
     }
     let all = geometry_from(outcomes, k, size, opts)?;
