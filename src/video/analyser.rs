@@ -285,7 +285,8 @@ impl<'a> Analyser<'a> {
             Ok((ShotFound::Run, _)) | Err(_) => None,
         };
         // A geometry found in the shot's own frames holds there, as the opening's does in the
-        // opening; the run's, on a shot it was not found in, is not known to.
+        // opening, and so does the run's where the shot's frames agree with it; the run's on a
+        // shot whose search found nothing is not known to.
         if let Some(shots) = self.shots.as_mut() {
             shots.set_pair_seen(found.is_ok());
         }
