@@ -11,11 +11,10 @@ use crate::base::error::{Error, Result};
 use crate::base::stats::{evenly_spaced, median};
 use crate::geometry::autoperspective::{FrameOutcome, LaneLines};
 use crate::geometry::selfcal::{
-    analyse_frames, find_on, geometry_from, working_frame, FoundGeometry, SelfCalOptions,
-    ENOUGH_FRAMES, SAMPLE_CHUNK,
+    find_on, geometry_from, FoundGeometry, FrameAnalysis, SelfCalOptions, ENOUGH_FRAMES,
+    SAMPLE_CHUNK,
 };
 use crate::geometry::work_scale::WorkScale;
-use crate::lane::undistort::Undistorter;
 use crate::video::{ShotFound, ShotSearch, VideoFrame, VideoSource};
 use std::path::Path;
 use std::sync::Arc;
@@ -37,7 +36,7 @@ const PROBE_SAMPLES: usize = 4;
 
 /// The geometry of a shot from its sampled frames as decoded (`samples`, in order, each with
 /// its time in the video, seconds). Each frame analysed is made a working frame (undistorted
-/// with `camera` when given, brought to the working size). With the run's geometry `run`,
+/// with `camera` when given, brought to the working size: `FrameAnalysis`). With the run's geometry `run`,
 /// `PROBE_SAMPLES` spread over the shot are analysed first; when the frames analysed agree with
 /// it (`FoundGeometry::agrees_with`, checked after each chunk), it holds: where a shot agrees,
 /// the run's geometry, found from more frames, is kept (a search of the shot would find the
@@ -57,9 +56,7 @@ pub fn find_in_shot(
         return Ok(Err("no frames".into()));
     };
     let size = first.size();
-    let work = WorkScale::for_size(size, opts.work_rows);
-    let undistorter = camera.map(Undistorter::new).transpose()?;
-    let k = camera.map(|c| work.camera_matrix(&c.k));
+    let fa = FrameAnalysis::new(size, camera, opts.work_rows)?;
     let analyse = |which: &[usize]| -> Result<Vec<FrameOutcome>> {
         let frames = which
             .iter()
@@ -72,13 +69,10 @@ pub fn find_in_shot(
                         size.0, size.1
                     )));
                 }
-                Ok((
-                    working_frame(f.to_bgr()?, undistorter.as_ref(), &work)?,
-                    Some(at_s),
-                ))
+                Ok((f.to_bgr()?, Some(at_s)))
             })
             .collect::<Result<Vec<_>>>()?;
-        analyse_frames(&frames, k.as_ref(), opts)
+        fa.analyse(frames, opts)
     };
     // With a run's geometry, the probe first, then the rest in order; after each chunk the
     // frames analysed so far are checked against the run's geometry.
@@ -100,7 +94,7 @@ pub fn find_in_shot(
             break;
         }
         outcomes.extend(analyse(chunk)?);
-        let holds = run.and_then(|r| agreement(r, &outcomes, &work, opts.min_frames));
+        let holds = run.and_then(|r| agreement(r, &outcomes, &fa.work, opts.min_frames));
         if let Some(how) = holds {
             return Ok(Ok(ShotGeometry::Holds(format!(
                 "the run's geometry holds: {how} ({:.2} s)",
@@ -108,8 +102,8 @@ pub fn find_in_shot(
             ))));
         }
     }
-    let mut r =
-        geometry_from(&outcomes, k.as_ref(), work.size, opts)?.map(|g| g.scaled_back(&work));
+    let mut r = geometry_from(&outcomes, fa.k.as_ref(), fa.work.size, opts)?
+        .map(|g| g.scaled_back(&fa.work));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
     }

@@ -255,33 +255,47 @@ pub fn marking_bottom(frames: &[&LaneLines]) -> Option<f64> {
     crate::base::stats::median(&lows)
 }
 
-/// Each frame's lines and checks, frames in parallel (each is independent): frames with their
-/// time in the video (seconds), `k` the camera matrix at their size when a camera file was
-/// given.
-pub fn analyse_frames(
-    frames: &[(BgrFrame, Option<f64>)],
-    k: Option<&[[f64; 3]; 3]>,
-    opts: &SelfCalOptions,
-) -> Result<Vec<FrameOutcome>> {
-    use rayon::prelude::*;
-    frames
-        .par_iter()
-        .map(|(f, at_s)| ap::analyze_frame(f, *at_s, k, &opts.estimate))
-        .collect()
+/// How the search analyses a video's frames, set up once per video: the camera's undistortion
+/// when a camera file was given, the working size (`WorkScale`) and the camera matrix at it.
+pub struct FrameAnalysis {
+    undistorter: Option<Undistorter>,
+    pub work: WorkScale,
+    /// The camera matrix at the working size, when a camera file was given.
+    pub k: Option<[[f64; 3]; 3]>,
 }
 
-/// A decoded frame as the search analyses it: undistorted with the camera's `undistorter`
-/// when there is one, brought to the working size (`WorkScale::resize`).
-pub fn working_frame(
-    frame: BgrFrame,
-    undistorter: Option<&Undistorter>,
-    work: &WorkScale,
-) -> Result<BgrFrame> {
-    let f = match undistorter {
-        Some(u) => u.undistort(&frame)?,
-        None => frame,
-    };
-    work.resize(f)
+impl FrameAnalysis {
+    /// For frames of `size` (the camera's, when one is given), analysed at `work_rows` rows.
+    pub fn new(size: (i32, i32), camera: Option<&Camera>, work_rows: i32) -> Result<Self> {
+        let work = WorkScale::for_size(size, work_rows);
+        Ok(Self {
+            undistorter: camera.map(Undistorter::new).transpose()?,
+            k: camera.map(|c| work.camera_matrix(&c.k)),
+            work,
+        })
+    }
+
+    /// Each decoded frame's lines and checks, frames in parallel (each is independent): each
+    /// undistorted when there is a camera, brought to the working size (`WorkScale::resize`)
+    /// and analysed; frames with their time in the video (seconds).
+    pub fn analyse(
+        &self,
+        frames: Vec<(BgrFrame, Option<f64>)>,
+        opts: &SelfCalOptions,
+    ) -> Result<Vec<FrameOutcome>> {
+        use rayon::prelude::*;
+        frames
+            .into_par_iter()
+            .map(|(f, at_s)| {
+                let f = match &self.undistorter {
+                    Some(u) => u.undistort(&f)?,
+                    None => f,
+                };
+                let f = self.work.resize(f)?;
+                ap::analyze_frame(&f, at_s, self.k.as_ref(), &opts.estimate)
+            })
+            .collect()
+    }
 }
 
 /// Combine the frames' outcomes into the geometry of a `size` frame.
@@ -385,15 +399,10 @@ pub fn find_on(
     let t0 = std::time::Instant::now();
     let path = src.path().to_path_buf();
     let (w, h) = (src.width, src.height);
-    let undistorter = match camera {
-        Some(c) => {
-            crate::base::frame::check_size(&path, (c.width, c.height), (w, h))?;
-            Some(Undistorter::new(c)?)
-        }
-        None => None,
-    };
-    let work = WorkScale::for_size((w, h), opts.work_rows);
-    let k = camera.map(|c| work.camera_matrix(&c.k));
+    if let Some(c) = camera {
+        crate::base::frame::check_size(&path, (c.width, c.height), (w, h))?;
+    }
+    let fa = FrameAnalysis::new((w, h), camera, opts.work_rows)?;
     let budget = record_budget_shared(opts.searches_at_once);
     // Sized by the full budget, not this machine's share of it, so that the frames sampled and
     // the geometry found depend on the video alone (a smaller share only costs a second decoding).
@@ -431,11 +440,8 @@ pub fn find_on(
                 *pos = last.index + 1;
             }
             indices.extend(got.iter().map(|s| s.index));
-            let frames = got
-                .into_iter()
-                .map(|s| Ok((working_frame(s.frame, undistorter.as_ref(), &work)?, s.at_s)))
-                .collect::<Result<Vec<_>>>()?;
-            outcomes.extend(analyse_frames(&frames, k.as_ref(), opts)?);
+            let frames = got.into_iter().map(|s| (s.frame, s.at_s)).collect();
+            outcomes.extend(fa.analyse(frames, opts)?);
             if n < chunk.len() {
                 return Ok::<bool, Error>(true);
             }
@@ -509,8 +515,15 @@ pub fn find_on(
     let first_cut = watch
         .filter(|w| !w.blind)
         .and_then(|w| w.cuts.first().copied());
-    let mut r = opening_geometry(&outcomes, &indices, first_cut, k.as_ref(), work.size, opts)?
-        .map(|g| g.scaled_back(&work));
+    let mut r = opening_geometry(
+        &outcomes,
+        &indices,
+        first_cut,
+        fa.k.as_ref(),
+        fa.work.size,
+        opts,
+    )?
+    .map(|g| g.scaled_back(&fa.work));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
         g.first_frame_used = outcomes

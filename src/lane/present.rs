@@ -11,18 +11,6 @@ use crate::lane::measure::LaneMeasure;
 use crate::lane::pipeline::{Analysis, Pipeline};
 use crate::lane::render;
 
-/// The lane to draw, from the nominal bird's-eye row `from_row` down.
-fn to_draw<'a>(
-    lane: Option<(&'a Poly2, &'a Poly2)>,
-    from_row: f64,
-) -> Option<render::LaneToDraw<'a>> {
-    lane.map(|(left, right)| render::LaneToDraw {
-        left,
-        right,
-        from_row,
-    })
-}
-
 /// Draw the overlay on an undistorted frame (consumed; drawn in place).
 pub fn overlay_undistorted(
     pipe: &Pipeline,
@@ -35,7 +23,7 @@ pub fn overlay_undistorted(
     let cfg = &pipe.cfg.render;
     render::overlay(
         undistorted,
-        to_draw(lane, seen_from),
+        render::LaneToDraw::of(lane, seen_from),
         &pipe.persp,
         &|x, y| (x, y),
         m,
@@ -60,7 +48,7 @@ pub fn overlay_raw(
     let cfg = &pipe.cfg.render;
     render::overlay(
         raw,
-        to_draw(lane, seen_from),
+        render::LaneToDraw::of(lane, seen_from),
         &pipe.persp,
         &distort,
         m,

@@ -147,6 +147,18 @@ pub struct LaneToDraw<'a> {
     pub from_row: f64,
 }
 
+impl<'a> LaneToDraw<'a> {
+    /// `lane`'s two lines, when there is one, drawn from the nominal bird's-eye row `from_row`
+    /// down.
+    pub fn of(lane: Option<(&'a Poly2, &'a Poly2)>, from_row: f64) -> Option<Self> {
+        lane.map(|(left, right)| Self {
+            left,
+            right,
+            from_row,
+        })
+    }
+}
+
 /// The overlay: lane area filled between the fits (when both exist), text with radius and
 /// offset.
 ///

@@ -177,11 +177,7 @@ impl StillResult {
         let lane = self.detection.lane(width_px);
         render::overlay(
             self.data.undistorted.clone(),
-            lane.as_ref().map(|(left, right)| render::LaneToDraw {
-                left,
-                right,
-                from_row: self.seen_from,
-            }),
+            render::LaneToDraw::of(lane.as_ref().map(|(l, r)| (l, r)), self.seen_from),
             &self.pipe.persp,
             &|x, y| (x, y),
             self.measure.as_ref(),
