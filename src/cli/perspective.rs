@@ -223,6 +223,9 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         r.problem = Some(why.clone());
     }
     let used = found.len() - est.lines.outliers.len();
+    if let Some(why) = ap::implausible_lines(&est, opts.lane_width_m) {
+        anyhow::bail!("no config written: in the {used} usable frames, {why}");
+    }
     let persp = Perspective::from_config(&est.perspective, w, h)?;
     report::write_frame_pictures(
         &results,

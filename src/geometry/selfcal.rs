@@ -318,12 +318,17 @@ pub fn geometry_from(
             .collect();
         reasons.sort();
         reasons.dedup();
+        reasons.retain(|r| !r.is_empty());
+        let reasons = if reasons.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", reasons.join("; "))
+        };
         return Ok(Err(format!(
-            "no road geometry found: {} of {} sampled frames show the ego lane's two lines ahead (need {}; {})",
+            "no road geometry found: {} of {} sampled frames show the ego lane's two lines ahead (need {}{reasons})",
             usable.len(),
             outcomes.len(),
             opts.min_frames,
-            reasons.join("; ")
         )));
     }
     // The hood: markings that end above the bottom of the frame.
@@ -344,6 +349,12 @@ pub fn geometry_from(
             outcomes.len(),
             opts.min_frames,
             est.lines.outliers.len()
+        )));
+    }
+    if let Some(why) = ap::implausible_lines(&est, eopts.lane_width_m) {
+        return Ok(Err(format!(
+            "no road geometry found: in the {used} usable of {} sampled frames, {why}",
+            outcomes.len()
         )));
     }
     // The spread is taken over every usable frame, outliers included: lines found in noise

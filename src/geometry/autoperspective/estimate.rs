@@ -320,14 +320,40 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
         }
     }
     if let Some(g) = &est.ground {
-        if !(0.5..=4.0).contains(&g.camera_height_m) {
+        let (lo, hi) = CAMERA_HEIGHT_RANGE_M;
+        if !(lo..=hi).contains(&g.camera_height_m) {
             out.push(format!(
-                "the lane width implies a camera {:.2} m above the road (expected 0.5-4 m): check --lane-width",
+                "the lane width implies a camera {:.2} m above the road (expected {lo}-{hi} m): check --lane-width",
                 g.camera_height_m
             ));
         }
     }
     out
+}
+
+/// Heights of a vehicle's camera above the road, metres: 0.5 (a low car's bumper camera) to 4
+/// (a bus's or a truck's cab). Outside it the lane-width prior and the lines disagree
+/// ([`scale_warnings`]); by more than [`SCALE_DISAGREEMENT`] outside it (under 0.33 m or over
+/// 6 m) no lane of a plausible width explains the lines ([`implausible_lines`]).
+pub const CAMERA_HEIGHT_RANGE_M: (f64, f64) = (0.5, 4.0);
+
+/// Why the estimate's lines cannot be a lane's, when they cannot: the camera height they imply
+/// with the lane width (`lane_width_m`, the prior or the user's) lies further outside
+/// [`CAMERA_HEIGHT_RANGE_M`] than [`SCALE_DISAGREEMENT`]. The height follows from the lines'
+/// separation at the bottom row and their distance below the horizon, nearly independently of
+/// the focal length, so an assumed field of view cannot explain it: lines 9 m "above" the road
+/// are found in a video turned on its side, or in clutter, not on a lane. Real lanes of 2.7-4.3 m
+/// under the 3.7 m prior move a 1-3 m camera to 0.9-4.1 m.
+pub fn implausible_lines(est: &Estimate, lane_width_m: f64) -> Option<String> {
+    let g = est.ground.as_ref()?;
+    let (lo, hi) = CAMERA_HEIGHT_RANGE_M;
+    let (min, max) = (lo / SCALE_DISAGREEMENT, hi * SCALE_DISAGREEMENT);
+    (!(min..=max).contains(&g.camera_height_m)).then(|| {
+        format!(
+            "the lines found imply a camera {:.2} m above the road with a {lane_width_m} m lane (a vehicle's camera is {lo}-{hi} m high; beyond {min:.2}-{max:.0} m no lane explains them): they are not a lane's lines, or the video is turned on its side, or --lane-width is wrong",
+            g.camera_height_m
+        )
+    })
 }
 
 #[cfg(test)]
@@ -441,5 +467,33 @@ mod tests {
         let c = combine(&refs[..3], 720).unwrap();
         assert!(c.outliers.is_empty());
         assert_eq!(c.views.len(), 3);
+    }
+
+    /// Lines meeting 320 rows above the bottom of a 720-row frame (58-degree field of view
+    /// assumed): 700 px apart at the bottom is a 3.7 m lane seen from 1.7 m; 130 px apart, from
+    /// 9.1 m, which no vehicle's camera is; 4680 px apart, from 0.25 m.
+    #[test]
+    fn lines_no_camera_height_explains_are_not_a_lane() {
+        let height_of = |xl: f64, xr: f64| {
+            let frames: Vec<LaneLines> = (0..3).map(|i| frame(xl, xr, scene(10 + i))).collect();
+            let refs: Vec<&LaneLines> = frames.iter().collect();
+            let est = estimate(&refs, None, 1280, 720, &Options::default()).unwrap();
+            let h = est.ground.unwrap().camera_height_m;
+            (h, implausible_lines(&est, 3.7))
+        };
+        let (h, why) = height_of(290.0, 990.0);
+        assert!((1.4..2.0).contains(&h) && why.is_none(), "{h} {why:?}");
+        let (h, why) = height_of(575.0, 705.0);
+        assert!(h > 6.0, "{h}");
+        let why = why.unwrap();
+        assert!(
+            why.contains("m above the road") && why.contains("on its side"),
+            "{why}"
+        );
+        let (h, why) = height_of(-1700.0, 2980.0);
+        assert!(h < 0.33 && why.is_some(), "{h}");
+        // 280 px apart: 4.2 m, a truck's cab on a narrow lane; warned of, not refused.
+        let (h, why) = height_of(500.0, 780.0);
+        assert!((4.0..6.0).contains(&h) && why.is_none(), "{h} {why:?}");
     }
 }

@@ -26,8 +26,8 @@ pub mod views;
 
 pub use candidates::RIDGE_CUE;
 pub use estimate::{
-    combine, dash_cluster, estimate, frame_dashes, scale_warnings, CombinedLines, DashStats,
-    Estimate, DASH_RANGE_M, SCALE_DISAGREEMENT,
+    combine, dash_cluster, estimate, frame_dashes, implausible_lines, scale_warnings,
+    CombinedLines, DashStats, Estimate, CAMERA_HEIGHT_RANGE_M, DASH_RANGE_M, SCALE_DISAGREEMENT,
 };
 pub use frame::{
     analyze_frame, birdseye_angles, check_straight, find_lane_lines, quad_on_lines, quad_rows,
