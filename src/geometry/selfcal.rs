@@ -311,19 +311,8 @@ pub fn geometry_from(
         .filter_map(|o| o.lines.as_ref())
         .collect();
     if usable.len() < opts.min_frames {
-        let mut reasons: Vec<String> = outcomes
-            .iter()
-            .filter_map(|o| o.problem.clone())
-            .map(|p| p.split(':').next().unwrap_or("").to_string())
-            .collect();
-        reasons.sort();
-        reasons.dedup();
-        reasons.retain(|r| !r.is_empty());
-        let reasons = if reasons.is_empty() {
-            String::new()
-        } else {
-            format!("; {}", reasons.join("; "))
-        };
+        let reasons =
+            ap::report::problem_counts(outcomes.iter().filter_map(|o| o.problem.as_deref()));
         return Ok(Err(format!(
             "no road geometry found: {} of {} sampled frames show the ego lane's two lines ahead (need {}{reasons})",
             usable.len(),

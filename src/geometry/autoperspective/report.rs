@@ -243,3 +243,66 @@ pub fn estimate_text(est: &Estimate, opts: &Options) -> Vec<String> {
     ));
     out
 }
+
+/// The sampled frames' problems, kind by kind with how many frames had each, most frequent
+/// first ("; no vanishing point in 40 frames; neither lane line found in 5"), or "" for none. A
+/// kind is a problem's text before its details (a colon or a parenthesis); kinds that differ
+/// only in their numbers ("vanishing point row -6 is implausible") are one.
+pub fn problem_counts<'a>(problems: impl Iterator<Item = &'a str>) -> String {
+    let mut kinds: Vec<(String, String, usize)> = Vec::new();
+    for p in problems {
+        let text = p.split(':').next().unwrap_or("");
+        let text = text.split(" (").next().unwrap_or("").trim();
+        if text.is_empty() {
+            continue;
+        }
+        let key: String = text
+            .split_whitespace()
+            .map(|t| {
+                if t.chars().any(|c| c.is_ascii_digit()) {
+                    "#"
+                } else {
+                    t
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        match kinds.iter_mut().find(|k| k.0 == key) {
+            Some(k) => k.2 += 1,
+            None => kinds.push((key, text.to_string(), 1)),
+        }
+    }
+    // Stable: kinds as frequent keep the order they were first seen in.
+    kinds.sort_by(|a, b| b.2.cmp(&a.2));
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(i, (_, text, n))| match (i, n) {
+            (0, 1) => format!("; {text} in 1 frame"),
+            (0, n) => format!("; {text} in {n} frames"),
+            (_, n) => format!("; {text} in {n}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusals_reasons_are_counted_by_kind() {
+        let problems = [
+            "no vanishing point (0 line segments found)",
+            "neither lane line found",
+            "no vanishing point (3 line segments found)",
+            "vanishing point row -6 is implausible",
+            "vanishing point row 12 is implausible: above the frame",
+            "no vanishing point (1 line segments found)",
+        ];
+        assert_eq!(
+            problem_counts(problems.into_iter()),
+            "; no vanishing point in 3 frames; vanishing point row -6 is implausible in 2; neither lane line found in 1"
+        );
+        assert_eq!(problem_counts([""].into_iter()), "");
+    }
+}
