@@ -273,7 +273,7 @@ pub fn problem_counts<'a>(problems: impl Iterator<Item = &'a str>) -> String {
         }
     }
     // Stable: kinds as frequent keep the order they were first seen in.
-    kinds.sort_by(|a, b| b.2.cmp(&a.2));
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.2));
     kinds
         .iter()
         .enumerate()
