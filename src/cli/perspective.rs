@@ -81,6 +81,7 @@ impl PerspectiveArgs {
             max_angle_deg: self.max_angle,
             fit_from: self.fit_from,
             hfov_deg: self.fov,
+            picture_width: None,
             max_yaw_deg: Options::default().max_yaw_deg,
             ym_source: match self.ym_from {
                 YmFrom::Auto => YmSource::Auto,
@@ -148,6 +149,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
 
     let mut used = HashSet::new();
     let mut results: Vec<report::FrameResult> = Vec::new();
+    let mut bars = Vec::new();
     let mut size: Option<(i32, i32)> = None;
     for item in frames {
         let (path, raw, at_s): (PathBuf, BgrFrame, Option<f64>) = item?;
@@ -176,6 +178,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         if let Some(line) = report::frame_ok_text(&o, h) {
             println!("{}: {line}", path.display());
         }
+        bars.push(o.side_bars);
         let r = report::FrameResult {
             name,
             undistorted,
@@ -212,7 +215,18 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             .iter()
             .filter_map(|&i| results[i].lines.as_ref())
             .collect();
-        ap::estimate(&usable, k.as_ref(), w, h, &opts)?
+        // A pillarboxed video: the field of view spans the picture between its black bars.
+        let picture_width = ap::picture_width(bars.iter().copied(), w);
+        ap::estimate(
+            &usable,
+            k.as_ref(),
+            w,
+            h,
+            &Options {
+                picture_width,
+                ..opts
+            },
+        )?
     };
     // Frames that disagree with the others' medians were left out: say so, as for the rest
     // (after their "ok" line above, hence "after all").

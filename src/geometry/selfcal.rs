@@ -139,6 +139,9 @@ impl FoundGeometry {
             *c = [x, y];
         }
         e.lines.vp = work.point_back(e.lines.vp);
+        e.picture_width = e
+            .picture_width
+            .map(|pw| work.point_back((pw, 0.0)).0 - work.point_back((0.0, 0.0)).0);
         e.lines.left = work.line_back(e.lines.left);
         e.lines.right = work.line_back(e.lines.right);
         self.bottom_row = work.point_back((0.0, self.bottom_row)).1;
@@ -215,7 +218,7 @@ impl FoundGeometry {
             n => format!(", {n} distinct views"),
         };
         format!(
-            "geometry found in {} of {} sampled frames ({w}x{h}{views}, {} confidence, {:.2} s{past}): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{})",
+            "geometry found in {} of {} sampled frames ({w}x{h}{views}, {} confidence, {:.2} s{past}): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{}{})",
             self.frames_used,
             self.frames_sampled,
             self.confidence(),
@@ -231,6 +234,9 @@ impl FoundGeometry {
             e.focal
                 .note()
                 .map(|n| format!(", {n}"))
+                .unwrap_or_default(),
+            e.picture_width
+                .map(|pw| format!(" over the {pw:.0}-px-wide picture between black bars"))
                 .unwrap_or_default()
         )
     }
@@ -322,6 +328,8 @@ pub fn geometry_from(
     }
     // The hood: markings that end above the bottom of the frame.
     let mut eopts = opts.estimate;
+    // A pillarboxed video: the field of view spans the picture between its black side bars.
+    eopts.picture_width = ap::picture_width(outcomes.iter().map(|o| o.side_bars), w);
     let low = marking_bottom(&usable).unwrap_or(h as f64);
     let hood = low < 0.93 * h as f64;
     if hood {
@@ -640,6 +648,7 @@ mod tests {
             lane_width_px: 700.0,
             ground: None,
             focal: crate::base::camera::Focal::AssumedFov,
+            picture_width: None,
             dashes: None,
             ym_from: "geometry",
         };

@@ -532,6 +532,35 @@ fn a_video_without_a_road_says_so() {
     assert!(!out.exists());
 }
 
+/// The Udacity clip shrunk to 720x405 and padded with black bars to 1280x720 (pillar- and
+/// letterboxed, as a 4:3 or a cropped dashcam clip re-uploaded at 16:9): the assumed 58-degree
+/// field of view spans the picture between the bars, not the frame. Before, it spanned the
+/// frame: the focal length was 1.78x too long and the radius median 2635 m against 856 m for
+/// the same 6 s unpadded; now within 15% of it, and the line says so.
+#[test]
+fn a_pillarboxed_video_gives_the_radius_of_its_picture() {
+    let Some((d, _, plain)) = udacity_clip_through("null", &["-t", "6"]) else {
+        return;
+    };
+    let (_kept, _, boxed) =
+        udacity_clip_through("scale=720:405,pad=1280:720:280:157:black", &["-t", "6"]).unwrap();
+    let (p, perr) = run_clip(&plain, &[], d.path());
+    let out = d.path().join("boxed");
+    std::fs::create_dir_all(&out).unwrap();
+    let (b, berr) = run_clip(&boxed, &[], &out);
+    assert!(!perr.contains("black bars"), "{perr}");
+    let pw: f64 = number_after(&berr, "over the ", "-px-wide picture between black bars");
+    assert!((pw - 720.0).abs() <= 8.0, "{berr}");
+    assert!(b.both >= 0.95 && p.both >= 0.95, "{berr}");
+    let ratio = b.radius_median / p.radius_median;
+    assert!(
+        (0.85..=1.15).contains(&ratio),
+        "radius median {:.0} m boxed against {:.0} m plain: {berr}",
+        b.radius_median,
+        p.radius_median
+    );
+}
+
 /// The Udacity clip turned on its side (a phone clip whose rotation flag was lost): lines are
 /// found in 4 of its 24 sampled frames (on the dashes, the barrier and the trees), but they imply
 /// a camera 9.1 m above the road with a 3.7 m lane. `lanes video` refuses in one line naming

@@ -165,6 +165,9 @@ pub struct Estimate {
     pub ground: Option<GroundScale>,
     /// Where `ground`'s focal length came from.
     pub focal: crate::base::camera::Focal,
+    /// The picture's width between black side bars, frame pixels, when the field of view
+    /// (given or assumed) was taken over it (`Options::picture_width`).
+    pub picture_width: Option<f64>,
     pub dashes: Option<DashStats>,
     /// Where `units.ym_per_px` came from: "dashes" or "geometry".
     pub ym_from: &'static str,
@@ -223,7 +226,14 @@ pub fn estimate(
     let xm_per_px = opts.lane_width_m / lane_width_px;
     // The focal length: the camera file's, else the given field of view's, else the assumed one.
     let focal = crate::base::camera::Focal::of(k.is_some(), opts.hfov_deg);
-    let kk = focal.k(k, width, height);
+    let mut kk = focal.k(k, width, height);
+    // A field of view spans the picture between black side bars: a shorter focal length.
+    let picture_width = opts.picture_width.filter(|_| k.is_none());
+    if let Some(pw) = picture_width {
+        let s = pw / width as f64;
+        kk[0][0] *= s;
+        kk[1][1] *= s;
+    }
     let (yt, yb) = quad_rows(combined.vp.1, height, opts);
     let dst_h = perspective.dst[2][1] - perspective.dst[0][1];
     let g = super::ground::ground_scale(
@@ -289,6 +299,7 @@ pub fn estimate(
         lane_width_px,
         ground: g,
         focal,
+        picture_width,
         dashes: dash,
         ym_from,
     })

@@ -30,8 +30,9 @@ pub use estimate::{
     CombinedLines, DashStats, Estimate, CAMERA_HEIGHT_RANGE_M, DASH_RANGE_M, SCALE_DISAGREEMENT,
 };
 pub use frame::{
-    analyze_frame, birdseye_angles, check_straight, find_lane_lines, quad_on_lines, quad_rows,
-    FrameCheck, FrameOutcome, LaneLines, Rejection, L_CONTRASTS, NOMINAL_VIEW,
+    analyze_frame, birdseye_angles, check_straight, find_lane_lines, picture_width, quad_on_lines,
+    quad_rows, side_bars, FrameCheck, FrameOutcome, LaneLines, Rejection, L_CONTRASTS,
+    NOMINAL_VIEW,
 };
 pub use options::{Options, YmSource};
 pub use pictures::{birdseye_picture, frame_picture};

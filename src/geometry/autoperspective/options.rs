@@ -45,6 +45,10 @@ pub struct Options {
     /// Horizontal field of view of the frames, degrees, for the geometry when no camera file
     /// is given (`--fov`, `camera.hfov_deg`). Default: none, 58 degrees assumed.
     pub hfov_deg: Option<f64>,
+    /// Width of the picture between black side bars (a pillarboxed video: a 4:3 or a narrower
+    /// picture padded to 16:9), in the frames' pixels: the field of view, given or assumed,
+    /// spans the picture, not the bars. Default: none, the frame's width.
+    pub picture_width: Option<f64>,
     /// Largest angle between the camera's axis and where a frame's lines meet, degrees: a
     /// frame whose lines meet further to the side is not used. Default 10: a dashcam is
     /// mounted facing along the road (within a few degrees), and on a bend the near-range
@@ -66,6 +70,7 @@ impl Default for Options {
             ym_source: YmSource::Auto,
             fit_from: 0.1,
             hfov_deg: None,
+            picture_width: None,
             max_yaw_deg: 10.0,
         }
     }
@@ -102,6 +107,11 @@ impl Options {
             let (lo, hi) = crate::base::camera::HFOV_RANGE_DEG;
             if !(f.is_finite() && (lo..=hi).contains(&f)) {
                 return bad("--fov", f, &format!("{lo} <= degrees <= {hi}"));
+            }
+        }
+        if let Some(w) = self.picture_width {
+            if !(w.is_finite() && w > 0.0) {
+                return bad("picture_width", w, "pixels > 0");
             }
         }
         if !(self.max_angle_deg > 0.0 && self.max_angle_deg < 45.0) {
