@@ -511,7 +511,7 @@ pub fn analyze_frame(
     opts: &Options,
 ) -> Result<FrameOutcome> {
     let mut o = lines_and_checks(frame, k, opts)?;
-    o.side_bars = side_bars(frame)?;
+    o.side_bars = side_bars(frame);
     if let Some(lines) = o.lines.as_mut() {
         let road_bottom = lines
             .left
@@ -537,16 +537,20 @@ pub fn analyze_frame(
 const BAR_MAX: u8 = 28;
 
 /// Columns of black bars at the left and right sides of `frame` (a pillarboxed video): whole
-/// columns, every row, no channel above [`BAR_MAX`]; at most 40% of the width each.
-pub fn side_bars(frame: &BgrFrame) -> Result<(u32, u32)> {
+/// columns, every row, no channel above [`BAR_MAX`]; at most 40% of the width each. A frame
+/// whose pixels are not one contiguous block (a view into a larger image) shows none.
+pub fn side_bars(frame: &BgrFrame) -> (u32, u32) {
     let (w, h) = (frame.width() as usize, frame.height() as usize);
-    let bytes = frame.bytes()?;
+    let bytes = match frame.bytes() {
+        Ok(b) if b.len() >= w * h * 3 => b,
+        _ => return (0, 0),
+    };
     let black =
         |x: usize| (0..h).all(|y| bytes[(y * w + x) * 3..][..3].iter().all(|&v| v <= BAR_MAX));
     let most = w * 2 / 5;
     let left = (0..most).take_while(|&x| black(x)).count();
     let right = (0..most).take_while(|&x| black(w - 1 - x)).count();
-    Ok((left as u32, right as u32))
+    (left as u32, right as u32)
 }
 
 /// The width of the picture between black side bars shown by every frame of a video (`bars`:
@@ -634,7 +638,7 @@ mod tests {
             .set_to_def(&Scalar::all(90.0))
             .unwrap();
         *m.at_2d_mut::<Vec3b>(50, 5).unwrap() = [25, 25, 25].into();
-        let bars = |m: &Mat| side_bars(&BgrFrame::new(m.clone()).unwrap()).unwrap();
+        let bars = |m: &Mat| side_bars(&BgrFrame::new(m.clone()).unwrap());
         assert_eq!(bars(&m), (30, 31));
         // One brighter pixel in a column (a lit roadside at night) ends the bar there.
         *m.at_2d_mut::<Vec3b>(99, 29).unwrap() = [16, 40, 16].into();
