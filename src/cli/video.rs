@@ -76,6 +76,11 @@ pub fn run(a: VideoArgs) -> Result<i32> {
             ("--save-geometry path", a.geometry.save_geometry.as_deref()),
         ],
     )?;
+    // The container follows the output's name: a name no container fits is refused now, not
+    // after the geometry search.
+    if let Some(o) = a.output.as_deref().filter(|_| !a.no_render) {
+        lanes::video::container_for(o)?;
+    }
     let camera = load_camera(a.camera.as_deref())?;
     super::common::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
     let super::common::Resolved {

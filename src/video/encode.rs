@@ -1,7 +1,8 @@
 //! Video output on FFmpeg's own libraries: `VideoSink` converts BGR frames to yuv420p
 //! (libswscale), encodes them (libx264 by default, or MPEG-4 Part 2) with the input's
-//! timestamps, copies the input's audio stream, and muxes an MP4 with its index at the front
-//! (`+faststart`), written under a hidden partial name and renamed when complete.
+//! timestamps, copies the input's audio stream, and muxes the container the output's name asks
+//! for (`container_for`: an MP4 with its index at the front, `+faststart`, for `.mp4`), written
+//! under a hidden partial name and renamed when complete.
 
 use super::decode::{codec_short_name, init};
 use super::job::Codec;
@@ -59,22 +60,30 @@ impl AudioCopy {
         let (stream, in_tb, params) = (st.index(), st.time_base(), st.parameters());
         let codec = codec_short_name(params.id());
         // SAFETY: the output's own format descriptor; a query only.
-        let fits = unsafe {
+        let answer = unsafe {
             ffi::avformat_query_codec(
                 (*out.as_ptr()).oformat,
                 params.id().into(),
                 ffi::FF_COMPLIANCE_NORMAL,
             )
-        } == 1;
+        };
+        // A muxer without a codec list (MPEG-TS) cannot say: the common audio codecs of
+        // dashcams and phones go in every container written here.
+        use ffmpeg::codec::Id;
+        let common = matches!(params.id(), Id::AAC | Id::MP3 | Id::MP2 | Id::AC3);
+        let fits = answer == 1 || (answer < 0 && common);
         if !fits {
-            return Err(format!("audio codec {codec} cannot be stored in MP4"));
+            return Err(format!(
+                "audio codec {codec} cannot be stored in {}",
+                out.format().name()
+            ));
         }
         let mut ost = out
             .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
             .map_err(|e| e.to_string())?;
         ost.set_parameters(params);
         ost.set_time_base(in_tb);
-        // SAFETY: clear the input container's codec tag so the MP4 muxer picks its own.
+        // SAFETY: clear the input container's codec tag so the output's muxer picks its own.
         unsafe { (*ost.parameters().as_mut_ptr()).codec_tag = 0 };
         let out_index = ost.index();
         Ok(Self {
@@ -140,7 +149,51 @@ impl AudioCopy {
     }
 }
 
-/// An output MP4 written to the hidden `.<name>.partial.mp4` beside it and renamed on `finish`.
+/// The container an output video is written in, chosen by its file name's extension as FFmpeg's
+/// own tool chooses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Container {
+    /// FFmpeg's muxer: `mp4`, `mov`, `matroska`, `avi`, `mpegts`.
+    pub muxer: &'static str,
+    /// The `moov` index at the front (`+faststart`): MP4 and QuickTime, so that a browser
+    /// starts playing before the whole file has arrived.
+    pub faststart: bool,
+}
+
+/// The container for an output named `path`: `.mp4`/`.m4v` MP4 (the one browsers play),
+/// `.mov` QuickTime, `.mkv` Matroska, `.avi`, `.ts`/`.m2ts`/`.mts` MPEG-TS. Any other name is
+/// refused before anything is decoded, naming the extension: a `.webm` holds only VP8, VP9 or
+/// AV1 video (lanes writes H.264 or MPEG-4), and a `.gif`, `.txt` or bare name would hold an
+/// MP4 that nothing expects there.
+pub fn container_for(path: &Path) -> Result<Container> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let c = |muxer, faststart| Ok(Container { muxer, faststart });
+    let refuse = |why: String| {
+        Err(Error::Io {
+            path: path.to_path_buf(),
+            message: format!(
+                "{why}: name the output .mp4 (browsers play it), .mov, .m4v, .mkv, .avi or .ts"
+            ),
+        })
+    };
+    match ext.as_deref() {
+        Some("mp4" | "m4v") => c("mp4", true),
+        Some("mov") => c("mov", true),
+        Some("mkv") => c("matroska", false),
+        Some("avi") => c("avi", false),
+        Some("ts" | "m2ts" | "mts") => c("mpegts", false),
+        Some("webm") => refuse(
+            "a .webm file holds VP8, VP9 or AV1 video, not the H.264 or MPEG-4 lanes writes".into(),
+        ),
+        Some(e) => refuse(format!("'.{e}' is not a video container lanes writes")),
+        None => refuse("the output has no file extension to choose its container by".into()),
+    }
+}
+
+/// An output video written to the hidden `.<name>.partial.<ext>` beside it and renamed on
+/// `finish`.
 /// Dropped without `finish` (an error, `abandon`), it closes and deletes the partial file; a
 /// second SIGINT/SIGTERM deletes it too (`AbortCleanup`).
 pub struct VideoSink {
@@ -150,6 +203,7 @@ pub struct VideoSink {
     sws: Sws,
     partial: PathBuf,
     path: PathBuf,
+    container: Container,
     pub codec: Codec,
     pub frames: usize,
     /// What was written, for the summary: `H.264 (libx264, veryfast, crf 23), audio aac copied`.
@@ -185,6 +239,19 @@ fn frame_period(fps: f64) -> Rational {
         Rational::new(25, 1)
     };
     r.invert()
+}
+
+/// The video frames a finished file at `path` holds: the count in an MP4's or a QuickTime
+/// file's index, else (Matroska, AVI and MPEG-TS keep no reliable count) its video packets,
+/// read without decoding. `None` when the file cannot be opened or has no video stream.
+fn frames_held(path: &Path, container: Container) -> Option<usize> {
+    let mut input = ffmpeg::format::input(&path).ok()?;
+    let stream = input.streams().best(ffmpeg::media::Type::Video)?;
+    if container.faststart {
+        return Some(stream.frames().max(0) as usize);
+    }
+    let index = stream.index();
+    Some(input.packets().filter(|(s, _)| s.index() == index).count())
 }
 
 impl VideoSink {
@@ -232,7 +299,12 @@ impl VideoSink {
                 message: format!("cannot encode frames of {}x{}", spec.width, spec.height),
             });
         }
-        let partial = parent.join(format!(".{stem}.partial.mp4"));
+        let container = container_for(path)?;
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let partial = parent.join(format!(".{stem}.partial.{ext}"));
         let cleanup = AbortCleanup::register(&partial);
         let fail = |what: String| {
             let _ = std::fs::remove_file(&partial);
@@ -241,7 +313,7 @@ impl VideoSink {
                 message: what,
             }
         };
-        let mut out = ffmpeg::format::output_as(&partial, "mp4").map_err(|e| {
+        let mut out = ffmpeg::format::output_as(&partial, container.muxer).map_err(|e| {
             fail(format!(
                 "cannot open a video encoder ({}) for writing {}: {e} (is the directory writable?)",
                 spec.codec.encoder_name(),
@@ -354,9 +426,15 @@ impl VideoSink {
             None => None,
         };
         let mut header = ffmpeg::Dictionary::new();
-        header.set("movflags", "+faststart");
-        out.write_header_with(header)
-            .map_err(|e| fail(format!("write failed: cannot write the MP4 header: {e}")))?;
+        if container.faststart {
+            header.set("movflags", "+faststart");
+        }
+        out.write_header_with(header).map_err(|e| {
+            fail(format!(
+                "write failed: cannot write the {} header: {e}",
+                container.muxer
+            ))
+        })?;
         let ost_tb = out.stream(0).map(|s| s.time_base()).unwrap_or(enc_tb);
         let mut audio = audio;
         if let Some(a) = audio.as_mut() {
@@ -379,6 +457,7 @@ impl VideoSink {
             ),
             sws: Sws::fast(),
             partial,
+            container,
             path: path.to_path_buf(),
             codec: spec.codec,
             frames: 0,
@@ -559,11 +638,7 @@ impl VideoSink {
             return Err(self.write_failed(ffmpeg::Error::from(io_error)));
         }
         if self.frames > 0 {
-            let held = ffmpeg::format::input(&self.partial).ok().and_then(|i| {
-                i.streams()
-                    .best(ffmpeg::media::Type::Video)
-                    .map(|s| s.frames().max(0) as usize)
-            });
+            let held = frames_held(&self.partial, self.container);
             if held != Some(self.frames) {
                 let size = std::fs::metadata(&self.partial)
                     .map(|m| m.len())

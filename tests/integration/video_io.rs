@@ -143,6 +143,80 @@ fn overlay_is_h264_yuv420p_faststart_with_every_frame_and_the_audio() {
     );
 }
 
+/// The container follows the output's name, as in FFmpeg's own tool: Matroska, AVI, MPEG-TS
+/// and QuickTime hold the H.264 video (every frame) and the copied AAC audio, and no partial
+/// file is left. A name no container fits (`.webm`, which holds only VP8/VP9/AV1, a `.gif`, no
+/// extension) is one line naming it, before the geometry search, and nothing is written.
+/// Before, every name got an MP4.
+#[test]
+fn the_output_container_follows_its_name() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let cases = [
+        ("o.mkv", "matroska,webm"),
+        ("o.avi", "avi"),
+        ("o.ts", "mpegts"),
+        ("o.mov", "mov,mp4,m4a,3gp,3g2,mj2"),
+    ];
+    for (name, format) in cases {
+        let out = dir.path().join(name);
+        let o = lanes(&[
+            "video",
+            "--camera",
+            "calibration/udacity.yml",
+            "--config",
+            "calibration/udacity.toml",
+            s(&clip),
+            "--frames",
+            "20",
+            "-o",
+            s(&out),
+        ]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        assert!(err.contains("audio aac copied"), "{name}: {err}");
+        let v = probe(&out, "v:0", "codec_name,nb_read_frames");
+        assert_eq!(v["codec_name"], "h264", "{name}");
+        assert_eq!(v["nb_read_frames"], "20", "{name}");
+        assert_eq!(
+            probe(&out, "a:0", "codec_name")["codec_name"],
+            "aac",
+            "{name}"
+        );
+        let f = std::process::Command::new("ffprobe")
+            .args(["-v", "error", "-show_entries", "format=format_name"])
+            .args(["-of", "default=noprint_wrappers=1:nokey=1"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&f.stdout).trim(), format, "{name}");
+    }
+    let hidden: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "partial files left: {hidden:?}");
+    for (name, needle) in [
+        ("o.webm", "holds VP8, VP9 or AV1"),
+        ("o.gif", "'.gif' is not a video container"),
+        ("o", "no file extension"),
+    ] {
+        let out = dir.path().join(name);
+        let o = lanes(&["video", s(&clip), "-o", s(&out)]);
+        assert_one_line_error(&o, needle);
+        let err = stderr(&o);
+        assert!(err.contains("name the output .mp4"), "{err}");
+        assert!(
+            !err.contains("geometry found"),
+            "refused after the search: {err}"
+        );
+        assert!(!out.exists(), "{name} written");
+    }
+}
+
 #[test]
 fn variable_frame_rate_keeps_its_timestamps_in_video_and_telemetry() {
     let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
