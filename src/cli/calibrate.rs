@@ -2,7 +2,6 @@
 //! `undistort.rs`).
 
 use super::common::ensure_out_dir;
-use super::inputs::collect_images;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use lanes::base::camera::CalibrationInfo;
@@ -12,9 +11,14 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct CalibrateArgs {
-    /// Chessboard images, or directories of them (.jpg, .jpeg, .png, .bmp).
-    #[arg(required = true, value_name = "DIR|IMAGE")]
+    /// Chessboard images, directories of them (.jpg, .jpeg, .png, .bmp), or videos of the board
+    /// (a dashcam records nothing else): `--frames` frames sampled from each.
+    #[arg(required = true, value_name = "DIR|IMAGE|VIDEO")]
     inputs: Vec<PathBuf>,
+    /// Frames sampled from each video input, spread evenly over it (frames where the board is
+    /// blurred or cut off are reported and left out, as photos are).
+    #[arg(long, value_name = "N", default_value_t = 40)]
+    frames: usize,
     /// Inner corners per row x per column, e.g. 9x6. Where the whole board is not visible the
     /// largest visible sub-grid (down to half the corners) is used.
     #[arg(long, value_name = "COLSxROWS", value_parser = parse_board)]
@@ -66,8 +70,14 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     if a.size_tolerance < 0 {
         bail!("--size-tolerance {}: must be 0 or more", a.size_tolerance);
     }
-    let paths = collect_images(&a.inputs)?;
-    let inputs: Vec<(&str, Option<&std::path::Path>)> = paths
+    if a.frames == 0 {
+        bail!("--frames 0: at least one frame must be sampled from a video");
+    }
+    // Videos of the board are sampled into a temporary folder, removed at the end.
+    let sampled = super::inputs::SampledStills::new("calibrate");
+    let paths = super::inputs::stills_of(&a.inputs, a.frames, &sampled)?;
+    let inputs: Vec<(&str, Option<&std::path::Path>)> = a
+        .inputs
         .iter()
         .map(|p| ("board image", Some(p.as_path())))
         .collect();
@@ -96,7 +106,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
             "jpg" | "jpeg" | "png" | "bmp" | "tif" | "tiff" | "webp"
         ) {
             bail!(
-                "{}: not an image file (expected .jpg, .jpeg, .png, .bmp, .tif or .webp)",
+                "{}: not an image file (expected .jpg, .jpeg, .png, .bmp, .tif or .webp, or a video of the board)",
                 p.display()
             );
         }

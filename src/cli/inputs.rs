@@ -44,12 +44,17 @@ pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The folder of frames sampled from video inputs by `lanes tune` (removed when dropped).
-pub struct SampledStills(PathBuf);
+/// The folder of frames sampled from video inputs by `lanes tune` and `lanes calibrate`
+/// (removed when dropped), and the command's name for what it prints.
+pub struct SampledStills(PathBuf, &'static str);
 
 impl SampledStills {
-    pub fn new() -> Self {
-        Self(std::env::temp_dir().join(format!("lanes-tune-{}", std::process::id())))
+    /// For the command `lanes <command>`.
+    pub fn new(command: &'static str) -> Self {
+        Self(
+            std::env::temp_dir().join(format!("lanes-{command}-{}", std::process::id())),
+            command,
+        )
     }
 }
 
@@ -74,7 +79,8 @@ pub fn stills_of(inputs: &[PathBuf], frames: usize, tmp: &SampledStills) -> Resu
             lanes::base::still::stem_of(&p.file_name().unwrap_or_default().to_string_lossy());
         let got = lanes::geometry::sample::sample_video_frames(p, frames)?;
         eprintln!(
-            "lanes tune: {}: {} frames sampled ({})",
+            "lanes {}: {}: {} frames sampled ({})",
+            tmp.1,
             p.display(),
             got.len(),
             got.iter()

@@ -57,7 +57,7 @@ pub struct TuneArgs {
 pub fn run(a: TuneArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
-    let sampled = super::inputs::SampledStills::new();
+    let sampled = super::inputs::SampledStills::new("tune");
     let images = super::inputs::stills_of(&a.inputs, a.frames as usize, &sampled)?;
     let mut inputs: Vec<(&str, Option<&Path>)> = images
         .iter()
