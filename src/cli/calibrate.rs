@@ -76,10 +76,16 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     // Videos of the board are sampled into a temporary folder, removed at the end.
     let sampled = super::inputs::SampledStills::new("calibrate");
     let paths = super::inputs::stills_of(&a.inputs, a.frames, &sampled)?;
-    let inputs: Vec<(&str, Option<&std::path::Path>)> = a
-        .inputs
+    // Every board image (folders expanded) and every video sampled: none may be an output.
+    let inputs: Vec<(&str, Option<&std::path::Path>)> = paths
         .iter()
         .map(|p| ("board image", Some(p.as_path())))
+        .chain(
+            a.inputs
+                .iter()
+                .filter(|p| p.is_file() && lanes::geometry::sample::is_video_path(p))
+                .map(|p| ("board video", Some(p.as_path()))),
+        )
         .collect();
     let corner_pictures: Vec<PathBuf> = match &a.corners_dir {
         Some(d) => lanes::base::still::unique_names(&paths)

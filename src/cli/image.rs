@@ -4,6 +4,7 @@ use super::common::{ensure_out_dir, load_camera, load_config};
 use super::inputs::collect_images;
 use anyhow::{Context, Result};
 use clap::Args;
+use lanes::base::config::Config;
 use lanes::base::frame::BgrFrame;
 use lanes::lane::fit::Poly2;
 use lanes::lane::pipeline::Pipeline;
@@ -134,6 +135,73 @@ fn process(
     })
 }
 
+/// The frame size the built-in geometry (the Udacity camera's quad) was made for.
+const BUILT_IN_SIZE: (i32, i32) = (1280, 720);
+
+/// Stills read to find the geometry of stills of one size: up to 24 of the inputs, spread over
+/// them (the number of frames a video's search samples).
+const STILLS_SAMPLED: usize = 24;
+
+/// The configuration for the stills of `still`'s size: `cfg` with the geometry found in up to
+/// `STILLS_SAMPLED` inputs of that size (`still` among them), printed; `cfg` itself, with the
+/// reason printed, when none is found.
+fn stills_geometry(
+    images: &[PathBuf],
+    path: &Path,
+    still: &BgrFrame,
+    cfg: &Config,
+    camera: Option<&lanes::base::camera::Camera>,
+) -> Config {
+    use lanes::geometry::selfcal::SelfCalOptions;
+    let size = (still.width(), still.height());
+    let mut frames = vec![still.clone()];
+    for i in lanes::base::stats::evenly_spaced(images.len(), STILLS_SAMPLED) {
+        let p = &images[i];
+        if frames.len() >= STILLS_SAMPLED || p == path {
+            continue;
+        }
+        if let Ok(f) = BgrFrame::read(p) {
+            if (f.width(), f.height()) == size {
+                frames.push(f);
+            }
+        }
+    }
+    let n = frames.len();
+    let stills = if n == 1 { "still" } else { "stills" };
+    let mut opts = SelfCalOptions::default();
+    opts.estimate.hfov_deg = cfg.camera.hfov_deg;
+    let (w, h) = size;
+    match lanes::geometry::resolve::find_in_stills(frames, camera, &opts) {
+        Ok(Ok(g)) => {
+            eprintln!("lanes: {n} {stills} of {w}x{h}: {}", g.describe());
+            // The low-confidence warning's advice is a video's; for stills: more of them.
+            for warning in g.warnings.iter().filter(|w| !w.contains("low confidence")) {
+                eprintln!("lanes: warning: stills of {w}x{h}: {warning}");
+            }
+            if g.confidence() == "low" {
+                eprintln!(
+                    "lanes: warning: stills of {w}x{h}: the geometry is of low confidence ({} of {n} stills usable): more stills of this camera make it surer, or give --config from `lanes perspective` on frames where the road is straight",
+                    g.frames_used
+                );
+            }
+            g.apply(cfg)
+        }
+        Ok(Err(why)) => {
+            eprintln!(
+                "lanes: note: {n} {stills} of {w}x{h}: {why}; analysed with the built-in geometry, made for {}x{} frames (`lanes perspective` makes one from this camera's frames)",
+                BUILT_IN_SIZE.0, BUILT_IN_SIZE.1
+            );
+            cfg.clone()
+        }
+        Err(e) => {
+            eprintln!(
+                "lanes: note: {n} {stills} of {w}x{h}: no road geometry found ({e}); analysed with the built-in geometry"
+            );
+            cfg.clone()
+        }
+    }
+}
+
 pub fn run(a: ImageArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
@@ -177,6 +245,16 @@ pub fn run(a: ImageArgs) -> Result<i32> {
         .collect();
     super::common::check_outputs(&inputs, &outputs)?;
     ensure_out_dir(&a.output)?;
+    // The built-in geometry is the Udacity camera's, made for its 1280x720 frames. Without a
+    // [perspective] (and with the robust preset), stills of another size get a geometry found in
+    // themselves, as `lanes video` finds a video's; found once per size, from up to
+    // `STILLS_SAMPLED` of the inputs spread over them.
+    let fixed = match a.config.as_deref() {
+        Some(p) => Config::file_names_section(p, "perspective")?,
+        None => false,
+    } || super::common::preset() == lanes::base::config::Preset::Reference;
+    let mut found: std::collections::HashMap<(i32, i32), Config> = Default::default();
+    let needs_search = |w: i32, h: i32| !fixed && (w, h) != BUILT_IN_SIZE;
     let mut pipe: Option<Pipeline> = None;
     let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
     for (path, stem) in images.iter().zip(&stems) {
@@ -187,16 +265,29 @@ pub fn run(a: ImageArgs) -> Result<i32> {
             // A pipeline for the size in the header is built while the pixels are decoded.
             let (raw, converted, built) = BgrFrame::read_converted_beside(path, |w, h| {
                 let (w, h) = (w as i32, h as i32);
-                (!fits(&pipe, w, h)).then(|| Pipeline::new(cfg.clone(), camera.as_ref(), w, h))
+                (!fits(&pipe, w, h) && !needs_search(w, h))
+                    .then(|| Pipeline::new(cfg.clone(), camera.as_ref(), w, h))
             })?;
             if !fits(&pipe, raw.width(), raw.height()) {
+                let (w, h) = (raw.width(), raw.height());
                 if let Some(cam) = &camera {
-                    cam.check_frame_size(path, a.camera.as_deref(), (raw.width(), raw.height()))?;
+                    cam.check_frame_size(path, a.camera.as_deref(), (w, h))?;
                 }
                 let p = match built {
-                    Some(Ok(p)) if p.width == raw.width() && p.height == raw.height() => p,
+                    Some(Ok(p)) if p.width == w && p.height == h => p,
+                    _ if needs_search(w, h) => {
+                        let c = match found.get(&(w, h)) {
+                            Some(c) => c.clone(),
+                            None => {
+                                let c = stills_geometry(&images, path, &raw, &cfg, camera.as_ref());
+                                found.insert((w, h), c.clone());
+                                c
+                            }
+                        };
+                        Pipeline::new(c, camera.as_ref(), w, h)?
+                    }
                     // Turned by its EXIF orientation, or refused (the error again, from here).
-                    _ => Pipeline::new(cfg.clone(), camera.as_ref(), raw.width(), raw.height())?,
+                    _ => Pipeline::new(cfg.clone(), camera.as_ref(), w, h)?,
                 };
                 if let Some(n) = p.quad_note() {
                     eprintln!("lanes: note: {}: {n}", path.display());

@@ -8,6 +8,7 @@
 use crate::base::camera::Camera;
 use crate::base::config::Config;
 use crate::base::error::{Error, Result};
+use crate::base::frame::BgrFrame;
 use crate::base::stats::{evenly_spaced, median};
 use crate::geometry::autoperspective::{FrameOutcome, LaneLines};
 use crate::geometry::selfcal::{
@@ -191,6 +192,41 @@ pub fn shot_search(
             },
         )
     })
+}
+
+/// The geometry of stills of one camera (`frames`, all of one size), found as a video's is
+/// (`FrameAnalysis`, `geometry_from`), each still a view of its own: what `lanes image` uses
+/// for stills the built-in geometry was not made for. A geometry needs `opts.min_frames` usable
+/// stills, as a video's does: lines found in one still of noise can pass every check of a
+/// frame, and only other views show that their horizons disagree. Frames of another size than
+/// the first are an error.
+pub fn find_in_stills(
+    frames: Vec<BgrFrame>,
+    camera: Option<&Camera>,
+    opts: &SelfCalOptions,
+) -> Result<std::result::Result<FoundGeometry, String>> {
+    let t0 = std::time::Instant::now();
+    let Some(first) = frames.first() else {
+        return Ok(Err("no stills".into()));
+    };
+    let size = (first.width(), first.height());
+    if let Some(f) = frames.iter().find(|f| (f.width(), f.height()) != size) {
+        return Err(Error::Invalid(format!(
+            "stills of {}x{} and {}x{} mixed",
+            f.width(),
+            f.height(),
+            size.0,
+            size.1
+        )));
+    }
+    let fa = FrameAnalysis::new(size, camera, opts.work_rows)?;
+    let outcomes = fa.analyse(frames.into_iter().map(|f| (f, None)).collect(), opts)?;
+    let mut r = geometry_from(&outcomes, fa.k.as_ref(), fa.work.size, opts)?
+        .map(|g| g.scaled_back(&fa.work));
+    if let Ok(g) = &mut r {
+        g.seconds = t0.elapsed().as_secs_f64();
+    }
+    Ok(r)
 }
 
 /// Where a run's road geometry comes from.

@@ -411,3 +411,76 @@ fn exif_orientations_are_applied_as_opencv_did() {
         );
     }
 }
+
+/// The built-in geometry is the Udacity camera's, for 1280x720 frames. Stills of another size,
+/// with no `[perspective]` given, get one found in themselves, as a video's is: the six P1
+/// stills (960x540, another camera) were six times "none" with a note; now both lines on all
+/// six, lanes 3.6-3.8 m wide. One still alone is not enough (a geometry needs 3 usable views:
+/// lines found in one still of noise pass every check of a frame): a note, the built-in
+/// geometry, no lane. The Udacity stills search nothing, and a config that names
+/// `[perspective]` is used as given.
+#[test]
+fn stills_of_another_camera_get_a_geometry_found_in_themselves() {
+    let Some(dir) = data("lanelines_p1/test_images") else {
+        return;
+    };
+    let out = tmp();
+    let run = |args: &[&str]| {
+        let mut all = vec!["image", "-o", out.path().to_str().unwrap(), "--json"];
+        all.extend_from_slice(args);
+        let o = lanes(&all);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let recs: Vec<Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (recs, stderr(&o))
+    };
+    let (recs, err) = run(&[dir.to_str().unwrap()]);
+    assert!(
+        err.contains("6 stills of 960x540: geometry found in 6 of 6"),
+        "{err}"
+    );
+    assert_eq!(recs.len(), 6);
+    for r in &recs {
+        assert_eq!(r["status"], "both", "{r}");
+        let w = r["lane_width_m"].as_f64().unwrap();
+        assert!((3.4..=4.0).contains(&w), "{r}");
+    }
+    // One still of noise at that size: not enough views, the built-in geometry, no lane.
+    let noise = out.path().join("noise.png");
+    ffmpeg(&[
+        "-f".as_ref(),
+        "lavfi".as_ref(),
+        "-i".as_ref(),
+        "nullsrc=s=960x540,geq=random(1)*255:128:128".as_ref(),
+        "-frames:v".as_ref(),
+        "1".as_ref(),
+        noise.as_os_str(),
+    ]);
+    let (recs, err) = run(&[noise.to_str().unwrap()]);
+    assert!(
+        err.contains("1 still of 960x540: no road geometry found") && err.contains("(need 3)"),
+        "{err}"
+    );
+    assert_eq!(recs[0]["status"], "none");
+    // Udacity stills: the built-in geometry, no search.
+    if let Some(u) = data("udacity/test_images/test1.jpg") {
+        let (recs, err) = run(&[u.to_str().unwrap()]);
+        assert!(!err.contains("stills of"), "{err}");
+        assert_eq!(recs[0]["status"], "both");
+    }
+    // A config naming [perspective]: used as given (the Udacity quad on 960x540: a note, no
+    // search, no lane).
+    let (recs, err) = run(&[
+        "--config",
+        repo_root()
+            .join("calibration/udacity.toml")
+            .to_str()
+            .unwrap(),
+        dir.join("solidWhiteRight.jpg").to_str().unwrap(),
+    ]);
+    assert!(!err.contains("stills of"), "{err}");
+    assert!(err.contains("lies outside the 960x540 frames"), "{err}");
+    assert_ne!(recs[0]["status"], "both");
+}
