@@ -1,7 +1,7 @@
 //! `lanes image`: the lane pipeline on stills; overlay per image, optional stage pictures and JSON.
 
 use super::common::{ensure_out_dir, load_camera, load_config};
-use super::inputs::collect_images;
+use super::inputs::{collect_images, stills_geometry, BUILT_IN_SIZE};
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::base::config::Config;
@@ -135,73 +135,6 @@ fn process(
     })
 }
 
-/// The frame size the built-in geometry (the Udacity camera's quad) was made for.
-const BUILT_IN_SIZE: (i32, i32) = (1280, 720);
-
-/// Stills read to find the geometry of stills of one size: up to 24 of the inputs, spread over
-/// them (the number of frames a video's search samples).
-const STILLS_SAMPLED: usize = 24;
-
-/// The configuration for the stills of `still`'s size: `cfg` with the geometry found in up to
-/// `STILLS_SAMPLED` inputs of that size (`still` among them), printed; `cfg` itself, with the
-/// reason printed, when none is found.
-fn stills_geometry(
-    images: &[PathBuf],
-    path: &Path,
-    still: &BgrFrame,
-    cfg: &Config,
-    camera: Option<&lanes::base::camera::Camera>,
-) -> Config {
-    use lanes::geometry::selfcal::SelfCalOptions;
-    let size = (still.width(), still.height());
-    let mut frames = vec![still.clone()];
-    for i in lanes::base::stats::evenly_spaced(images.len(), STILLS_SAMPLED) {
-        let p = &images[i];
-        if frames.len() >= STILLS_SAMPLED || p == path {
-            continue;
-        }
-        if let Ok(f) = BgrFrame::read(p) {
-            if (f.width(), f.height()) == size {
-                frames.push(f);
-            }
-        }
-    }
-    let n = frames.len();
-    let stills = if n == 1 { "still" } else { "stills" };
-    let mut opts = SelfCalOptions::default();
-    opts.estimate.hfov_deg = cfg.camera.hfov_deg;
-    let (w, h) = size;
-    match lanes::geometry::resolve::find_in_stills(frames, camera, &opts) {
-        Ok(Ok(g)) => {
-            eprintln!("lanes: {n} {stills} of {w}x{h}: {}", g.describe());
-            // The low-confidence warning's advice is a video's; for stills: more of them.
-            for warning in g.warnings.iter().filter(|w| !w.contains("low confidence")) {
-                eprintln!("lanes: warning: stills of {w}x{h}: {warning}");
-            }
-            if g.confidence() == "low" {
-                eprintln!(
-                    "lanes: warning: stills of {w}x{h}: the geometry is of low confidence ({} of {n} stills usable): more stills of this camera make it surer, or give --config from `lanes perspective` on frames where the road is straight",
-                    g.frames_used
-                );
-            }
-            g.apply(cfg)
-        }
-        Ok(Err(why)) => {
-            eprintln!(
-                "lanes: note: {n} {stills} of {w}x{h}: {why}; analysed with the built-in geometry, made for {}x{} frames (`lanes perspective` makes one from this camera's frames)",
-                BUILT_IN_SIZE.0, BUILT_IN_SIZE.1
-            );
-            cfg.clone()
-        }
-        Err(e) => {
-            eprintln!(
-                "lanes: note: {n} {stills} of {w}x{h}: no road geometry found ({e}); analysed with the built-in geometry"
-            );
-            cfg.clone()
-        }
-    }
-}
-
 pub fn run(a: ImageArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
@@ -279,7 +212,12 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                         let c = match found.get(&(w, h)) {
                             Some(c) => c.clone(),
                             None => {
-                                let c = stills_geometry(&images, path, &raw, &cfg, camera.as_ref());
+                                let c = stills_geometry(
+                                    &images,
+                                    Some((path, &raw)),
+                                    &cfg,
+                                    camera.as_ref(),
+                                );
                                 found.insert((w, h), c.clone());
                                 c
                             }

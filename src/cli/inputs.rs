@@ -2,6 +2,8 @@
 //! videos into a temporary folder.
 
 use anyhow::{Context, Result};
+use lanes::base::config::Config;
+use lanes::base::frame::BgrFrame;
 use std::path::{Path, PathBuf};
 
 /// Collect image files from a list of files and directories (directories: jpg/jpeg/png, sorted).
@@ -95,6 +97,77 @@ pub fn stills_of(inputs: &[PathBuf], frames: usize, tmp: &SampledStills) -> Resu
         }
     }
     Ok(out)
+}
+
+/// The frame size the built-in geometry (the Udacity camera's quad) was made for.
+pub const BUILT_IN_SIZE: (i32, i32) = (1280, 720);
+
+/// Stills read to find the geometry of stills of one size: up to 24 of the inputs, spread over
+/// them (the number of frames a video's search samples).
+pub const STILLS_SAMPLED: usize = 24;
+
+/// The configuration for stills of one size, `lanes image`'s and `lanes tune`'s when no
+/// `[perspective]` is given: `cfg` with the geometry found in up to `STILLS_SAMPLED` of
+/// `images` of that size (`first`, already read, among them; else the first image's size),
+/// printed; `cfg` itself, with the reason printed, when none is found.
+pub fn stills_geometry(
+    images: &[PathBuf],
+    first: Option<(&Path, &BgrFrame)>,
+    cfg: &Config,
+    camera: Option<&lanes::base::camera::Camera>,
+) -> Config {
+    use lanes::geometry::selfcal::SelfCalOptions;
+    let mut frames: Vec<BgrFrame> = first.map(|(_, f)| f.clone()).into_iter().collect();
+    let mut size = frames.first().map(|f| (f.width(), f.height()));
+    for i in lanes::base::stats::evenly_spaced(images.len(), STILLS_SAMPLED) {
+        let p = &images[i];
+        if frames.len() >= STILLS_SAMPLED || first.is_some_and(|(f, _)| f == p) {
+            continue;
+        }
+        if let Ok(f) = BgrFrame::read(p) {
+            let s = *size.get_or_insert((f.width(), f.height()));
+            if (f.width(), f.height()) == s {
+                frames.push(f);
+            }
+        }
+    }
+    let Some(size) = size else {
+        return cfg.clone();
+    };
+    let n = frames.len();
+    let stills = if n == 1 { "still" } else { "stills" };
+    let mut opts = SelfCalOptions::default();
+    opts.estimate.hfov_deg = cfg.camera.hfov_deg;
+    let (w, h) = size;
+    match lanes::geometry::resolve::find_in_stills(frames, camera, &opts) {
+        Ok(Ok(g)) => {
+            eprintln!("lanes: {n} {stills} of {w}x{h}: {}", g.describe());
+            // The low-confidence warning's advice is a video's; for stills: more of them.
+            for warning in g.warnings.iter().filter(|w| !w.contains("low confidence")) {
+                eprintln!("lanes: warning: stills of {w}x{h}: {warning}");
+            }
+            if g.confidence() == "low" {
+                eprintln!(
+                    "lanes: warning: stills of {w}x{h}: the geometry is of low confidence ({} of {n} stills usable): more stills of this camera make it surer, or give --config from `lanes perspective` on frames where the road is straight",
+                    g.frames_used
+                );
+            }
+            g.apply(cfg)
+        }
+        Ok(Err(why)) => {
+            eprintln!(
+                "lanes: note: {n} {stills} of {w}x{h}: {why}; analysed with the built-in geometry, made for {}x{} frames (`lanes perspective` makes one from this camera's frames)",
+                BUILT_IN_SIZE.0, BUILT_IN_SIZE.1
+            );
+            cfg.clone()
+        }
+        Err(e) => {
+            eprintln!(
+                "lanes: note: {n} {stills} of {w}x{h}: no road geometry found ({e}); analysed with the built-in geometry"
+            );
+            cfg.clone()
+        }
+    }
 }
 
 /// Sort key that orders `calibration2` before `calibration10`.

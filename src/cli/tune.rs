@@ -72,6 +72,28 @@ pub fn run(a: TuneArgs) -> Result<i32> {
         outputs = vec![("-o path", a.output.as_deref())];
     }
     super::common::check_outputs(&inputs, &outputs)?;
+    // Without a [perspective] (robust preset), frames of a video and stills of another size
+    // than the built-in geometry's get a geometry found in themselves, as in `lanes video` and
+    // `lanes image`; Save then writes it with the thresholds.
+    let fixed = match a.config.as_deref() {
+        Some(p) => lanes::base::config::Config::file_names_section(p, "perspective")?,
+        None => false,
+    } || super::common::preset() == lanes::base::config::Preset::Reference;
+    let from_video = a
+        .inputs
+        .iter()
+        .any(|p| p.is_file() && lanes::geometry::sample::is_video_path(p));
+    let other_size = || {
+        images
+            .first()
+            .and_then(|p| lanes::base::frame::BgrFrame::read(p).ok())
+            .is_some_and(|f| (f.width(), f.height()) != super::inputs::BUILT_IN_SIZE)
+    };
+    let cfg = if !fixed && (from_video || other_size()) {
+        super::inputs::stills_geometry(&images, None, &cfg, camera.as_ref())
+    } else {
+        cfg
+    };
     let tuner = Tuner::new(images, camera, cfg)?;
     match (&a.sweep, &a.output) {
         (Some(spec), Some(out)) => sweep(&tuner, spec, out, a.show, a.cell_width),

@@ -893,3 +893,38 @@ fn tune_sweep_on_a_video_samples_frames_and_warns_on_a_parameter_that_does_not_a
         .collect();
     assert!(left.is_empty(), "sampled frames left behind: {left:?}");
 }
+
+/// `lanes tune` on stills of another camera (the six P1 test images, 960x540) with no
+/// `[perspective]`: the geometry is found in the stills, as `lanes image` finds it, so the
+/// sheet shows bird's-eye masks with the lane's lines. Both lines on 6 of 6 stills at either
+/// value (0 of 6 with the built-in Udacity quad before).
+#[test]
+fn tune_on_stills_of_another_camera_finds_their_geometry() {
+    let Some(dir) = data("lanelines_p1/test_images") else {
+        return;
+    };
+    let t = tmp();
+    let sheet = t.path().join("sheet.png");
+    let o = lanes(&[
+        "tune",
+        s(&dir),
+        "--sweep",
+        "threshold.l_contrast_min=10..40:30",
+        "-o",
+        s(&sheet),
+    ]);
+    let err = super::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("6 stills of 960x540: geometry found in 6 of 6"),
+        "{err}"
+    );
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("both lines on 6/6 stills"))
+            .count(),
+        2,
+        "{out}"
+    );
+}
