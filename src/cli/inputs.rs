@@ -139,6 +139,14 @@ pub fn stills_geometry(
     let mut opts = SelfCalOptions::default();
     opts.estimate.hfov_deg = cfg.camera.hfov_deg;
     let (w, h) = size;
+    if n < opts.min_frames {
+        // Too few to find a geometry in: not searched (a single still stays as quick as before).
+        eprintln!(
+            "lanes: note: {n} {stills} of {w}x{h}: a geometry is found in {} or more stills of one camera that show the ego lane's two lines ahead; analysed with the built-in geometry, made for {}x{} frames (`lanes perspective` makes one from this camera's frames)",
+            opts.min_frames, BUILT_IN_SIZE.0, BUILT_IN_SIZE.1
+        );
+        return cfg.clone();
+    }
     match lanes::geometry::resolve::find_in_stills(frames, camera, &opts) {
         Ok(Ok(g)) => {
             eprintln!("lanes: {n} {stills} of {w}x{h}: {}", g.describe());

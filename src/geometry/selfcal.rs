@@ -348,6 +348,17 @@ pub fn geometry_from(
             est.lines.outliers.len()
         )));
     }
+    // Frames of one view (a stop, a video of a still picture, one still given thrice) are one
+    // frame's evidence: a geometry needs as many distinct views as frames.
+    let views = est.lines.views.len();
+    if views < opts.min_frames {
+        return Ok(Err(format!(
+            "no road geometry found: the {used} usable of {} sampled frames show {} (need {} distinct views: frames of one stop or one picture are one frame's evidence)",
+            outcomes.len(),
+            if views == 1 { "one view".to_string() } else { format!("{views} distinct views") },
+            opts.min_frames
+        )));
+    }
     if let Some(why) = ap::implausible_lines(&est, eopts.lane_width_m) {
         return Ok(Err(format!(
             "no road geometry found: in the {used} usable of {} sampled frames, {why}",

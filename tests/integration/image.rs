@@ -417,7 +417,8 @@ fn exif_orientations_are_applied_as_opencv_did() {
 /// stills (960x540, another camera) were six times "none" with a note; now both lines on all
 /// six, lanes 3.6-3.8 m wide. One still alone is not enough (a geometry needs 3 usable views:
 /// lines found in one still of noise pass every check of a frame): a note, the built-in
-/// geometry, no lane. The Udacity stills search nothing, and a config that names
+/// geometry, no lane. Three stills of noise: searched, no geometry. One still given three
+/// times: one view, no geometry. The Udacity stills search nothing, and a config that names
 /// `[perspective]` is used as given.
 #[test]
 fn stills_of_another_camera_get_a_geometry_found_in_themselves() {
@@ -460,10 +461,49 @@ fn stills_of_another_camera_get_a_geometry_found_in_themselves() {
     ]);
     let (recs, err) = run(&[noise.to_str().unwrap()]);
     assert!(
-        err.contains("1 still of 960x540: no road geometry found") && err.contains("(need 3)"),
+        err.contains("1 still of 960x540: a geometry is found in 3 or more stills"),
         "{err}"
     );
     assert_eq!(recs[0]["status"], "none");
+    // Three stills of noise: searched, no geometry.
+    let noisy: Vec<PathBuf> = (1..=3)
+        .map(|i| {
+            let p = out.path().join(format!("noise{i}.png"));
+            let src = format!("color=gray:s=960x540,noise=alls=100:all_seed={i}");
+            ffmpeg(&[
+                "-f".as_ref(),
+                "lavfi".as_ref(),
+                "-i".as_ref(),
+                src.as_ref(),
+                "-frames:v".as_ref(),
+                "1".as_ref(),
+                p.as_os_str(),
+            ]);
+            p
+        })
+        .collect();
+    let args: Vec<&str> = noisy.iter().map(|p| p.to_str().unwrap()).collect();
+    let (recs, err) = run(&args);
+    assert!(
+        err.contains("3 stills of 960x540: no road geometry found"),
+        "{err}"
+    );
+    assert!(recs.iter().all(|r| r["status"] == "none"), "{recs:?}");
+    // One P1 still given three times is one view, one still's evidence.
+    let one = dir.join("solidWhiteRight.jpg");
+    let copies: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let p = out.path().join(format!("copy{i}.jpg"));
+            std::fs::copy(&one, &p).unwrap();
+            p
+        })
+        .collect();
+    let args: Vec<&str> = copies.iter().map(|p| p.to_str().unwrap()).collect();
+    let (_, err) = run(&args);
+    assert!(
+        err.contains("3 stills of 960x540: no road geometry found") && err.contains("one view"),
+        "{err}"
+    );
     // Udacity stills: the built-in geometry, no search.
     if let Some(u) = data("udacity/test_images/test1.jpg") {
         let (recs, err) = run(&[u.to_str().unwrap()]);
