@@ -179,15 +179,18 @@ pub fn run(a: ImageArgs) -> Result<i32> {
     super::common::check_outputs(&inputs, &outputs)?;
     ensure_out_dir(&a.output)?;
     // The built-in geometry is the Udacity camera's, made for its 1280x720 frames. Without a
-    // [perspective] (and with the robust preset), stills of another size get a geometry found in
-    // themselves, as `lanes video` finds a video's; found once per size, from up to
-    // `STILLS_SAMPLED` of the inputs spread over them.
+    // [perspective] (and with the robust preset), stills get a geometry found in themselves, as
+    // `lanes video` finds a video's, unless they are the Udacity camera's (`stills_geometry`);
+    // found once per size, from up to `STILLS_SAMPLED` of the inputs spread over them.
     let fixed = match a.config.as_deref() {
         Some(p) => Config::file_names_section(p, "perspective")?,
         None => false,
     } || super::common::preset() == lanes::base::config::Preset::Reference;
     let mut found: std::collections::HashMap<(i32, i32), Config> = Default::default();
-    let needs_search = |w: i32, h: i32| !fixed && (w, h) != BUILT_IN_SIZE;
+    // At the built-in size, 3 or more stills are searched too: another camera's get their own.
+    let min_views = lanes::geometry::selfcal::SelfCalOptions::default().min_frames;
+    let needs_search =
+        |w: i32, h: i32| !fixed && ((w, h) != BUILT_IN_SIZE || images.len() >= min_views);
     let mut pipe: Option<Pipeline> = None;
     let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
     for (path, stem) in images.iter().zip(&stems) {

@@ -109,7 +109,10 @@ pub const STILLS_SAMPLED: usize = 24;
 /// The configuration for stills of one size, `lanes image`'s and `lanes tune`'s when no
 /// `[perspective]` is given: `cfg` with the geometry found in up to `STILLS_SAMPLED` of
 /// `images` of that size (`first`, already read, among them; else the first image's size),
-/// printed; `cfg` itself, with the reason printed, when none is found.
+/// printed; `cfg` itself, with the reason printed, when none is found. Stills of the built-in
+/// geometry's size keep it where the geometry found agrees with it (`agrees_with_quad`: the
+/// Udacity camera's own stills) and, quietly, where none is found or there are too few to
+/// search; another camera's stills of that size get their own.
 pub fn stills_geometry(
     images: &[PathBuf],
     first: Option<(&Path, &BgrFrame)>,
@@ -139,6 +142,10 @@ pub fn stills_geometry(
     let mut opts = SelfCalOptions::default();
     opts.estimate.hfov_deg = cfg.camera.hfov_deg;
     let (w, h) = size;
+    let built_in = size == BUILT_IN_SIZE;
+    if built_in && n < opts.min_frames {
+        return cfg.clone();
+    }
     if n < opts.min_frames {
         // Too few to find a geometry in: not searched (a single still stays as quick as before).
         eprintln!(
@@ -149,7 +156,24 @@ pub fn stills_geometry(
     }
     match lanes::geometry::resolve::find_in_stills(frames, camera, &opts) {
         Ok(Ok(g)) => {
-            eprintln!("lanes: {n} {stills} of {w}x{h}: {}", g.describe());
+            let agrees = built_in
+                .then(|| lanes::geometry::resolve::agrees_with_quad(&g, &cfg.perspective))
+                .flatten();
+            if let Some((dh, dx, dw)) = agrees {
+                eprintln!(
+                    "lanes: {n} {stills} of {w}x{h}: the built-in geometry holds (the geometry found in them agrees with it: horizon {:.1}% of the height, vanishing point {:.1}% of the width, lane width {:.1}% off)",
+                    100.0 * dh,
+                    100.0 * dx,
+                    100.0 * dw
+                );
+                return cfg.clone();
+            }
+            let other = if built_in {
+                "another camera than the built-in geometry's: "
+            } else {
+                ""
+            };
+            eprintln!("lanes: {n} {stills} of {w}x{h}: {other}{}", g.describe());
             // The low-confidence warning's advice is a video's; for stills: more of them.
             for warning in g.warnings.iter().filter(|w| !w.contains("low confidence")) {
                 eprintln!("lanes: warning: stills of {w}x{h}: {warning}");
@@ -162,6 +186,8 @@ pub fn stills_geometry(
             }
             g.apply(cfg)
         }
+        // The built-in size: the built-in geometry, quietly, as before the search.
+        _ if built_in => cfg.clone(),
         Ok(Err(why)) => {
             eprintln!(
                 "lanes: note: {n} {stills} of {w}x{h}: {why}; analysed with the built-in geometry, made for {}x{} frames (`lanes perspective` makes one from this camera's frames)",

@@ -72,9 +72,9 @@ pub fn run(a: TuneArgs) -> Result<i32> {
         outputs = vec![("-o path", a.output.as_deref())];
     }
     super::common::check_outputs(&inputs, &outputs)?;
-    // Without a [perspective] (robust preset), frames of a video and stills of another size
-    // than the built-in geometry's get a geometry found in themselves, as in `lanes video` and
-    // `lanes image`; Save then writes it with the thresholds.
+    // Without a [perspective] (robust preset), frames of a video and stills get a geometry found
+    // in themselves, as in `lanes video` and `lanes image` (`stills_geometry`: the Udacity
+    // camera's keep the built-in one); Save then writes it with the thresholds.
     let fixed = match a.config.as_deref() {
         Some(p) => lanes::base::config::Config::file_names_section(p, "perspective")?,
         None => false,
@@ -89,7 +89,8 @@ pub fn run(a: TuneArgs) -> Result<i32> {
             .and_then(|p| lanes::base::frame::BgrFrame::read(p).ok())
             .is_some_and(|f| (f.width(), f.height()) != super::inputs::BUILT_IN_SIZE)
     };
-    let cfg = if !fixed && (from_video || other_size()) {
+    let min_views = lanes::geometry::selfcal::SelfCalOptions::default().min_frames;
+    let cfg = if !fixed && (from_video || images.len() >= min_views || other_size()) {
         super::inputs::stills_geometry(&images, None, &cfg, camera.as_ref())
     } else {
         cfg

@@ -6,7 +6,7 @@
 //! answers, with the same search as the opening's on a sample of the shot's frames.
 
 use crate::base::camera::Camera;
-use crate::base::config::Config;
+use crate::base::config::{Config, PerspectiveConfig};
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::base::stats::{evenly_spaced, median};
@@ -227,6 +227,24 @@ pub fn find_in_stills(
         g.seconds = t0.elapsed().as_secs_f64();
     }
     Ok(r)
+}
+
+/// How closely a geometry found in frames agrees with a configuration's quad `p` for frames of
+/// the found geometry's size, when it agrees within `selfcal::SAME_CAMERA`
+/// (`FoundGeometry::agrees_with`): the quad's two sides as the lane's lines, their meeting
+/// point and their distance apart at the found geometry's bottom row. `None` when they do not
+/// agree, or the quad's sides are parallel or level.
+pub fn agrees_with_quad(g: &FoundGeometry, p: &PerspectiveConfig) -> Option<(f64, f64, f64)> {
+    use crate::geometry::autoperspective::lines::ImageLine;
+    let [tl, tr, bl, br] = p.src;
+    let left = ImageLine::through((tl[0], tl[1]), (bl[0], bl[1]))?;
+    let right = ImageLine::through((tr[0], tr[1]), (br[0], br[1]))?;
+    if (left.m - right.m).abs() < 1e-9 {
+        return None;
+    }
+    let y = (right.c - left.c) / (left.m - right.m);
+    let width = right.x_at(g.bottom_row) - left.x_at(g.bottom_row);
+    g.agrees_with((left.x_at(y), y), width)
 }
 
 /// Where a run's road geometry comes from.

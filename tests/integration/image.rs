@@ -418,7 +418,8 @@ fn exif_orientations_are_applied_as_opencv_did() {
 /// six, lanes 3.6-3.8 m wide. One still alone is not enough (a geometry needs 3 usable views:
 /// lines found in one still of noise pass every check of a frame): a note, the built-in
 /// geometry, no lane. Three stills of noise: searched, no geometry. One still given three
-/// times: one view, no geometry. The Udacity stills search nothing, and a config that names
+/// times: one view, no geometry. At 1280x720, 3 or more stills are searched too: the Udacity
+/// camera's agree with the built-in geometry and keep it, TuSimple's get their own. The Udacity stills search nothing, and a config that names
 /// `[perspective]` is used as given.
 #[test]
 fn stills_of_another_camera_get_a_geometry_found_in_themselves() {
@@ -504,11 +505,30 @@ fn stills_of_another_camera_get_a_geometry_found_in_themselves() {
         err.contains("3 stills of 960x540: no road geometry found") && err.contains("one view"),
         "{err}"
     );
-    // Udacity stills: the built-in geometry, no search.
+    // One Udacity still: the built-in geometry, no search.
     if let Some(u) = data("udacity/test_images/test1.jpg") {
         let (recs, err) = run(&[u.to_str().unwrap()]);
         assert!(!err.contains("stills of"), "{err}");
         assert_eq!(recs[0]["status"], "both");
+    }
+    // The Udacity camera's eight stills: searched, they agree with the built-in geometry, which
+    // holds. TuSimple's six, the same size: another camera, their own geometry; both lines on
+    // 5 of 6 (none on all six with the Udacity quad).
+    if let Some(u) = data("udacity/test_images") {
+        let (_, err) = run(&[u.to_str().unwrap()]);
+        assert!(
+            err.contains("8 stills of 1280x720: the built-in geometry holds"),
+            "{err}"
+        );
+    }
+    if let Some(t) = data("labelled/lanenet_tusimple_example/training_data_example/image") {
+        let (recs, err) = run(&[t.to_str().unwrap()]);
+        assert!(
+            err.contains("6 stills of 1280x720: another camera than the built-in geometry's"),
+            "{err}"
+        );
+        let both = recs.iter().filter(|r| r["status"] == "both").count();
+        assert!(both >= 4, "{both} of 6: {recs:?}");
     }
     // A config naming [perspective]: used as given (the Udacity quad on 960x540: a note, no
     // search, no lane).
