@@ -23,28 +23,7 @@ pub struct SampledFrame {
 /// Default number of frames `lanes tune` samples from each video.
 pub const DEFAULT_FRAMES: usize = 12;
 
-/// File extensions taken as videos (the same list `lanes batch` searches for).
-pub fn is_video_path(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .map(|e| {
-            matches!(
-                e.to_ascii_lowercase().as_str(),
-                "mp4"
-                    | "m4v"
-                    | "mov"
-                    | "avi"
-                    | "mkv"
-                    | "webm"
-                    | "mpg"
-                    | "mpeg"
-                    | "ts"
-                    | "wmv"
-                    | "flv"
-            )
-        })
-        .unwrap_or(false)
-}
+pub use crate::video::is_video_path;
 
 pub use crate::base::stats::evenly_spaced;
 

@@ -9,9 +9,7 @@ use std::path::{Component, Path, PathBuf};
 pub const LANES_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// File extensions taken as videos when a directory is searched.
-pub const VIDEO_EXTENSIONS: &[&str] = &[
-    "mp4", "m4v", "mov", "avi", "mkv", "webm", "mpg", "mpeg", "ts", "wmv", "flv",
-];
+pub use crate::video::VIDEO_EXTENSIONS;
 
 /// One video to process: where to read it and its name relative to its input root (the name
 /// of its output folder under OUTDIR, `/`-separated).
@@ -44,10 +42,7 @@ pub fn rel_name(p: &Path) -> String {
 }
 
 pub(super) fn is_video(p: &Path) -> bool {
-    p.extension()
-        .and_then(|e| e.to_str())
-        .map(|e| VIDEO_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
-        .unwrap_or(false)
+    crate::video::is_video_path(p)
 }
 
 pub(super) fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
