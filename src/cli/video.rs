@@ -76,6 +76,24 @@ pub fn run(a: VideoArgs) -> Result<i32> {
             ("--save-geometry path", a.geometry.save_geometry.as_deref()),
         ],
     )?;
+    // A still given to `lanes video` (FFmpeg would read it as a one-frame video, too short for
+    // a geometry): named as what it is.
+    let still = a
+        .input
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| {
+            matches!(
+                e.to_ascii_lowercase().as_str(),
+                "jpg" | "jpeg" | "png" | "bmp" | "tif" | "tiff" | "webp"
+            )
+        });
+    if still {
+        anyhow::bail!(
+            "{}: a still image, not a video: `lanes image` processes stills",
+            a.input.display()
+        );
+    }
     // The container follows the output's name: a name no container fits is refused now, not
     // after the geometry search.
     if let Some(o) = a.output.as_deref().filter(|_| !a.no_render) {

@@ -334,6 +334,15 @@ fn corpus() -> Vec<Case> {
             ],
         ),
         case(
+            "still given to lanes video",
+            "video stills/test1.jpg -o o.mp4",
+            2,
+            &[
+                "stills/test1.jpg: a still image",
+                "`lanes image` processes stills",
+            ],
+        ),
+        case(
             "video given as telemetry",
             "events in.mp4",
             2,
