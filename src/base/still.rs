@@ -26,6 +26,17 @@ use std::path::Path;
 /// header: decoding one would take seconds and gigabytes, and no dashcam records that size.
 pub const MAX_PIXELS: u64 = 64_000_000;
 
+/// File extensions taken as still images given by name (any case): JPEG, PNG, BMP, TIFF and
+/// WebP (`lanes calibrate` reads these; `lanes video` names them as stills).
+pub const STILL_EXTENSIONS: &[&str] = &["jpg", "jpeg", "png", "bmp", "tif", "tiff", "webp"];
+
+/// Whether `path`'s extension is one of [`STILL_EXTENSIONS`].
+pub fn is_still_path(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| STILL_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
 /// A still decoded to 8-bit BGR, and what had to be converted to get there.
 #[derive(Debug)]
 pub struct Decoded {

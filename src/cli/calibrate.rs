@@ -102,15 +102,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     );
     super::common::check_outputs(&inputs, &outputs)?;
     for p in &paths {
-        let ext = p
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(|e| e.to_ascii_lowercase())
-            .unwrap_or_default();
-        if !matches!(
-            ext.as_str(),
-            "jpg" | "jpeg" | "png" | "bmp" | "tif" | "tiff" | "webp"
-        ) {
+        if !lanes::base::still::is_still_path(p) {
             bail!(
                 "{}: not an image file (expected .jpg, .jpeg, .png, .bmp, .tif or .webp, or a video of the board)",
                 p.display()

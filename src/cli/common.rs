@@ -105,6 +105,17 @@ pub fn ensure_out_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether the stills commands (`lanes image`, `lanes tune`) take the road geometry as given
+/// rather than finding it in the stills (`inputs::stills_geometry`): a `--config` that names
+/// `[perspective]`, or the reference preset (the Udacity pipeline's own quad).
+pub fn geometry_given(config: Option<&Path>) -> Result<bool> {
+    let named = match config {
+        Some(p) => Config::file_names_section(p, "perspective")?,
+        None => false,
+    };
+    Ok(named || preset() == lanes::base::config::Preset::Reference)
+}
+
 /// Where `lanes video` and `lanes batch` take the road geometry from.
 #[derive(clap::Args, Clone)]
 pub struct GeometryArgs {

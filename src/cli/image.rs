@@ -1,7 +1,7 @@
 //! `lanes image`: the lane pipeline on stills; overlay per image, optional stage pictures and JSON.
 
 use super::common::{ensure_out_dir, load_camera, load_config};
-use super::inputs::{collect_images, stills_geometry, BUILT_IN_SIZE};
+use super::inputs::{collect_images, stills_geometry, worth_searching};
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::base::config::Config;
@@ -182,15 +182,9 @@ pub fn run(a: ImageArgs) -> Result<i32> {
     // [perspective] (and with the robust preset), stills get a geometry found in themselves, as
     // `lanes video` finds a video's, unless they are the Udacity camera's (`stills_geometry`);
     // found once per size, from up to `STILLS_SAMPLED` of the inputs spread over them.
-    let fixed = match a.config.as_deref() {
-        Some(p) => Config::file_names_section(p, "perspective")?,
-        None => false,
-    } || super::common::preset() == lanes::base::config::Preset::Reference;
+    let given = super::common::geometry_given(a.config.as_deref())?;
     let mut found: std::collections::HashMap<(i32, i32), Config> = Default::default();
-    // At the built-in size, 3 or more stills are searched too: another camera's get their own.
-    let min_views = lanes::geometry::selfcal::SelfCalOptions::default().min_frames;
-    let needs_search =
-        |w: i32, h: i32| !fixed && ((w, h) != BUILT_IN_SIZE || images.len() >= min_views);
+    let needs_search = |w: i32, h: i32| !given && worth_searching((w, h), images.len());
     let mut pipe: Option<Pipeline> = None;
     let (mut ok, mut failed, mut no_lane) = (0usize, 0usize, 0usize);
     for (path, stem) in images.iter().zip(&stems) {

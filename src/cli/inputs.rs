@@ -106,6 +106,15 @@ pub const BUILT_IN_SIZE: (i32, i32) = (1280, 720);
 /// them (the number of frames a video's search samples).
 pub const STILLS_SAMPLED: usize = 24;
 
+/// Whether stills of `size`, among `count` inputs, are worth searching for their geometry
+/// (`stills_geometry`): stills of another size always (the built-in geometry was not made for
+/// them); at the built-in size, only as many as a geometry needs (`SelfCalOptions::min_frames`),
+/// to tell another camera's from the Udacity camera's. `lanes image` builds the built-in
+/// pipeline while the pixels decode when they are not.
+pub fn worth_searching(size: (i32, i32), count: usize) -> bool {
+    size != BUILT_IN_SIZE || count >= lanes::geometry::selfcal::SelfCalOptions::default().min_frames
+}
+
 /// The configuration for stills of one size, `lanes image`'s and `lanes tune`'s when no
 /// `[perspective]` is given: `cfg` with the geometry found in up to `STILLS_SAMPLED` of
 /// `images` of that size (`first`, already read, among them; else the first image's size),
@@ -143,7 +152,7 @@ pub fn stills_geometry(
     opts.estimate.hfov_deg = cfg.camera.hfov_deg;
     let (w, h) = size;
     let built_in = size == BUILT_IN_SIZE;
-    if built_in && n < opts.min_frames {
+    if !worth_searching(size, n) {
         return cfg.clone();
     }
     if n < opts.min_frames {

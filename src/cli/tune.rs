@@ -75,25 +75,10 @@ pub fn run(a: TuneArgs) -> Result<i32> {
     // Without a [perspective] (robust preset), frames of a video and stills get a geometry found
     // in themselves, as in `lanes video` and `lanes image` (`stills_geometry`: the Udacity
     // camera's keep the built-in one); Save then writes it with the thresholds.
-    let fixed = match a.config.as_deref() {
-        Some(p) => lanes::base::config::Config::file_names_section(p, "perspective")?,
-        None => false,
-    } || super::common::preset() == lanes::base::config::Preset::Reference;
-    let from_video = a
-        .inputs
-        .iter()
-        .any(|p| p.is_file() && lanes::geometry::sample::is_video_path(p));
-    let other_size = || {
-        images
-            .first()
-            .and_then(|p| lanes::base::frame::BgrFrame::read(p).ok())
-            .is_some_and(|f| (f.width(), f.height()) != super::inputs::BUILT_IN_SIZE)
-    };
-    let min_views = lanes::geometry::selfcal::SelfCalOptions::default().min_frames;
-    let cfg = if !fixed && (from_video || images.len() >= min_views || other_size()) {
-        super::inputs::stills_geometry(&images, None, &cfg, camera.as_ref())
-    } else {
+    let cfg = if super::common::geometry_given(a.config.as_deref())? {
         cfg
+    } else {
+        super::inputs::stills_geometry(&images, None, &cfg, camera.as_ref())
     };
     let tuner = Tuner::new(images, camera, cfg)?;
     match (&a.sweep, &a.output) {

@@ -78,17 +78,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     )?;
     // A still given to `lanes video` (FFmpeg would read it as a one-frame video, too short for
     // a geometry): named as what it is.
-    let still = a
-        .input
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| {
-            matches!(
-                e.to_ascii_lowercase().as_str(),
-                "jpg" | "jpeg" | "png" | "bmp" | "tif" | "tiff" | "webp"
-            )
-        });
-    if still {
+    if lanes::base::still::is_still_path(&a.input) {
         anyhow::bail!(
             "{}: a still image, not a video: `lanes image` processes stills",
             a.input.display()

@@ -12,8 +12,7 @@ use crate::base::frame::BgrFrame;
 use crate::base::stats::{evenly_spaced, median};
 use crate::geometry::autoperspective::{FrameOutcome, LaneLines};
 use crate::geometry::selfcal::{
-    find_on, geometry_from, FoundGeometry, FrameAnalysis, SelfCalOptions, ENOUGH_FRAMES,
-    SAMPLE_CHUNK,
+    find_on, FoundGeometry, FrameAnalysis, SelfCalOptions, ENOUGH_FRAMES, SAMPLE_CHUNK,
 };
 use crate::geometry::work_scale::WorkScale;
 use crate::video::{ShotFound, ShotSearch, VideoFrame, VideoSource};
@@ -103,12 +102,9 @@ pub fn find_in_shot(
             ))));
         }
     }
-    let mut r = geometry_from(&outcomes, fa.k.as_ref(), fa.work.size, opts)?
-        .map(|g| g.scaled_back(&fa.work));
-    if let Ok(g) = &mut r {
-        g.seconds = t0.elapsed().as_secs_f64();
-    }
-    Ok(r.map(|g| ShotGeometry::Own(Box::new(g))))
+    Ok(fa
+        .combine(&outcomes, opts, t0)?
+        .map(|g| ShotGeometry::Own(Box::new(g))))
 }
 
 /// Usable frames a shot's geometry needs to be used (`shot_search`): 5, the fewest of a
@@ -221,12 +217,7 @@ pub fn find_in_stills(
     }
     let fa = FrameAnalysis::new(size, camera, opts.work_rows)?;
     let outcomes = fa.analyse(frames.into_iter().map(|f| (f, None)).collect(), opts)?;
-    let mut r = geometry_from(&outcomes, fa.k.as_ref(), fa.work.size, opts)?
-        .map(|g| g.scaled_back(&fa.work));
-    if let Ok(g) = &mut r {
-        g.seconds = t0.elapsed().as_secs_f64();
-    }
-    Ok(r)
+    fa.combine(&outcomes, opts, t0)
 }
 
 /// How closely a geometry found in frames agrees with a configuration's quad `p` for frames of

@@ -302,6 +302,22 @@ impl FrameAnalysis {
             })
             .collect()
     }
+
+    /// The frames' `outcomes` (analysed by `analyse`) combined into a geometry (`geometry_from`
+    /// at the working size), scaled back to the video's pixels, with the time since `t0`.
+    pub fn combine(
+        &self,
+        outcomes: &[FrameOutcome],
+        opts: &SelfCalOptions,
+        t0: std::time::Instant,
+    ) -> Result<std::result::Result<FoundGeometry, String>> {
+        let mut r = geometry_from(outcomes, self.k.as_ref(), self.work.size, opts)?
+            .map(|g| g.scaled_back(&self.work));
+        if let Ok(g) = &mut r {
+            g.seconds = t0.elapsed().as_secs_f64();
+        }
+        Ok(r)
+    }
 }
 
 /// Combine the frames' outcomes into the geometry of a `size` frame.
