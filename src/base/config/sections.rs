@@ -540,14 +540,34 @@ impl PerspectiveConfig {
         }
     }
 
-    /// The first corner of the source quad outside a `width` x `height` frame (a quad made for
-    /// another camera or frame size), if any.
+    /// The first corner of the source quad that does not fit a `width` x `height` frame (a quad
+    /// made for another camera or frame size), if any. Every corner's row must lie in the frame,
+    /// and the top corners (the far end of the lane) inside it. A bottom corner may lie beyond
+    /// the frame's side: a lane line leaves the frame at its side before it reaches the bottom
+    /// row when the camera is turned from the road's direction, its picture is cut off-centre or
+    /// the lane is wide close up (geometry found in such a video puts it there). Its side of the
+    /// quad must then still be in view over at least half its rows, or that line is barely seen.
     pub fn corner_outside(&self, width: i32, height: i32) -> Option<[f64; 2]> {
         let (w, h) = (width as f64, height as f64);
-        self.src
-            .iter()
-            .copied()
-            .find(|[x, y]| !(*x >= 0.0 && *x <= w - 1.0 && *y >= 0.0 && *y <= h - 1.0))
+        let inside_x = |x: f64| (0.0..=w - 1.0).contains(&x);
+        let [tl, tr, bl, br] = self.src;
+        let side_in_view = |top: [f64; 2], bottom: [f64; 2]| {
+            if inside_x(bottom[0]) {
+                return true;
+            }
+            let edge = if bottom[0] < 0.0 { 0.0 } else { w - 1.0 };
+            let rows = bottom[1] - top[1];
+            // The share of the side's rows, from its top down, before it crosses the edge.
+            let t = (edge - top[0]) / (bottom[0] - top[0]);
+            rows > 0.0 && t >= 0.5
+        };
+        let row_out = self.src.into_iter().find(|[_, y]| !(0.0..=h - 1.0).contains(y));
+        let top_out = [tl, tr].into_iter().find(|c| !inside_x(c[0]));
+        let side_out = [(tl, bl), (tr, br)]
+            .into_iter()
+            .find(|&(top, bottom)| !side_in_view(top, bottom))
+            .map(|(_, bottom)| bottom);
+        row_out.or(top_out).or(side_out)
     }
 }
 
