@@ -11,6 +11,8 @@ pub enum Error {
     UnreadableImage { path: PathBuf },
     #[error("{path}: corrupt image ({detail})")]
     CorruptImage { path: PathBuf, detail: String },
+    #[error("{path}: an image of a kind not supported ({detail}); save it as PNG or JPEG")]
+    UnsupportedImage { path: PathBuf, detail: String },
     #[error("{path}: image is {width}x{height}, {problem}")]
     ImageSize {
         path: PathBuf,

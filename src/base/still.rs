@@ -76,9 +76,14 @@ fn check_header(path: &Path, bytes: &[u8]) -> Result<(Option<image::ImageFormat>
     let format = reader.format();
     let mut size = (0, 0);
     if format.is_some() {
-        size = reader
-            .into_dimensions()
-            .map_err(|e| corrupt(path, format!("bad header: {e}")))?;
+        size = reader.into_dimensions().map_err(|e| match e {
+            // A valid file of a kind the reader does not support (a YCbCr TIFF) is not corrupt.
+            image::ImageError::Unsupported(u) => Error::UnsupportedImage {
+                path: path.to_path_buf(),
+                detail: u.to_string(),
+            },
+            e => corrupt(path, format!("bad header: {e}")),
+        })?;
         check_pixels(path, size.0, size.1)?;
     }
     Ok((format, size))
@@ -252,8 +257,9 @@ fn conversion(color: image::ColorType) -> Option<String> {
 /// Output names for a set of input stills, one per path, all different: each file's name, or,
 /// where two inputs share a name (`a/00000.jpg`, `b/00000.jpg`: datasets name frames by number
 /// per folder), the name with as many of its parent folders as make it unique, joined by `_`
-/// (`a_00000.jpg`, `b_00000.jpg`). The same path given twice gets `-2`, `-3`, ... before its
-/// extension.
+/// (`a_00000.jpg`, `b_00000.jpg`). Names are told apart without their extensions (outputs are
+/// named by stem, `t1_overlay.jpg`): the same path given twice, or `t1.webp` beside `t1.tif`,
+/// gets `-2`, `-3`, ... before its extension.
 pub fn unique_names(paths: &[std::path::PathBuf]) -> Vec<String> {
     let parts: Vec<Vec<String>> = paths
         .iter()
@@ -275,12 +281,13 @@ pub fn unique_names(paths: &[std::path::PathBuf]) -> Vec<String> {
     loop {
         let names: Vec<String> = (0..paths.len()).map(|i| name(i, depth[i])).collect();
         let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for n in &names {
+        let stems: Vec<String> = names.iter().map(|n| stem_of(n)).collect();
+        for n in &stems {
             *count.entry(n.as_str()).or_insert(0) += 1;
         }
         let mut grew = false;
         for i in 0..paths.len() {
-            let clash = count.get(names[i].as_str()).is_some_and(|c| *c > 1);
+            let clash = count.get(stems[i].as_str()).is_some_and(|c| *c > 1);
             if clash && depth[i] < parts[i].len() {
                 depth[i] += 1;
                 grew = true;
@@ -294,7 +301,7 @@ pub fn unique_names(paths: &[std::path::PathBuf]) -> Vec<String> {
     (0..paths.len())
         .map(|i| {
             let n = name(i, depth[i]);
-            let k = seen.entry(n.clone()).or_insert(0);
+            let k = seen.entry(stem_of(&n)).or_insert(0);
             *k += 1;
             if *k == 1 {
                 n
@@ -483,6 +490,8 @@ mod tests {
             p("/abs/y/x/test1.jpg"),
             p("same.png"),
             p("same.png"),
+            p("t1.webp"),
+            p("t1.tif"),
         ]);
         assert_eq!(
             names,
@@ -494,6 +503,8 @@ mod tests {
                 "y_x_test1.jpg",
                 "same.png",
                 "same-2.png",
+                "t1.webp",
+                "t1-2.tif",
             ]
         );
         assert_eq!(stem_of(&names[0]), "06030819_0755.MP4_00000");

@@ -6,7 +6,8 @@ use lanes::base::config::Config;
 use lanes::base::frame::BgrFrame;
 use std::path::{Path, PathBuf};
 
-/// Collect image files from a list of files and directories (directories: jpg/jpeg/png, sorted).
+/// Collect image files from a list of files and directories (directories: the files named as
+/// stills, `still::STILL_EXTENSIONS`, in natural order).
 pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in inputs {
@@ -14,23 +15,14 @@ pub fn collect_images(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
             let mut v: Vec<PathBuf> = std::fs::read_dir(p)
                 .with_context(|| format!("{}: cannot read directory", p.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| {
-                    f.extension()
-                        .and_then(|e| e.to_str())
-                        .map(|e| {
-                            matches!(
-                                e.to_ascii_lowercase().as_str(),
-                                "jpg" | "jpeg" | "png" | "bmp"
-                            )
-                        })
-                        .unwrap_or(false)
-                })
+                .filter(|f| lanes::base::still::is_still_path(f))
                 .collect();
             v.sort_by_key(|a| natural_key(a));
             if v.is_empty() {
                 anyhow::bail!(
-                    "{}: no images (.jpg, .jpeg, .png, .bmp) in directory",
-                    p.display()
+                    "{}: no images (.{}) in directory",
+                    p.display(),
+                    lanes::base::still::STILL_EXTENSIONS.join(", .")
                 );
             }
             out.extend(v);
@@ -64,6 +56,50 @@ impl Drop for SampledStills {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Refuse what `lanes video` cannot take as its one input, naming the command that can: several
+/// files (a shell's `*.mp4`), or a folder (of videos, or of stills such as a dataset's frames).
+pub fn one_video(input: &Path, more: &[PathBuf]) -> Result<()> {
+    if !more.is_empty() {
+        let all: Vec<String> = std::iter::once(input)
+            .chain(more.iter().map(PathBuf::as_path))
+            .map(|p| p.display().to_string())
+            .collect();
+        let shown = if all.len() > 3 {
+            format!("{}, ...", all[..3].join(", "))
+        } else {
+            all.join(", ")
+        };
+        anyhow::bail!(
+            "`lanes video` takes one video and {} were given ({shown}): `lanes batch VIDEO... -o DIR` processes several, each with its own geometry",
+            all.len()
+        );
+    }
+    if input.is_dir() {
+        let files: Vec<PathBuf> = std::fs::read_dir(input)
+            .with_context(|| format!("{}: cannot read directory", input.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        let videos = files
+            .iter()
+            .filter(|f| lanes::video::is_video_path(f))
+            .count();
+        let stills = files
+            .iter()
+            .filter(|f| lanes::base::still::is_still_path(f))
+            .count();
+        let d = input.display();
+        let hint = match (videos, stills) {
+            (0, 0) => "it holds no videos or stills".to_string(),
+            (v, s) if v >= s => format!(
+                "`lanes batch {d} -o DIR` processes the videos in it ({v} here, and those in its sub-folders)"
+            ),
+            (_, s) => format!("`lanes image {d} -o DIR` processes the stills in it ({s} here)"),
+        };
+        anyhow::bail!("{d}: a folder, not a video: {hint}");
+    }
+    Ok(())
 }
 
 /// Stills from the inputs, in order: images and folders as they are; `frames` frames of each

@@ -19,13 +19,12 @@ pub struct VideoArgs {
     pub config: Option<PathBuf>,
     /// Input video (any container and codec FFmpeg reads).
     pub input: PathBuf,
-    /// Output MP4 (same size, frame rate and frame count as the input).
-    #[arg(
-        short,
-        long,
-        value_name = "OUT.mp4",
-        required_unless_present = "no_render"
-    )]
+    /// More inputs (a shell's `*.mp4`): refused with the command that takes several.
+    #[arg(hide = true)]
+    pub more: Vec<PathBuf>,
+    /// Output video (same size, frame rate and frame count as the input); the container follows
+    /// the name (.mp4, .mkv, .mov, .avi, .ts). Not needed with --no-render.
+    #[arg(short, long, value_name = "OUT.mp4")]
     pub output: Option<PathBuf>,
     /// Write the 2x2 diagnostic composite instead of the overlay.
     #[arg(long)]
@@ -62,6 +61,13 @@ pub struct VideoArgs {
 }
 
 pub fn run(a: VideoArgs) -> Result<i32> {
+    super::inputs::one_video(&a.input, &a.more)?;
+    if a.output.is_none() && !a.no_render {
+        anyhow::bail!(
+            "{}: no output named: give -o OUT.mp4 for the overlay video, or --no-render (with --telemetry FILE) for the analysis only",
+            a.input.display()
+        );
+    }
     super::common::check_outputs(
         &[
             ("input video", Some(&a.input)),

@@ -140,6 +140,14 @@ fn work_folder(w: &Path) -> Option<()> {
         .status()
         .unwrap();
     assert!(st.success());
+    // ffmpeg's TIFF of a JPEG is YCbCr (PackBits): a valid file the reader does not support.
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(w.join("small.jpg"))
+        .arg(w.join("ycbcr.tif"))
+        .status()
+        .unwrap();
+    assert!(st.success());
     let o = Command::new(lanes_bin())
         .current_dir(w)
         .args(["video", "in.mp4", "--no-render", "--frames", "10"])
@@ -407,6 +415,39 @@ fn corpus() -> Vec<Case> {
             "video in.mp4 --no-render --telemetry t.jsonl --events nodir/e.json --frames 3",
             2,
             &["nodir/e.json: output directory nodir does not exist"],
+        ),
+        case(
+            "several videos given to lanes video",
+            "video in.mp4 in2.mp4 -o o.mp4",
+            2,
+            &[
+                "`lanes video` takes one video and 2 were given (in.mp4, in2.mp4)",
+                "`lanes batch VIDEO... -o DIR`",
+            ],
+        ),
+        case(
+            "a folder of videos given to lanes video",
+            "video videos -o o.mp4",
+            2,
+            &["videos: a folder, not a video: `lanes batch videos -o DIR` processes the videos in it (1 here"],
+        ),
+        case(
+            "a folder of stills given to lanes video",
+            "video stills -o o.mp4",
+            2,
+            &["stills: a folder, not a video: `lanes image stills -o DIR` processes the stills in it (2 here)"],
+        ),
+        case(
+            "lanes video with no output",
+            "video in.mp4",
+            2,
+            &["in.mp4: no output named: give -o OUT.mp4", "--no-render"],
+        ),
+        case(
+            "a TIFF of a kind the reader does not support",
+            "image ycbcr.tif -o out_img",
+            1,
+            &["ycbcr.tif: an image of a kind not supported", "save it as PNG or JPEG"],
         ),
         case(
             "missing input video",

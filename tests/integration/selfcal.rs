@@ -446,7 +446,11 @@ fn an_off_centre_crop_is_not_taken_for_a_camera_facing_sideways() {
     assert!(!err.contains("lies outside"), "{err}");
     let g = d.path().join("geometry.toml");
     let saved = lanes::base::config::Config::load(&g).unwrap();
-    assert!(saved.perspective.src[2][0] < 0.0, "{:?}", saved.perspective.src);
+    assert!(
+        saved.perspective.src[2][0] < 0.0,
+        "{:?}",
+        saved.perspective.src
+    );
     let o = lanes(&[
         "video",
         crop.to_str().unwrap(),
@@ -455,7 +459,11 @@ fn an_off_centre_crop_is_not_taken_for_a_camera_facing_sideways() {
         g.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("200 frames read, 200 with a lane drawn"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("200 frames read, 200 with a lane drawn"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// A short clip seen in glimpses (the Udacity clip greyed out but for 5 frames each second, at

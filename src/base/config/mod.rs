@@ -358,15 +358,35 @@ mod tests {
         assert_eq!(udacity.corner_outside(960, 540), Some([258.0, 682.0]));
         // Found in an off-centre 960x540 crop: the left line leaves the frame 3 px before the
         // bottom row; in view over 99% of its rows.
-        let crop = quad([[252.9, 286.1], [391.5, 286.1], [-3.2, 513.0], [811.7, 513.0]]);
+        let crop = quad([
+            [252.9, 286.1],
+            [391.5, 286.1],
+            [-3.2, 513.0],
+            [811.7, 513.0],
+        ]);
         assert_eq!(crop.corner_outside(960, 540), None);
         // A side in view over 40% of its rows does not fit; the corner beyond the side is named.
-        let far = quad([[252.9, 286.1], [391.5, 286.1], [-379.0, 513.0], [811.7, 513.0]]);
+        let far = quad([
+            [252.9, 286.1],
+            [391.5, 286.1],
+            [-379.0, 513.0],
+            [811.7, 513.0],
+        ]);
         assert_eq!(far.corner_outside(960, 540), Some([-379.0, 513.0]));
         // A far end outside the frame does not fit, nor does a bottom row below it.
-        let top = quad([[-1.0, 286.1], [391.5, 286.1], [100.0, 513.0], [811.7, 513.0]]);
+        let top = quad([
+            [-1.0, 286.1],
+            [391.5, 286.1],
+            [100.0, 513.0],
+            [811.7, 513.0],
+        ]);
         assert_eq!(top.corner_outside(960, 540), Some([-1.0, 286.1]));
-        let low = quad([[252.9, 286.1], [391.5, 286.1], [100.0, 540.0], [811.7, 540.0]]);
+        let low = quad([
+            [252.9, 286.1],
+            [391.5, 286.1],
+            [100.0, 540.0],
+            [811.7, 540.0],
+        ]);
         assert_eq!(low.corner_outside(960, 540), Some([100.0, 540.0]));
     }
 

@@ -561,7 +561,10 @@ impl PerspectiveConfig {
             let t = (edge - top[0]) / (bottom[0] - top[0]);
             rows > 0.0 && t >= 0.5
         };
-        let row_out = self.src.into_iter().find(|[_, y]| !(0.0..=h - 1.0).contains(y));
+        let row_out = self
+            .src
+            .into_iter()
+            .find(|[_, y]| !(0.0..=h - 1.0).contains(y));
         let top_out = [tl, tr].into_iter().find(|c| !inside_x(c[0]));
         let side_out = [(tl, bl), (tr, br)]
             .into_iter()
