@@ -455,9 +455,9 @@ pub fn find_on(
     crate::lane::threshold::prepare(ap::RIDGE_CUE)?;
     src.record(budget);
     // Frames at `wanted` (ascending, from `pos` on) read, undistorted, resized and analysed in
-    // chunks; stops after a chunk that brings the usable frames to `enough`. Whether the video
-    // ended before the last one.
-    let usable = |o: &[FrameOutcome]| o.iter().filter(|o| o.usable()).count();
+    // chunks; stops after a chunk that brings the usable frames' distinct views to `enough`
+    // (frames of a car waiting at a light are one view). Whether the video ended before the last.
+    let views = ap::views::usable_views;
     let mut outcomes = Vec::new();
     let mut indices = Vec::new();
     let mut watch = opts.cut_ratio.map(ShotWatch::new);
@@ -486,7 +486,7 @@ pub fn find_on(
             let cut_seen = watch
                 .as_deref()
                 .is_some_and(|w| !w.blind && !w.cuts.is_empty());
-            if usable(outcomes) >= enough || (cut_seen && usable(outcomes) >= opts.min_frames) {
+            if views(outcomes) >= enough || (cut_seen && views(outcomes) >= opts.min_frames) {
                 break;
             }
         }
@@ -517,14 +517,14 @@ pub fn find_on(
             &mut indices,
             watch.as_mut(),
         )?;
-        if ended || usable(&outcomes) >= opts.min_frames {
+        if ended || views(&outcomes) >= opts.min_frames {
             break;
         }
     }
     // A video that ends inside the first window with too few usable frames (a short clip seen
     // in glimpses: a truck ahead, a lane change, wipers) gets a second round of samples between
     // the first's before it is refused; its frames are read again from the recording.
-    if windows == 1 && usable(&outcomes) < opts.min_frames && !first.is_empty() {
+    if windows == 1 && views(&outcomes) < opts.min_frames && !first.is_empty() {
         let end = pos.max(src.announced_frames.max(0) as usize);
         let mut between = midpoints(&first, end);
         between.retain(|i| !first.contains(i));

@@ -466,6 +466,25 @@ fn an_off_centre_crop_is_not_taken_for_a_camera_facing_sideways() {
     );
 }
 
+/// A drive that opens waiting at a light (the Udacity clip after 6 s of its first frame,
+/// `tpad`): the stop's samples are one view, so the search reads on into the drive instead of
+/// ending on eight frames of one view (refused before: "the 8 usable of 8 sampled frames show
+/// one view"), and both lines are on every frame, the stop's included.
+#[test]
+fn a_drive_that_opens_at_a_standstill_is_calibrated_on_the_move() {
+    let Some((d, _, stopped)) = udacity_clip_through(
+        "tpad=start_duration=6:start_mode=clone",
+        &["-preset", "veryfast"],
+    ) else {
+        return;
+    };
+    let (s, err) = run_clip(&stopped, &[], d.path());
+    assert_eq!(s.frames, 350);
+    let views: usize = number_after(&err, "x720, ", " distinct views");
+    assert!(views >= 8, "{views} views: {err}");
+    assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+}
+
 /// A short clip seen in glimpses (the Udacity clip greyed out but for 5 frames each second, at
 /// a phase the first round of 24 samples misses): a second round between the first's finds the
 /// geometry (refused before: "0 of 24 sampled frames"), within 2% of the frame of the clean
