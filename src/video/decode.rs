@@ -232,8 +232,9 @@ impl VideoSource {
             path: path.to_path_buf(),
             message: format!("cannot open as a video ({why})"),
         };
-        let input =
-            ffmpeg::format::input(&path).map_err(|e| not_video(&e.to_string().to_lowercase()))?;
+        let input = ffmpeg::format::input(&path).map_err(|e| {
+            not_video(&super::files::missing_index(path).unwrap_or(e.to_string().to_lowercase()))
+        })?;
         let stream = input
             .streams()
             .best(ffmpeg::media::Type::Video)

@@ -282,6 +282,16 @@ fn missing_input_and_not_a_video_and_missing_output_dir_are_one_line_errors() {
     );
     assert!(!out.exists());
     if let Some(clip) = data("videos/maesla/project_video_shortest.mp4") {
+        // A recording cut off before its index was written (a dashcam losing power): the
+        // clip's first 300 kB, its index being at the end.
+        let cut = dir.path().join("cut.mp4");
+        let bytes = std::fs::read(&clip).unwrap();
+        std::fs::write(&cut, &bytes[..300_000]).unwrap();
+        assert_one_line_error(
+            &lanes(&["video", cut.to_str().unwrap(), "-o", out.to_str().unwrap()]),
+            "cut.mp4: cannot open as a video (0.3 MB of media data but no moov box",
+        );
+        assert!(!out.exists());
         let o = lanes(&["video", clip.to_str().unwrap(), "-o", "/no/such/dir/o.mp4"]);
         assert_one_line_error(
             &o,
