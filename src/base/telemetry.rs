@@ -113,11 +113,17 @@ pub enum TelemetryFormat {
     Csv,
 }
 
-/// Streams telemetry records to a file as they come (memory stays flat).
+/// Streams telemetry records to a file as they come (memory stays flat), or to standard output
+/// when the path is `-` (JSON Lines, for a pipe: `--telemetry - | jq`).
 pub struct TelemetryWriter {
-    out: std::io::BufWriter<std::fs::File>,
+    out: std::io::BufWriter<Box<dyn std::io::Write + Send>>,
     format: TelemetryFormat,
     path: PathBuf,
+}
+
+/// Whether a telemetry path names standard output (`-`).
+pub fn is_stdout(path: &Path) -> bool {
+    path == Path::new("-")
 }
 
 impl TelemetryWriter {
@@ -130,12 +136,17 @@ impl TelemetryWriter {
             Some(e) if e == "csv" => TelemetryFormat::Csv,
             _ => TelemetryFormat::JsonLines,
         };
-        let f = std::fs::File::create(path).map_err(|e| Error::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let out: Box<dyn std::io::Write + Send> = if is_stdout(path) {
+            // Each record as it comes (a reader at the pipe's end sees the drive live).
+            Box::new(std::io::stdout())
+        } else {
+            Box::new(std::fs::File::create(path).map_err(|e| Error::Io {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?)
+        };
         let mut w = Self {
-            out: std::io::BufWriter::new(f),
+            out: std::io::BufWriter::new(out),
             format,
             path: path.to_path_buf(),
         };
@@ -144,11 +155,27 @@ impl TelemetryWriter {
         }
         Ok(w)
     }
+    /// Whether the records go to standard output.
+    pub fn to_stdout(&self) -> bool {
+        is_stdout(&self.path)
+    }
     fn line(&mut self, s: &str) -> Result<()> {
-        writeln!(self.out, "{s}").map_err(|e| Error::Io {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })
+        writeln!(self.out, "{s}")
+            .and_then(|()| {
+                if self.to_stdout() {
+                    self.out.flush()
+                } else {
+                    Ok(())
+                }
+            })
+            .map_err(|e| Error::Io {
+                path: if self.to_stdout() {
+                    PathBuf::from("--telemetry -: standard output")
+                } else {
+                    self.path.clone()
+                },
+                message: e.to_string(),
+            })
     }
     pub fn write(&mut self, r: &FrameRecord) -> Result<()> {
         let s = match self.format {
@@ -163,11 +190,15 @@ impl TelemetryWriter {
     pub fn path(&self) -> &Path {
         &self.path
     }
-    /// Give up on the file: close and delete it (a run that failed leaves no partial file).
+    /// Give up on the file: close and delete it (a run that failed leaves no partial file;
+    /// what went to standard output has gone).
     pub fn abandon(self) {
         let path = self.path.clone();
+        let stdout = self.to_stdout();
         drop(self);
-        let _ = std::fs::remove_file(path);
+        if !stdout {
+            let _ = std::fs::remove_file(path);
+        }
     }
     pub fn finish(mut self) -> Result<()> {
         self.out.flush().map_err(|e| Error::Io {

@@ -4,6 +4,7 @@ use super::common::load_camera;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use lanes::base::telemetry;
 use lanes::drive::outputs::DriveOutputs;
 use lanes::video::{self, RenderMode, VideoJob};
 use std::io::IsTerminal;
@@ -29,7 +30,8 @@ pub struct VideoArgs {
     /// Write the 2x2 diagnostic composite instead of the overlay.
     #[arg(long)]
     pub diagnostic: bool,
-    /// Per-frame telemetry: JSON Lines, or CSV when the name ends in .csv.
+    /// Per-frame telemetry: JSON Lines, or CSV when the name ends in .csv; `-` streams JSON
+    /// Lines to standard output.
     #[arg(long, value_name = "FILE")]
     pub telemetry: Option<PathBuf>,
     /// Analysis only: no video is written.
@@ -76,7 +78,10 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         ],
         &[
             ("-o path", a.output.as_deref().filter(|_| !a.no_render)),
-            ("--telemetry path", a.telemetry.as_deref()),
+            (
+                "--telemetry path",
+                a.telemetry.as_deref().filter(|t| !telemetry::is_stdout(t)),
+            ),
             ("--events path", a.events.as_deref()),
             ("--report path", a.report.as_deref()),
             ("--save-geometry path", a.geometry.save_geometry.as_deref()),
@@ -188,6 +193,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     }
     let out = match (&s.output, &a.telemetry) {
         (Some(o), _) => format!("output {}", o.display()),
+        (None, Some(t)) if telemetry::is_stdout(t) => "telemetry to standard output".to_string(),
         (None, Some(t)) => format!("telemetry {}", t.display()),
         (None, None) => "no output".to_string(),
     };

@@ -239,7 +239,10 @@ fn open_outputs(job: &VideoJob, src: &VideoSource) -> Result<Outputs> {
         .as_deref()
         .map(TelemetryWriter::create)
         .transpose()?;
-    let telemetry_cleanup = telemetry.as_ref().map(|t| AbortCleanup::register(t.path()));
+    let telemetry_cleanup = telemetry
+        .as_ref()
+        .filter(|t| !t.to_stdout())
+        .map(|t| AbortCleanup::register(t.path()));
     let sink = match (job.render, &job.output) {
         (RenderMode::None, _) | (_, None) => None,
         (_, Some(out)) => match VideoSink::create_with(

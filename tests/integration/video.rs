@@ -236,6 +236,38 @@ fn threaded_and_single_threaded_telemetry_are_identical_and_csv_has_a_row_per_fr
     );
 }
 
+/// `--telemetry -` streams the records to standard output, a line a frame (for a pipe), the
+/// same lines a file gets; no file named `-` is written, and the summary says where they went.
+#[test]
+fn telemetry_to_standard_output_streams_the_files_records() {
+    let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let file = dir.path().join("t.jsonl");
+    let o = video(
+        &clip,
+        &["--no-render", "--telemetry", file.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let piped = std::process::Command::new(lanes_bin())
+        .current_dir(dir.path())
+        .args(["video", clip.to_str().unwrap(), "--camera"])
+        .arg(repo_root().join("calibration/udacity.yml"))
+        .args(["--no-render", "--telemetry", "-"])
+        .output()
+        .unwrap();
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    assert_eq!(stdout(&piped), std::fs::read_to_string(&file).unwrap());
+    assert_eq!(stdout(&piped).lines().count(), 65);
+    assert!(
+        stderr(&piped).contains("telemetry to standard output"),
+        "{}",
+        stderr(&piped)
+    );
+    assert!(!dir.path().join("-").exists());
+}
+
 #[test]
 fn diagnostic_video_and_start_frames_window() {
     let Some(clip) = data("videos/maesla/project_video_shortest.mp4") else {
