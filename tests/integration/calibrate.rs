@@ -553,6 +553,32 @@ fn image_of_another_size_is_named() {
         &o,
         "odd.png: image is 640x480, the other images are 1280x720",
     );
+    // Photos of the same camera turned upright (a phone held in portrait) are named together,
+    // with what to do, before any other size.
+    for n in ["up1.png", "up2.png"] {
+        lanes::base::frame::BgrFrame::zeros(720, 1280)
+            .unwrap()
+            .write(&t.path().join(n))
+            .unwrap();
+    }
+    let o = lanes(&[
+        "calibrate",
+        t.path().to_str().unwrap(),
+        "--board",
+        "9x6",
+        "-o",
+        t.path().join("c.yml").to_str().unwrap(),
+    ]);
+    assert_one_line_error(
+        &o,
+        "2 of 6 readable images are 720x1280, the others 1280x720: the same camera turned",
+    );
+    assert!(
+        stderr(&o).contains("turn them all one way: up1.png, up2.png"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!t.path().join("c.yml").exists());
 }
 
 #[test]

@@ -318,13 +318,33 @@ pub fn calibrate_images(
         .iter()
         .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable))
         .count();
+    let off = |v: &ViewReport, (w, h): (i32, i32)| {
+        (v.width - w).abs() > opts.size_tolerance || (v.height - h).abs() > opts.size_tolerance
+    };
+    // Photos of the majority's size turned (a phone held upright): one calibration is of one
+    // orientation, and which way each was turned is unknown; all of them named at once.
+    let turned: Vec<String> = views
+        .iter()
+        .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable) && !off(v, (height, width)))
+        .map(|v| v.file_name())
+        .collect();
+    if !turned.is_empty() && width != height {
+        return Err(Error::Invalid(format!(
+            "{} of {} readable images are {}x{}, the others {}x{}: the same camera turned (photos taken upright); a calibration is of one orientation, so leave these out or turn them all one way: {}",
+            turned.len(),
+            readable,
+            height,
+            width,
+            width,
+            height,
+            turned.join(", ")
+        )));
+    }
     for v in views
         .iter()
         .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable))
     {
-        if (v.width - width).abs() > opts.size_tolerance
-            || (v.height - height).abs() > opts.size_tolerance
-        {
+        if off(v, (width, height)) {
             return Err(Error::Invalid(format!(
                 "{}: image is {}x{}, the other images are {}x{} ({} of {} readable images); all must have one size",
                 v.path.display(),
