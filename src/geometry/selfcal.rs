@@ -97,6 +97,8 @@ pub struct FoundGeometry {
     pub bottom_row: f64,
     /// Whether the markings end above the frame's bottom (a hood, a dashboard).
     pub hood: bool,
+    /// Rows of the black bar at the bottom of every sampled frame (a dashcam's info bar), or 0.
+    pub bar_rows: u32,
     /// Warnings about the scale (sources that disagree).
     pub warnings: Vec<String>,
     /// Frame size the geometry is for.
@@ -146,6 +148,8 @@ impl FoundGeometry {
         e.lines.right = work.line_back(e.lines.right);
         self.bottom_row = work.point_back((0.0, self.bottom_row)).1;
         self.horizon_spread_px = work.point_back((0.0, self.horizon_spread_px)).1;
+        let bar = work.point_back((0.0, self.bar_rows as f64)).1;
+        self.bar_rows = bar.round() as u32;
         self.size = work.video_size(self.size);
         self
     }
@@ -227,7 +231,11 @@ impl FoundGeometry {
             self.horizon_spread_px,
             e.lines.vp.0,
             self.bottom_row,
-            if self.hood { " (hood below)" } else { "" },
+            match self.bar_rows {
+                0 if self.hood => " (hood below)".to_string(),
+                0 => String::new(),
+                b => format!(" (a {b}-row black bar below)"),
+            },
             e.units.xm_per_px,
             e.units.ym_per_px,
             e.ym_from,
@@ -240,25 +248,6 @@ impl FoundGeometry {
                 .unwrap_or_default()
         )
     }
-}
-
-/// The row below which no frame's markings were seen: the median over frames of the lowest
-/// marking pixel of either line. A solid line runs to the frame's bottom unless something hides
-/// the road (a hood, a dashboard).
-pub fn marking_bottom(frames: &[&LaneLines]) -> Option<f64> {
-    let lows: Vec<f64> = frames
-        .iter()
-        .map(|f| {
-            f.left
-                .pixels
-                .iter()
-                .chain(f.right.pixels.iter())
-                .map(|p| p.1)
-                .fold(f64::MIN, f64::max)
-        })
-        .filter(|v| v.is_finite() && *v > f64::MIN)
-        .collect();
-    crate::base::stats::median(&lows)
 }
 
 /// How the search analyses a video's frames, set up once per video: the camera's undistortion
@@ -346,10 +335,14 @@ pub fn geometry_from(
     let mut eopts = opts.estimate;
     // A pillarboxed video: the field of view spans the picture between its black side bars.
     eopts.picture_width = ap::picture_width(outcomes.iter().map(|o| o.side_bars), w);
-    let low = marking_bottom(&usable).unwrap_or(h as f64);
-    let hood = low < 0.93 * h as f64;
-    if hood {
-        eopts.bottom = ((low - 0.01 * h as f64) / h as f64).clamp(0.35, 1.0);
+    // A dashcam's info bar at the bottom: the picture ends above it.
+    let bar = ap::bottom_bar_rows(outcomes.iter().map(|o| o.bottom_bar), h);
+    let bottom = (h - bar as i32) as f64;
+    let low = ap::bars::marking_bottom(&usable, bottom).unwrap_or(bottom);
+    let hood = low < 0.93 * bottom;
+    if hood || bar > 0 {
+        let row = (low - 0.01 * h as f64) / h as f64;
+        eopts.bottom = eopts.bottom.min(row).clamp(0.35, 1.0);
     }
     // Each frame's lines meet within `max_yaw_deg` of the camera's axis (`analyze_frame`), so
     // their medians do too.
@@ -403,6 +396,7 @@ pub fn geometry_from(
         frames_used: used,
         horizon_spread_px: spread,
         hood,
+        bar_rows: bar,
         warnings,
         size: (w, h),
         seconds: 0.0,
@@ -686,6 +680,7 @@ mod tests {
             horizon_spread_px: 2.0,
             bottom_row: 470.0,
             hood: false,
+            bar_rows: 0,
             warnings: Vec::new(),
             size: (853, 480),
             seconds: 0.0,

@@ -603,6 +603,32 @@ fn a_pillarboxed_video_gives_the_radius_of_its_picture() {
     );
 }
 
+/// A dashcam's info bar (the Udacity clip squeezed into the top 660 rows, a 60-row black bar
+/// below with white glyph-sized blocks over 39% of its text rows, as a date, speed and position
+/// line): the quad ends above the bar. Before, the blocks were taken for the lines' lowest
+/// marking pixels, the hood test saw markings to the frame's bottom, and the quad reached row
+/// 684, in the bar, where the lane was drawn over the text.
+#[test]
+fn a_dashcam_info_bar_is_below_the_road() {
+    let glyphs: Vec<String> = (0..21)
+        .map(|k| {
+            format!(
+                "drawbox=x={}:y=675:w=24:h=30:color=white:t=fill",
+                20 + 40 * k
+            )
+        })
+        .collect();
+    let filter = format!("scale=1280:660,pad=1280:720:0:0:black,{}", glyphs.join(","));
+    let Some((d, _, clip)) = udacity_clip_through(&filter, &["-preset", "veryfast"]) else {
+        return;
+    };
+    let (s, err) = run_clip(&clip, &[], d.path());
+    assert!(err.contains("(a 60-row black bar below)"), "{err}");
+    let bottom: f64 = number_after(&err, "road up to row ", " (");
+    assert!((600.0..660.0).contains(&bottom), "{err}");
+    assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+}
+
 /// The Udacity clip turned on its side (a phone clip whose rotation flag was lost): lines are
 /// found in 4 of its 24 sampled frames (on the dashes, the barrier and the trees), but they imply
 /// a camera 9.1 m above the road with a 3.7 m lane. `lanes video` refuses in one line naming

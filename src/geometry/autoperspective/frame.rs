@@ -408,8 +408,10 @@ pub struct FrameOutcome {
     pub rejection: Option<Rejection>,
     /// The L contrast of the ridge detector that gave this outcome.
     pub l_contrast: u8,
-    /// Columns of black at the frame's left and right sides (`side_bars`).
+    /// Columns of black at the frame's left and right sides (`bars::side_bars`).
     pub side_bars: (u32, u32),
+    /// Rows of a black bar at the frame's bottom (`bars::bottom_bar`).
+    pub bottom_bar: u32,
 }
 
 impl FrameOutcome {
@@ -432,6 +434,7 @@ fn outcome_at(
         rejection: None,
         l_contrast,
         side_bars: (0, 0),
+        bottom_bar: 0,
     };
     let found = match candidates {
         Ok(c) => lines_from(c, opts.fit_from)?,
@@ -511,7 +514,8 @@ pub fn analyze_frame(
     opts: &Options,
 ) -> Result<FrameOutcome> {
     let mut o = lines_and_checks(frame, k, opts)?;
-    o.side_bars = side_bars(frame);
+    o.side_bars = super::bars::side_bars(frame);
+    o.bottom_bar = super::bars::bottom_bar(frame);
     if let Some(lines) = o.lines.as_mut() {
         let road_bottom = lines
             .left
@@ -529,41 +533,6 @@ pub fn analyze_frame(
         });
     }
     Ok(o)
-}
-
-/// Brightest a black bar's pixel may be in any channel: video black is 16 and a coder's ringing
-/// at the bar's edge adds a few levels; the darkest road or sky in a real picture has texture
-/// or noise above this somewhere along a whole column.
-const BAR_MAX: u8 = 28;
-
-/// Columns of black bars at the left and right sides of `frame` (a pillarboxed video): whole
-/// columns, every row, no channel above [`BAR_MAX`]; at most 40% of the width each. A frame
-/// whose pixels are not one contiguous block (a view into a larger image) shows none.
-pub fn side_bars(frame: &BgrFrame) -> (u32, u32) {
-    let (w, h) = (frame.width() as usize, frame.height() as usize);
-    let bytes = match frame.bytes() {
-        Ok(b) if b.len() >= w * h * 3 => b,
-        _ => return (0, 0),
-    };
-    let black =
-        |x: usize| (0..h).all(|y| bytes[(y * w + x) * 3..][..3].iter().all(|&v| v <= BAR_MAX));
-    let most = w * 2 / 5;
-    let left = (0..most).take_while(|&x| black(x)).count();
-    let right = (0..most).take_while(|&x| black(w - 1 - x)).count();
-    (left as u32, right as u32)
-}
-
-/// The width of the picture between black side bars shown by every frame of a video (`bars`:
-/// each frame's `side_bars`) `width` pixels wide: `None` without bars. Bars count when every
-/// frame has them on both sides, each at least 1% of the width, and their narrowest widths
-/// differ by at most 2% of the width (padding centres the picture); a dark roadside at one edge
-/// of a night drive is not on both sides of every frame.
-pub fn picture_width(bars: impl Iterator<Item = (u32, u32)>, width: i32) -> Option<f64> {
-    let (l, r) = bars.fold((u32::MAX, u32::MAX), |(l, r), b| (l.min(b.0), r.min(b.1)));
-    let w = width as f64;
-    let (lf, rf) = (l as f64, r as f64);
-    (l != u32::MAX && lf >= 0.01 * w && rf >= 0.01 * w && (lf - rf).abs() <= 0.02 * w)
-        .then_some(w - lf - rf)
 }
 
 /// `analyze_frame` without the frame's view.
@@ -625,33 +594,6 @@ pub(super) fn median(v: &mut [f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn black_side_bars_give_the_pictures_width() {
-        use opencv::core::{Mat, Rect, Scalar, Vec3b, CV_8UC3};
-        use opencv::prelude::*;
-        // A 200x100 frame: a grey picture over columns 30-168, video black (16) beside it: 30
-        // columns at the left, 31 at the right; a coder's ringing (25) inside the left bar.
-        let mut m = Mat::new_rows_cols_with_default(100, 200, CV_8UC3, Scalar::all(16.0)).unwrap();
-        Mat::roi_mut(&mut m, Rect::new(30, 0, 139, 100))
-            .unwrap()
-            .set_to_def(&Scalar::all(90.0))
-            .unwrap();
-        *m.at_2d_mut::<Vec3b>(50, 5).unwrap() = [25, 25, 25].into();
-        let bars = |m: &Mat| side_bars(&BgrFrame::new(m.clone()).unwrap());
-        assert_eq!(bars(&m), (30, 31));
-        // One brighter pixel in a column (a lit roadside at night) ends the bar there.
-        *m.at_2d_mut::<Vec3b>(99, 29).unwrap() = [16, 40, 16].into();
-        assert_eq!(bars(&m), (29, 31));
-        // Every frame has them: the picture between the narrowest.
-        let pw = picture_width([(30, 31), (32, 31)].into_iter(), 200).unwrap();
-        assert!((pw - 139.0).abs() < 1e-9, "{pw}");
-        // One frame without a bar, bars on one side only, or off-centre by over 2%: none.
-        assert_eq!(picture_width([(30, 31), (0, 31)].into_iter(), 200), None);
-        assert_eq!(picture_width([(30, 0)].into_iter(), 200), None);
-        assert_eq!(picture_width([(30, 20)].into_iter(), 200), None);
-        assert_eq!(picture_width(std::iter::empty(), 200), None);
-    }
 
     #[test]
     fn lines_meeting_far_to_the_side_are_not_the_road_ahead() {

@@ -13,6 +13,7 @@
 //! `estimate`: the frames combined into a quad and scales; `views`: which frames are one view;
 //! `pictures`: what it draws.
 
+pub mod bars;
 pub mod candidates;
 pub mod dashes;
 mod estimate;
@@ -24,15 +25,15 @@ mod pictures;
 pub mod report;
 pub mod views;
 
+pub use bars::{bottom_bar_rows, picture_width, side_bars};
 pub use candidates::RIDGE_CUE;
 pub use estimate::{
     combine, dash_cluster, estimate, frame_dashes, implausible_lines, scale_warnings,
     CombinedLines, DashStats, Estimate, CAMERA_HEIGHT_RANGE_M, DASH_RANGE_M, SCALE_DISAGREEMENT,
 };
 pub use frame::{
-    analyze_frame, birdseye_angles, check_straight, find_lane_lines, picture_width, quad_on_lines,
-    quad_rows, side_bars, FrameCheck, FrameOutcome, LaneLines, Rejection, L_CONTRASTS,
-    NOMINAL_VIEW,
+    analyze_frame, birdseye_angles, check_straight, find_lane_lines, quad_on_lines, quad_rows,
+    FrameCheck, FrameOutcome, LaneLines, Rejection, L_CONTRASTS, NOMINAL_VIEW,
 };
 pub use options::{Options, YmSource};
 pub use pictures::{birdseye_picture, frame_picture};

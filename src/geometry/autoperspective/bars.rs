@@ -1,0 +1,186 @@
+//! What bounds a video's picture of the road: black bars at the sides (a 4:3 picture padded to
+//! 16:9, where the field of view spans the picture, not the frame) and at the bottom (a
+//! dashcam's info bar of date, speed and position), and a hood, below all of which the quad
+//! must not reach.
+
+use super::LaneLines;
+use crate::base::frame::BgrFrame;
+
+/// Brightest a black bar's pixel may be in any channel: video black is 16 and a coder's ringing
+/// at the bar's edge adds a few levels; the darkest road or sky in a real picture has texture
+/// or noise above this somewhere along a whole column.
+const BAR_MAX: u8 = 28;
+
+/// Columns of black bars at the left and right sides of `frame` (a pillarboxed video): whole
+/// columns, every row, no channel above [`BAR_MAX`]; at most 40% of the width each. A frame
+/// whose pixels are not one contiguous block (a view into a larger image) shows none.
+pub fn side_bars(frame: &BgrFrame) -> (u32, u32) {
+    let (w, h) = (frame.width() as usize, frame.height() as usize);
+    let bytes = match frame.bytes() {
+        Ok(b) if b.len() >= w * h * 3 => b,
+        _ => return (0, 0),
+    };
+    let black =
+        |x: usize| (0..h).all(|y| bytes[(y * w + x) * 3..][..3].iter().all(|&v| v <= BAR_MAX));
+    let most = w * 2 / 5;
+    let left = (0..most).take_while(|&x| black(x)).count();
+    let right = (0..most).take_while(|&x| black(w - 1 - x)).count();
+    (left as u32, right as u32)
+}
+
+/// The width of the picture between black side bars shown by every frame of a video (`bars`:
+/// each frame's `side_bars`) `width` pixels wide: `None` without bars. Bars count when every
+/// frame has them on both sides, each at least 1% of the width, and their narrowest widths
+/// differ by at most 2% of the width (padding centres the picture); a dark roadside at one edge
+/// of a night drive is not on both sides of every frame.
+pub fn picture_width(bars: impl Iterator<Item = (u32, u32)>, width: i32) -> Option<f64> {
+    let (l, r) = bars.fold((u32::MAX, u32::MAX), |(l, r), b| (l.min(b.0), r.min(b.1)));
+    let w = width as f64;
+    let (lf, rf) = (l as f64, r as f64);
+    (l != u32::MAX && lf >= 0.01 * w && rf >= 0.01 * w && (lf - rf).abs() <= 0.02 * w)
+        .then_some(w - lf - rf)
+}
+
+/// Share of a row's pixels that must be black ([`BAR_MAX`]) for the row to be part of a bottom
+/// bar: 0.5, as the text a dashcam writes in its bar covers at most a third of a row (a 32-px
+/// date, time, speed and position line across 70% of a 1280-px bar: 37%).
+const BAR_ROW_MIN_BLACK: f64 = 0.5;
+
+/// Share of a row's pixels that must be black for the row to be a bar's edge: 0.9. A bar has a
+/// black margin above its text; a dark hood's reflections or a night road's rows mix in more
+/// light (the LA clip's hood rows: 26-48% black, a darkened Udacity clip's bottom rows 17-28%).
+const BAR_EDGE_MIN_BLACK: f64 = 0.9;
+
+/// Rows of a black bar at the bottom of `frame` (a dashcam's info bar): scanning up from the
+/// bottom over rows at least half black, up to the highest row at least 90% black, within 40%
+/// of the height; 0 when the bottom row is not part of one.
+pub fn bottom_bar(frame: &BgrFrame) -> u32 {
+    let (w, h) = (frame.width() as usize, frame.height() as usize);
+    let bytes = match frame.bytes() {
+        Ok(b) if b.len() >= w * h * 3 && w > 0 => b,
+        _ => return 0,
+    };
+    let black_share = |y: usize| {
+        let row = &bytes[y * w * 3..(y + 1) * w * 3];
+        let n = row
+            .chunks_exact(3)
+            .filter(|p| p.iter().all(|&v| v <= BAR_MAX))
+            .count();
+        n as f64 / w as f64
+    };
+    let mut top = None;
+    for k in 0..h * 2 / 5 {
+        let share = black_share(h - 1 - k);
+        if share < BAR_ROW_MIN_BLACK {
+            break;
+        }
+        if share >= BAR_EDGE_MIN_BLACK {
+            top = Some(k + 1);
+        }
+    }
+    top.unwrap_or(0) as u32
+}
+
+/// The rows of the bottom bar every frame of a video shows (`bars`: each frame's
+/// [`bottom_bar`]), when at least 1% of the `height`: 0 otherwise.
+pub fn bottom_bar_rows(bars: impl Iterator<Item = u32>, height: i32) -> u32 {
+    let least = bars.min().unwrap_or(0);
+    if (least as f64) < 0.01 * height as f64 {
+        0
+    } else {
+        least
+    }
+}
+
+/// The row below which no frame's markings were seen, above row `picture_bottom` (the top of
+/// a bottom bar, whose text is no marking): the median over frames of the lowest marking pixel
+/// of either line. A solid line runs to the picture's bottom unless something hides the road (a
+/// hood, a dashboard).
+pub fn marking_bottom(frames: &[&LaneLines], picture_bottom: f64) -> Option<f64> {
+    let lows: Vec<f64> = frames
+        .iter()
+        .map(|f| {
+            f.left
+                .pixels
+                .iter()
+                .chain(f.right.pixels.iter())
+                .map(|p| p.1)
+                .filter(|&y| y < picture_bottom)
+                .fold(f64::MIN, f64::max)
+        })
+        .filter(|v| v.is_finite() && *v > f64::MIN)
+        .collect();
+    crate::base::stats::median(&lows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn black_side_bars_give_the_pictures_width() {
+        use opencv::core::{Mat, Rect, Scalar, Vec3b, CV_8UC3};
+        use opencv::prelude::*;
+        // A 200x100 frame: a grey picture over columns 30-168, video black (16) beside it: 30
+        // columns at the left, 31 at the right; a coder's ringing (25) inside the left bar.
+        let mut m = Mat::new_rows_cols_with_default(100, 200, CV_8UC3, Scalar::all(16.0)).unwrap();
+        Mat::roi_mut(&mut m, Rect::new(30, 0, 139, 100))
+            .unwrap()
+            .set_to_def(&Scalar::all(90.0))
+            .unwrap();
+        *m.at_2d_mut::<Vec3b>(50, 5).unwrap() = [25, 25, 25].into();
+        let bars = |m: &Mat| side_bars(&BgrFrame::new(m.clone()).unwrap());
+        assert_eq!(bars(&m), (30, 31));
+        // One brighter pixel in a column (a lit roadside at night) ends the bar there.
+        *m.at_2d_mut::<Vec3b>(99, 29).unwrap() = [16, 40, 16].into();
+        assert_eq!(bars(&m), (29, 31));
+        // Every frame has them: the picture between the narrowest.
+        let pw = picture_width([(30, 31), (32, 31)].into_iter(), 200).unwrap();
+        assert!((pw - 139.0).abs() < 1e-9, "{pw}");
+        // One frame without a bar, bars on one side only, or off-centre by over 2%: none.
+        assert_eq!(picture_width([(30, 31), (0, 31)].into_iter(), 200), None);
+        assert_eq!(picture_width([(30, 0)].into_iter(), 200), None);
+        assert_eq!(picture_width([(30, 20)].into_iter(), 200), None);
+        assert_eq!(picture_width(std::iter::empty(), 200), None);
+    }
+
+    #[test]
+    fn a_black_bar_with_text_at_the_bottom_is_a_bar_and_a_dark_hood_is_not() {
+        use opencv::core::{Mat, Rect, Scalar, CV_8UC3};
+        use opencv::prelude::*;
+        // A 200x100 frame: grey picture over rows 0-79, video black below; in the bar, white
+        // text over 40% of rows 85-94, and a margin of black rows 80-84 above it.
+        let mut m = Mat::new_rows_cols_with_default(100, 200, CV_8UC3, Scalar::all(90.0)).unwrap();
+        Mat::roi_mut(&mut m, Rect::new(0, 80, 200, 20))
+            .unwrap()
+            .set_to_def(&Scalar::all(16.0))
+            .unwrap();
+        Mat::roi_mut(&mut m, Rect::new(10, 85, 80, 10))
+            .unwrap()
+            .set_to_def(&Scalar::all(235.0))
+            .unwrap();
+        let bar = |m: &Mat| bottom_bar(&BgrFrame::new(m.clone()).unwrap());
+        assert_eq!(bar(&m), 20);
+        // Every frame's bar, when at least 1% of the height.
+        assert_eq!(bottom_bar_rows([20, 22].into_iter(), 100), 20);
+        assert_eq!(bottom_bar_rows([20, 0].into_iter(), 100), 0);
+        // Text down to the bar's top, with no black margin: the bar ends below the text.
+        Mat::roi_mut(&mut m, Rect::new(10, 80, 80, 15))
+            .unwrap()
+            .set_to_def(&Scalar::all(235.0))
+            .unwrap();
+        assert_eq!(bar(&m), 5);
+        // A dark hood, 45% black in every row (reflections): no bar.
+        let mut hood =
+            Mat::new_rows_cols_with_default(100, 200, CV_8UC3, Scalar::all(90.0)).unwrap();
+        Mat::roi_mut(&mut hood, Rect::new(0, 70, 90, 30))
+            .unwrap()
+            .set_to_def(&Scalar::all(10.0))
+            .unwrap();
+        Mat::roi_mut(&mut hood, Rect::new(90, 70, 110, 30))
+            .unwrap()
+            .set_to_def(&Scalar::all(40.0))
+            .unwrap();
+        assert_eq!(bar(&hood), 0);
+    }
+}
