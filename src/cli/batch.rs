@@ -31,7 +31,7 @@ pub struct JobArgs {
     #[command(flatten)]
     pub encode: super::common::EncodeArgs,
     /// Process at most N frames of each video.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::common::frame_count)]
     pub frames: Option<usize>,
     /// Redo videos already done.
     #[arg(long)]

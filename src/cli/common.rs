@@ -96,6 +96,15 @@ pub fn check_outputs(
     Ok(lanes::base::same_file::check(&ins, &outs)?)
 }
 
+/// `--frames N` of a run: a count of at least 1 (without it, the whole video).
+pub fn frame_count(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("0 frames is nothing to process: give at least 1, or leave --frames out for the whole video".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{e}: a number of frames, at least 1")),
+    }
+}
+
 /// Create an output directory (its parent must exist).
 pub fn ensure_out_dir(dir: &Path) -> Result<()> {
     if !dir.exists() {

@@ -41,7 +41,7 @@ pub struct VideoArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub start: usize,
     /// Process at most N frames.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::common::frame_count)]
     pub frames: Option<usize>,
     #[command(flatten)]
     pub encode: super::common::EncodeArgs,

@@ -338,7 +338,11 @@ pub fn geometry_from(
     // A dashcam's info bar at the bottom: the picture ends above it.
     let bar = ap::bottom_bar_rows(outcomes.iter().map(|o| o.bottom_bar), h);
     let bottom = (h - bar as i32) as f64;
-    let low = ap::bars::marking_bottom(&usable, bottom).unwrap_or(bottom);
+    let rows = usable.iter().map(|f| {
+        let (l, r) = (&f.left.pixels, &f.right.pixels);
+        l.iter().chain(r).map(|p| p.1)
+    });
+    let low = ap::bars::marking_bottom(rows, bottom).unwrap_or(bottom);
     let hood = low < 0.93 * bottom;
     if hood || bar > 0 {
         let row = (low - 0.01 * h as f64) / h as f64;
@@ -451,7 +455,7 @@ pub fn find_on(
     // Frames at `wanted` (ascending, from `pos` on) read, undistorted, resized and analysed in
     // chunks; stops after a chunk that brings the usable frames' distinct views to `enough`
     // (frames of a car waiting at a light are one view). Whether the video ended before the last.
-    let views = ap::views::usable_views;
+    let views = ap::usable_views;
     let mut outcomes = Vec::new();
     let mut indices = Vec::new();
     let mut watch = opts.cut_ratio.map(ShotWatch::new);

@@ -450,6 +450,12 @@ fn corpus() -> Vec<Case> {
             &["ycbcr.tif: an image of a kind not supported", "save it as PNG or JPEG"],
         ),
         case(
+            "no frames asked for",
+            "video in.mp4 -o o.mp4 --frames 0",
+            2,
+            &["--frames <N>", "0 frames is nothing to process"],
+        ),
+        case(
             "missing input video",
             "video missing.mp4 -o o.mp4",
             2,

@@ -3,7 +3,6 @@
 //! dashcam's info bar of date, speed and position), and a hood, below all of which the quad
 //! must not reach.
 
-use super::LaneLines;
 use crate::base::frame::BgrFrame;
 
 /// Brightest a black bar's pixel may be in any channel: video black is 16 and a coder's ringing
@@ -93,18 +92,18 @@ pub fn bottom_bar_rows(bars: impl Iterator<Item = u32>, height: i32) -> u32 {
 }
 
 /// The row below which no frame's markings were seen, above row `picture_bottom` (the top of
-/// a bottom bar, whose text is no marking): the median over frames of the lowest marking pixel
-/// of either line. A solid line runs to the picture's bottom unless something hides the road (a
-/// hood, a dashboard).
-pub fn marking_bottom(frames: &[&LaneLines], picture_bottom: f64) -> Option<f64> {
+/// a bottom bar, whose text is no marking): the median over frames (`frames`: each frame's
+/// marking pixels' rows, both lines) of the lowest marking pixel. A solid line runs to the
+/// picture's bottom unless something hides the road (a hood, a dashboard).
+pub fn marking_bottom<F, R>(frames: F, picture_bottom: f64) -> Option<f64>
+where
+    F: IntoIterator<Item = R>,
+    R: IntoIterator<Item = f64>,
+{
     let lows: Vec<f64> = frames
-        .iter()
-        .map(|f| {
-            f.left
-                .pixels
-                .iter()
-                .chain(f.right.pixels.iter())
-                .map(|p| p.1)
+        .into_iter()
+        .map(|rows| {
+            rows.into_iter()
                 .filter(|&y| y < picture_bottom)
                 .fold(f64::MIN, f64::max)
         })

@@ -420,6 +420,18 @@ impl FrameOutcome {
     }
 }
 
+/// How many distinct views the usable frames of a search show (`views::view_groups`): what a
+/// geometry needs several of, where frames of one stop count once.
+pub fn usable_views(outcomes: &[FrameOutcome]) -> usize {
+    let views: Vec<Option<&View>> = outcomes
+        .iter()
+        .filter(|o| o.usable())
+        .filter_map(|o| o.lines.as_ref())
+        .map(|l| l.view.as_ref())
+        .collect();
+    super::views::view_groups(&views).len()
+}
+
 fn outcome_at(
     candidates: &std::result::Result<CandidateLines, Rejection>,
     (w, h): (i32, i32),

@@ -33,7 +33,7 @@ pub use estimate::{
 };
 pub use frame::{
     analyze_frame, birdseye_angles, check_straight, find_lane_lines, quad_on_lines, quad_rows,
-    FrameCheck, FrameOutcome, LaneLines, Rejection, L_CONTRASTS, NOMINAL_VIEW,
+    usable_views, FrameCheck, FrameOutcome, LaneLines, Rejection, L_CONTRASTS, NOMINAL_VIEW,
 };
 pub use options::{Options, YmSource};
 pub use pictures::{birdseye_picture, frame_picture};

@@ -133,18 +133,6 @@ fn one_view((a, sa): (&View, &Structure), (b, sb): (&View, &Structure)) -> bool 
         .is_some_and(|r| r >= SAME_VIEW_MIN_CORRELATION)
 }
 
-/// How many distinct views the usable frames of a search show ([`view_groups`]): what a
-/// geometry needs several of, where frames of one stop count once.
-pub fn usable_views(outcomes: &[super::FrameOutcome]) -> usize {
-    let views: Vec<Option<&View>> = outcomes
-        .iter()
-        .filter(|o| o.usable())
-        .filter_map(|o| o.lines.as_ref())
-        .map(|l| l.view.as_ref())
-        .collect();
-    view_groups(&views).len()
-}
-
 /// The frames grouped by view: frames one view with each other, directly or through other
 /// frames of the group, in one group; a frame without a view (or without structure) alone.
 /// Groups in the order of their first frame, frames ascending.
