@@ -280,14 +280,18 @@ pub fn unique_names(paths: &[std::path::PathBuf]) -> Vec<String> {
     let mut depth = vec![1usize; paths.len()];
     loop {
         let names: Vec<String> = (0..paths.len()).map(|i| name(i, depth[i])).collect();
-        let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        // The folders each name comes from: a folder more tells names apart only where the
+        // clashing files lie in different folders (`t1.webp` beside `t1.tif` get `-2`).
+        let mut folders: std::collections::HashMap<&str, std::collections::HashSet<&[String]>> =
+            std::collections::HashMap::new();
         let stems: Vec<String> = names.iter().map(|n| stem_of(n)).collect();
-        for n in &stems {
-            *count.entry(n.as_str()).or_insert(0) += 1;
+        for (i, n) in stems.iter().enumerate() {
+            let folder = &parts[i][..parts[i].len().saturating_sub(1)];
+            folders.entry(n.as_str()).or_default().insert(folder);
         }
         let mut grew = false;
         for i in 0..paths.len() {
-            let clash = count.get(stems[i].as_str()).is_some_and(|c| *c > 1);
+            let clash = folders.get(stems[i].as_str()).is_some_and(|f| f.len() > 1);
             if clash && depth[i] < parts[i].len() {
                 depth[i] += 1;
                 grew = true;
@@ -492,6 +496,8 @@ mod tests {
             p("same.png"),
             p("t1.webp"),
             p("t1.tif"),
+            p("wf/t2.jpg"),
+            p("wf/t2.png"),
         ]);
         assert_eq!(
             names,
@@ -505,6 +511,8 @@ mod tests {
                 "same-2.png",
                 "t1.webp",
                 "t1-2.tif",
+                "t2.jpg",
+                "t2-2.png",
             ]
         );
         assert_eq!(stem_of(&names[0]), "06030819_0755.MP4_00000");
