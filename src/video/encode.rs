@@ -73,8 +73,9 @@ impl AudioCopy {
         let common = matches!(params.id(), Id::AAC | Id::MP3 | Id::MP2 | Id::AC3);
         let fits = answer == 1 || (answer < 0 && common);
         if !fits {
+            // Matroska holds every audio codec FFmpeg reads (PCM from a dashcam's MOV too).
             return Err(format!(
-                "audio codec {codec} cannot be stored in {}",
+                "audio codec {codec} cannot be stored in {}; an output named .mkv keeps it",
                 out.format().name()
             ));
         }

@@ -215,6 +215,37 @@ fn the_output_container_follows_its_name() {
         );
         assert!(!out.exists(), "{name} written");
     }
+    // A dashcam's MOV with PCM audio: an MP4 cannot hold it, and the note names the container
+    // that keeps it; an .mkv output copies it.
+    let pcm = dir.path().join("pcm.mov");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-t",
+        "1",
+        "-c:v",
+        "copy",
+        "-c:a",
+        "pcm_s16le",
+        s(&pcm),
+    ]);
+    for (name, needle) in [
+        ("pcm.mp4", "no audio (audio codec pcm_s16le cannot be stored in mp4; an output named .mkv keeps it)"),
+        ("pcm.mkv", "audio pcm_s16le copied"),
+    ] {
+        let out = dir.path().join(name);
+        let o = lanes(&[
+            "video",
+            "--camera",
+            "calibration/udacity.yml",
+            "--config",
+            "calibration/udacity.toml",
+            s(&pcm),
+            "-o",
+            s(&out),
+        ]);
+        assert!(o.status.success() && stderr(&o).contains(needle), "{name}: {}", stderr(&o));
+    }
 }
 
 #[test]
