@@ -100,6 +100,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     if let Some(o) = a.output.as_deref().filter(|_| !a.no_render) {
         lanes::video::container_for(o)?;
     }
+    if let Some(n) = lanes::video::other_streams_note(&a.input) {
+        eprintln!("lanes: note: {}: {n}", a.input.display());
+    }
     let camera = load_camera(a.camera.as_deref())?;
     super::common::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
     let super::common::Resolved {

@@ -248,6 +248,46 @@ fn the_output_container_follows_its_name() {
     }
 }
 
+/// A dual dashcam's file (front and rear cameras as two video streams): the note names the
+/// stream analysed (FFmpeg's default) and the one left out, with the command that extracts it.
+#[test]
+fn a_second_video_stream_is_named_with_how_to_extract_it() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let dual = dir.path().join("dual.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-t",
+        "1",
+        "-filter_complex",
+        "[0:v]split[f][r0];[r0]hflip,scale=640:360[r]",
+        "-map",
+        "[f]",
+        "-map",
+        "[r]",
+        "-preset",
+        "ultrafast",
+        s(&dual),
+    ]);
+    let o = lanes(&["video", s(&dual), "--no-render", "--frames", "5"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("2 video streams (a dual camera?): stream 0 (1280x720) is analysed, stream 1 (640x360) not")
+            && err.contains("-map 0:1 -c copy other.mp4"),
+        "{err}"
+    );
+    let single = lanes(&["video", s(&clip), "--no-render", "--frames", "5"]);
+    assert!(
+        !stderr(&single).contains("video streams"),
+        "{}",
+        stderr(&single)
+    );
+}
+
 #[test]
 fn variable_frame_rate_keeps_its_timestamps_in_video_and_telemetry() {
     let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
