@@ -436,7 +436,8 @@ pub(super) fn run_one(
             if s.quad_note.is_none() {
                 s.quad_note = geometry_note;
             }
-            if let Some(c) = s.shots_note() {
+            let streams = video::other_streams_note(&item.path);
+            for c in [s.shots_note(), streams].into_iter().flatten() {
                 s.quad_note = Some(match s.quad_note.take() {
                     Some(n) => format!("{n}; {c}"),
                     None => c,
