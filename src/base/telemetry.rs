@@ -168,14 +168,18 @@ impl TelemetryWriter {
                     Ok(())
                 }
             })
-            .map_err(|e| Error::Io {
-                path: if self.to_stdout() {
-                    PathBuf::from("--telemetry -: standard output")
-                } else {
-                    self.path.clone()
-                },
-                message: e.to_string(),
-            })
+            .map_err(|e| self.error(e))
+    }
+    /// A write error, naming the file (or standard output).
+    fn error(&self, e: std::io::Error) -> Error {
+        Error::Io {
+            path: if self.to_stdout() {
+                PathBuf::from("--telemetry -: standard output")
+            } else {
+                self.path.clone()
+            },
+            message: e.to_string(),
+        }
     }
     pub fn write(&mut self, r: &FrameRecord) -> Result<()> {
         let s = match self.format {
@@ -201,10 +205,7 @@ impl TelemetryWriter {
         }
     }
     pub fn finish(mut self) -> Result<()> {
-        self.out.flush().map_err(|e| Error::Io {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })
+        self.out.flush().map_err(|e| self.error(e))
     }
 }
 

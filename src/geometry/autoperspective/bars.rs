@@ -41,8 +41,8 @@ pub fn picture_width(bars: impl Iterator<Item = (u32, u32)>, width: i32) -> Opti
 }
 
 /// Share of a row's pixels that must be black ([`BAR_MAX`]) for the row to be part of a bottom
-/// bar: 0.5, as the text a dashcam writes in its bar covers at most a third of a row (a 32-px
-/// date, time, speed and position line across 70% of a 1280-px bar: 37%).
+/// bar: 0.5, as the text a dashcam writes in its bar lights well under half of a row (a 32-px
+/// date, time, speed and position line across 70% of a 1280-px bar: at most 37%).
 const BAR_ROW_MIN_BLACK: f64 = 0.5;
 
 /// Share of a row's pixels that must be black for the row to be a bar's edge: 0.9. A bar has a

@@ -325,10 +325,11 @@ pub fn calibrate_images(
     // orientation, and which way each was turned is unknown; all of them named at once.
     let turned: Vec<String> = views
         .iter()
-        .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable) && !off(v, (height, width)))
+        .filter(|v| !matches!(v.outcome, ViewOutcome::Unreadable))
+        .filter(|v| off(v, (width, height)) && !off(v, (height, width)))
         .map(|v| v.file_name())
         .collect();
-    if !turned.is_empty() && width != height {
+    if !turned.is_empty() {
         return Err(Error::Invalid(format!(
             "{} of {} readable images are {}x{}, the others {}x{}: the same camera turned (photos taken upright); a calibration is of one orientation, so leave these out or turn them all one way: {}",
             turned.len(),
