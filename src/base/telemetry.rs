@@ -1,6 +1,6 @@
 //! Per-frame lane telemetry: the record `lanes video` writes for every frame (JSON Lines or
-//! CSV), its streaming writer, and a tolerant reader for the JSON Lines form used by `lanes
-//! events`, `lanes report` and `lanes batch`.
+//! CSV), its streaming writer, and a tolerant reader of both forms used by `lanes events`,
+//! `lanes report` and `lanes batch`.
 
 use crate::base::error::{Error, Result};
 use crate::base::poly::Poly2;
@@ -74,6 +74,52 @@ impl FrameRecord {
 
     /// CSV header matching `to_csv`.
     pub const CSV_HEADER: &'static str = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels,pitch_deg,horizon_y,cut";
+
+    /// The record of a CSV row of [`Self::to_csv`] whose columns `header` names; `None` when
+    /// a cell does not parse or the row has another number of cells.
+    pub fn from_csv(header: &[&str], row: &str) -> Option<Self> {
+        let cells: Vec<&str> = row.split(',').collect();
+        if cells.len() != header.len() {
+            return None;
+        }
+        let cell = |name: &str| header.iter().position(|h| *h == name).map(|i| cells[i]);
+        let num = |name: &str| cell(name)?.parse::<f64>().ok();
+        let count = |name: &str| cell(name)?.parse::<usize>().ok();
+        // An optional number: absent or empty is null, anything else must parse.
+        let opt = |name: &str| match cell(name) {
+            None | Some("") => Some(None),
+            Some(v) => v.parse::<f64>().ok().map(Some),
+        };
+        let fit = |side: &str| match (
+            opt(&format!("{side}_a"))?,
+            opt(&format!("{side}_b"))?,
+            opt(&format!("{side}_c"))?,
+        ) {
+            (Some(a), Some(b), Some(c)) => Some(Some(Poly2::from([a, b, c]))),
+            (None, None, None) => Some(None),
+            _ => None,
+        };
+        Some(FrameRecord {
+            frame: count("frame")?,
+            time_s: num("time_s")?,
+            search: cell("search")?.to_string(),
+            detected: cell("detected")?.parse().ok()?,
+            status: cell("status")?.to_string(),
+            left_confidence: num("left_confidence")?,
+            right_confidence: num("right_confidence")?,
+            confidence: num("confidence")?,
+            left_fit: fit("left")?,
+            right_fit: fit("right")?,
+            radius_m: opt("radius_m")?,
+            offset_m: opt("offset_m")?,
+            lane_width_m: opt("lane_width_m")?,
+            left_pixels: count("left_pixels")?,
+            right_pixels: count("right_pixels")?,
+            pitch_deg: opt("pitch_deg")?,
+            horizon_y: opt("horizon_y")?,
+            cut: cell("cut").is_some_and(|v| v == "true"),
+        })
+    }
 
     /// One CSV row (empty cells for nulls).
     pub fn to_csv(&self) -> String {
@@ -231,7 +277,7 @@ pub fn read_jsonl(path: &Path) -> Result<(Vec<FrameRecord>, ReadWarnings)> {
         // Binary data: a video or a picture given where the telemetry goes.
         std::io::ErrorKind::InvalidData => Error::Io {
             path: path.to_path_buf(),
-            message: "not a telemetry file (binary data; telemetry is the JSON Lines file `lanes video --telemetry F.jsonl` writes)".into(),
+            message: "not a telemetry file (binary data; telemetry is the JSON Lines or CSV file `lanes video --telemetry F.jsonl|F.csv` writes)".into(),
         },
         _ => Error::io(path, e),
     })?;
@@ -242,11 +288,22 @@ pub fn read_jsonl(path: &Path) -> Result<(Vec<FrameRecord>, ReadWarnings)> {
 pub fn parse_jsonl(path: &Path, text: &str) -> Result<(Vec<FrameRecord>, ReadWarnings)> {
     let mut records: Vec<FrameRecord> = Vec::new();
     let mut warnings = ReadWarnings::default();
+    // The CSV form `lanes video --telemetry F.csv` writes, told by its header: its columns by
+    // name (files written before a column was added lack it).
+    let header: Option<Vec<&str>> = text
+        .lines()
+        .next()
+        .filter(|l| l.starts_with("frame,time_s,"))
+        .map(|l| l.trim_end().split(',').collect());
     for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+        if line.trim().is_empty() || (i == 0 && header.is_some()) {
             continue;
         }
-        match serde_json::from_str::<FrameRecord>(line) {
+        let parsed = match &header {
+            Some(h) => FrameRecord::from_csv(h, line.trim_end()).ok_or(()),
+            None => serde_json::from_str::<FrameRecord>(line).map_err(|_| ()),
+        };
+        match parsed {
             Ok(r) if !r.time_s.is_finite() => warnings.bad_lines.push(i + 1),
             Ok(r) => {
                 if records.last().is_some_and(|p| r.frame <= p.frame) {
@@ -262,8 +319,13 @@ pub fn parse_jsonl(path: &Path, text: &str) -> Result<(Vec<FrameRecord>, ReadWar
         return Err(Error::Io {
             path: path.to_path_buf(),
             message: format!(
-                "no telemetry record ({} lines did not parse as `lanes video` JSON Lines)",
-                warnings.bad_lines.len()
+                "no telemetry record ({} lines did not parse as `lanes video` {})",
+                warnings.bad_lines.len(),
+                if header.is_some() {
+                    "CSV"
+                } else {
+                    "JSON Lines"
+                }
             ),
         });
     }
@@ -312,5 +374,35 @@ mod tests {
         assert_eq!(w.bad_lines, vec![6]);
         let err = parse_jsonl(Path::new("e.jsonl"), "").unwrap_err();
         assert!(err.to_string().starts_with("e.jsonl: no telemetry record"));
+    }
+
+    #[test]
+    fn csv_telemetry_reads_back_as_its_records() {
+        let mut none = rec(2);
+        (none.status, none.left_fit, none.right_fit) = ("none".into(), None, None);
+        (none.radius_m, none.offset_m, none.lane_width_m) = (None, None, None);
+        let mut cut = rec(3);
+        (cut.cut, cut.pitch_deg, cut.horizon_y) = (true, Some(-3.076), Some(422.25));
+        let mut text = format!("{}\n", FrameRecord::CSV_HEADER);
+        for r in [rec(0), rec(1), none.clone(), cut.clone()] {
+            text += &r.to_csv();
+            text.push('\n');
+        }
+        text += "4,0.16,prior,true,both,0.9\n";
+        let (records, w) = parse_jsonl(Path::new("t.csv"), &text).unwrap();
+        assert_eq!(records, vec![rec(0), rec(1), none, cut]);
+        assert_eq!(w.bad_lines, vec![6]);
+        // A file written before the pitch and cut columns: they read as null and false.
+        let old = "frame,time_s,search,detected,status,left_confidence,right_confidence,confidence,left_a,left_b,left_c,right_a,right_b,right_c,radius_m,offset_m,lane_width_m,left_pixels,right_pixels\n0,0,sliding_window,true,both,0.9,0.8,0.8,0,0,300,0,0,1000,1000,0.1,3.7,100,100\n";
+        let (records, _) = parse_jsonl(Path::new("old.csv"), old).unwrap();
+        assert_eq!(records, vec![rec(0)]);
+        let err = parse_jsonl(
+            Path::new("e.csv"),
+            &format!("{}\nx\n", FrameRecord::CSV_HEADER),
+        );
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains("did not parse as `lanes video` CSV"));
     }
 }

@@ -149,6 +149,35 @@ fn synthetic_drive_events_match_the_truth_within_a_fifth_of_a_second() {
         text.contains("2 events: 0 lane_lost, 1 lane_change, 1 lane_departure, 0 tight_bend"),
         "{text}"
     );
+    // The CSV telemetry `lanes video` writes gives the same events (it was refused: "no
+    // telemetry record (251 lines did not parse as `lanes video` JSON Lines)").
+    let csv = d.join("t_events.csv");
+    ok(&lanes(&[
+        "video",
+        "--camera",
+        s(&d.join("camera.yml")),
+        "--config",
+        s(&d.join("synthetic_drive.toml")),
+        s(&d.join("synthetic_drive.mp4")),
+        "--no-render",
+        "--telemetry",
+        s(&csv),
+    ]));
+    let o = lanes(&[
+        "events",
+        "--json",
+        "--config",
+        s(&d.join("synthetic_drive.toml")),
+        s(&csv),
+    ]);
+    ok(&o);
+    // The same within a last digit: serde_json's float parsing, unlike Rust's, may round the
+    // JSON Lines' numbers one unit off.
+    let from_csv: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        close(&Value::from(from_csv.clone()), &Value::from(found.clone())),
+        "{from_csv:?}"
+    );
 }
 
 #[test]
