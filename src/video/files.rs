@@ -64,6 +64,8 @@ pub fn missing_index(path: &Path) -> Option<String> {
 /// `VideoSource` reads it) and how to extract another. `None` for one stream, or a file FFmpeg
 /// cannot open (its error comes when it is read).
 pub fn other_streams_note(path: &Path) -> Option<String> {
+    // FFmpeg's own log quiet, as for every file read (`decode::init`).
+    super::decode::init();
     let input = ffmpeg::format::input(&path).ok()?;
     let chosen = input.streams().best(ffmpeg::media::Type::Video)?.index();
     let videos: Vec<(usize, String)> = input
