@@ -541,16 +541,18 @@ fn image_of_another_size_is_named() {
         .unwrap()
         .write(&t.path().join("odd.png"))
         .unwrap();
-    let o = lanes(&[
-        "calibrate",
-        t.path().to_str().unwrap(),
-        "--board",
-        "9x6",
-        "-o",
-        t.path().join("c.yml").to_str().unwrap(),
-    ]);
+    let calibrate = || {
+        lanes(&[
+            "calibrate",
+            t.path().to_str().unwrap(),
+            "--board",
+            "9x6",
+            "-o",
+            t.path().join("c.yml").to_str().unwrap(),
+        ])
+    };
     assert_one_line_error(
-        &o,
+        &calibrate(),
         "odd.png: image is 640x480, the other images are 1280x720",
     );
     // Photos of the same camera turned upright (a phone held in portrait) are named together,
@@ -561,14 +563,7 @@ fn image_of_another_size_is_named() {
             .write(&t.path().join(n))
             .unwrap();
     }
-    let o = lanes(&[
-        "calibrate",
-        t.path().to_str().unwrap(),
-        "--board",
-        "9x6",
-        "-o",
-        t.path().join("c.yml").to_str().unwrap(),
-    ]);
+    let o = calibrate();
     assert_one_line_error(
         &o,
         "2 of 6 readable images are 720x1280, the others 1280x720: the same camera turned",

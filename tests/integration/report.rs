@@ -51,24 +51,32 @@ fn drive() -> &'static Path {
             "--supersample",
             "1",
         ]));
-        let o = lanes(&[
-            "video",
-            "--camera",
-            s(&d.join("camera.yml")),
-            "--config",
-            s(&d.join("synthetic_drive.toml")),
-            s(&d.join("synthetic_drive.mp4")),
-            "--no-render",
-            "--telemetry",
-            s(&d.join("t.jsonl")),
-            "--events",
-            s(&d.join("video_events.json")),
-            "--report",
-            s(&d.join("video_report.html")),
-        ]);
-        ok(&o);
+        ok(&telemetry_of_drive(
+            &d,
+            &d.join("t.jsonl"),
+            &[
+                "--events",
+                s(&d.join("video_events.json")),
+                "--report",
+                s(&d.join("video_report.html")),
+            ],
+        ));
         d
     })
+}
+
+/// `lanes video` on the synthetic drive in `d` with its camera and config, `--no-render`,
+/// telemetry into `telemetry` and `extra` arguments.
+fn telemetry_of_drive(d: &Path, telemetry: &Path, extra: &[&str]) -> std::process::Output {
+    let (cam, cfg, clip) = (
+        d.join("camera.yml"),
+        d.join("synthetic_drive.toml"),
+        d.join("synthetic_drive.mp4"),
+    );
+    let mut args = vec!["video", "--camera", s(&cam), "--config", s(&cfg), s(&clip)];
+    args.extend(["--no-render", "--telemetry", s(telemetry)]);
+    args.extend_from_slice(extra);
+    lanes(&args)
 }
 
 fn truth_events(d: &Path) -> Vec<Value> {
@@ -152,17 +160,7 @@ fn synthetic_drive_events_match_the_truth_within_a_fifth_of_a_second() {
     // The CSV telemetry `lanes video` writes gives the same events (it was refused: "no
     // telemetry record (251 lines did not parse as `lanes video` JSON Lines)").
     let csv = d.join("t_events.csv");
-    ok(&lanes(&[
-        "video",
-        "--camera",
-        s(&d.join("camera.yml")),
-        "--config",
-        s(&d.join("synthetic_drive.toml")),
-        s(&d.join("synthetic_drive.mp4")),
-        "--no-render",
-        "--telemetry",
-        s(&csv),
-    ]));
+    ok(&telemetry_of_drive(d, &csv, &[]));
     let o = lanes(&[
         "events",
         "--json",
