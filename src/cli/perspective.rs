@@ -150,6 +150,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     let mut used = HashSet::new();
     let mut results: Vec<report::FrameResult> = Vec::new();
     let mut bars = Vec::new();
+    let mut bottom_bars = Vec::new();
     let mut size: Option<(i32, i32)> = None;
     for item in frames {
         let (path, raw, at_s): (PathBuf, BgrFrame, Option<f64>) = item?;
@@ -179,6 +180,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             println!("{}: {line}", path.display());
         }
         bars.push(o.side_bars);
+        bottom_bars.push(o.bottom_bar);
         let r = report::FrameResult {
             name,
             undistorted,
@@ -217,6 +219,14 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             .collect();
         // A pillarboxed video: the field of view spans the picture between its black bars.
         let picture_width = ap::picture_width(bars.iter().copied(), w);
+        // A dashcam's info bar at the bottom of every frame: the quad ends above it.
+        let bar = ap::bottom_bar_rows(bottom_bars.iter().copied(), h);
+        let mut bottom = opts.bottom;
+        if bar > 0 {
+            let hf = h as f64;
+            bottom = bottom.min((hf - bar as f64 - 0.01 * hf) / hf).max(0.35);
+            println!("a {bar}-row black bar at the bottom of every frame: the quad ends above it");
+        }
         ap::estimate(
             &usable,
             k.as_ref(),
@@ -224,6 +234,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             h,
             &Options {
                 picture_width,
+                bottom,
                 ..opts
             },
         )?

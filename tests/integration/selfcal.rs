@@ -627,6 +627,19 @@ fn a_dashcam_info_bar_is_below_the_road() {
     let bottom: f64 = number_after(&err, "road up to row ", " (");
     assert!((600.0..660.0).contains(&bottom), "{err}");
     assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+    // `lanes perspective` ends its quad above the bar too (it was at its default row 684).
+    let p = d.path().join("p.toml");
+    let o = lanes(&[
+        "perspective",
+        clip.to_str().unwrap(),
+        "-o",
+        p.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("a 60-row black bar at the bottom of every frame"));
+    let cfg = lanes::base::config::Config::load(&p).unwrap();
+    let row = cfg.perspective.src[2][1];
+    assert!((600.0..660.0).contains(&row), "{row}");
 }
 
 /// The Udacity clip turned on its side (a phone clip whose rotation flag was lost): lines are
