@@ -8,13 +8,15 @@ mod encode;
 mod files;
 mod frame_loop;
 mod job;
+mod probe;
 mod rotation;
 pub mod yuv;
 
 pub use analyser::Progress;
 pub use decode::{decoder_threads, set_decoder_threads, VideoFrame, VideoSource};
 pub use encode::{container_for, Container, SinkSpec, VideoSink};
-pub use files::{is_video_path, other_streams_note, VIDEO_EXTENSIONS};
+pub use files::{is_video_path, VIDEO_EXTENSIONS};
 pub use frame_loop::{analyze_video, run, run_with};
 pub use job::*;
+pub use probe::other_streams_note;
 pub use rotation::Rotation;
