@@ -11,13 +11,13 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct CalibrateArgs {
-    /// Chessboard images, directories of them (.jpg, .jpeg, .png, .bmp), or videos of the board
-    /// (a dashcam records nothing else): `--frames` frames sampled from each.
+    /// Chessboard images, directories of them (.jpg, .jpeg, .png, .bmp, .tif, .tiff, .webp), or
+    /// videos of the board (a dashcam records nothing else): `--frames` frames sampled from each.
     #[arg(required = true, value_name = "DIR|IMAGE|VIDEO")]
     inputs: Vec<PathBuf>,
     /// Frames sampled from each video input, spread evenly over it (frames where the board is
     /// blurred or cut off are reported and left out, as photos are).
-    #[arg(long, value_name = "N", default_value_t = 40)]
+    #[arg(long, value_name = "N", default_value_t = 40, value_parser = super::common::frame_count)]
     frames: usize,
     /// Inner corners per row x per column, e.g. 9x6. Where the whole board is not visible the
     /// largest visible sub-grid (down to half the corners) is used.
@@ -70,9 +70,6 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     if a.size_tolerance < 0 {
         bail!("--size-tolerance {}: must be 0 or more", a.size_tolerance);
     }
-    if a.frames == 0 {
-        bail!("--frames 0: at least one frame must be sampled from a video");
-    }
     // Videos of the board are sampled into a temporary folder, removed at the end.
     let sampled = super::inputs::SampledStills::new("calibrate");
     let paths = super::inputs::stills_of(&a.inputs, a.frames, &sampled)?;
@@ -83,7 +80,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         .chain(
             a.inputs
                 .iter()
-                .filter(|p| p.is_file() && lanes::geometry::sample::is_video_path(p))
+                .filter(|p| p.is_file() && lanes::video::is_video_path(p))
                 .map(|p| ("board video", Some(p.as_path()))),
         )
         .collect();
@@ -104,8 +101,9 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     for p in &paths {
         if !lanes::base::still::is_still_path(p) {
             bail!(
-                "{}: not an image file (expected .jpg, .jpeg, .png, .bmp, .tif or .webp, or a video of the board)",
-                p.display()
+                "{}: not an image file (expected .{}, or a video of the board)",
+                p.display(),
+                lanes::base::still::STILL_EXTENSIONS.join(", .")
             );
         }
     }

@@ -96,10 +96,10 @@ pub fn check_outputs(
     Ok(lanes::base::same_file::check(&ins, &outs)?)
 }
 
-/// `--frames N` of a run: a count of at least 1 (without it, the whole video).
+/// `--frames N` (frames processed, or sampled from a video): a count of at least 1.
 pub fn frame_count(s: &str) -> std::result::Result<usize, String> {
     match s.parse::<usize>() {
-        Ok(0) => Err("0 frames is nothing to process: give at least 1, or leave --frames out for the whole video".into()),
+        Ok(0) => Err("0 frames is nothing to process: give at least 1".into()),
         Ok(n) => Ok(n),
         Err(e) => Err(format!("{e}: a number of frames, at least 1")),
     }

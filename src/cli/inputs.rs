@@ -107,7 +107,7 @@ pub fn one_video(input: &Path, more: &[PathBuf]) -> Result<()> {
 pub fn stills_of(inputs: &[PathBuf], frames: usize, tmp: &SampledStills) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in inputs {
-        if !(p.is_file() && lanes::geometry::sample::is_video_path(p)) {
+        if !(p.is_file() && lanes::video::is_video_path(p)) {
             out.extend(collect_images(std::slice::from_ref(p))?);
             continue;
         }

@@ -115,7 +115,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         .inputs
         .iter()
         .cloned()
-        .partition(|p| p.is_file() && lanes::geometry::sample::is_video_path(p));
+        .partition(|p| p.is_file() && lanes::video::is_video_path(p));
     let paths = if images.is_empty() {
         Vec::new()
     } else {
@@ -223,8 +223,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         let bar = ap::bottom_bar_rows(bottom_bars.iter().copied(), h);
         let mut bottom = opts.bottom;
         if bar > 0 {
-            let hf = h as f64;
-            bottom = bottom.min((hf - bar as f64 - 0.01 * hf) / hf).max(0.35);
+            bottom = ap::bars::quad_bottom(bottom, (h - bar as i32) as f64, h);
             println!("a {bar}-row black bar at the bottom of every frame: the quad ends above it");
         }
         ap::estimate(

@@ -230,12 +230,8 @@ pub fn agrees_with_quad(g: &FoundGeometry, p: &PerspectiveConfig) -> Option<(f64
     let [tl, tr, bl, br] = p.src;
     let left = ImageLine::through((tl[0], tl[1]), (bl[0], bl[1]))?;
     let right = ImageLine::through((tr[0], tr[1]), (br[0], br[1]))?;
-    if (left.m - right.m).abs() < 1e-9 {
-        return None;
-    }
-    let y = (right.c - left.c) / (left.m - right.m);
     let width = right.x_at(g.bottom_row) - left.x_at(g.bottom_row);
-    g.agrees_with((left.x_at(y), y), width)
+    g.agrees_with(left.intersect(&right)?, width)
 }
 
 /// Where a run's road geometry comes from.

@@ -23,8 +23,6 @@ pub struct SampledFrame {
 /// Default number of frames `lanes tune` samples from each video.
 pub const DEFAULT_FRAMES: usize = 12;
 
-pub use crate::video::is_video_path;
-
 pub use crate::base::stats::evenly_spaced;
 
 /// Frame indices sampled from window `k` of a video (seconds `k * window_s` to
@@ -281,7 +279,10 @@ mod tests {
         assert_eq!(evenly_spaced(100, 4), vec![12, 37, 62, 87]);
         assert_eq!(evenly_spaced(3, 12), vec![0, 1, 2]);
         assert_eq!(evenly_spaced(0, 12), Vec::<usize>::new());
-        assert!(is_video_path(Path::new("a/B.MP4")) && !is_video_path(Path::new("a.jpg")));
+        assert!(
+            crate::video::is_video_path(Path::new("a/B.MP4"))
+                && !crate::video::is_video_path(Path::new("a.jpg"))
+        );
     }
 
     #[test]

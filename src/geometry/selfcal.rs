@@ -222,7 +222,7 @@ impl FoundGeometry {
             n => format!(", {n} distinct views"),
         };
         format!(
-            "geometry found in {} of {} sampled frames ({w}x{h}{views}, {} confidence, {:.2} s{past}): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{}{})",
+            "geometry found in {} of {} sampled frames ({w}x{h}{views}, {} confidence, {:.2} s{past}): horizon at row {:.1} (spread {:.1} px), vanishing point x {:.1}, road up to row {:.0}{}{g}; {:.4} m/px across, {:.4} m/px along ({}{})",
             self.frames_used,
             self.frames_sampled,
             self.confidence(),
@@ -239,13 +239,7 @@ impl FoundGeometry {
             e.units.xm_per_px,
             e.units.ym_per_px,
             e.ym_from,
-            e.focal
-                .note()
-                .map(|n| format!(", {n}"))
-                .unwrap_or_default(),
-            e.picture_width
-                .map(|pw| format!(" over the {pw:.0}-px-wide picture between black bars"))
-                .unwrap_or_default()
+            e.focal_note().map(|n| format!(", {n}")).unwrap_or_default()
         )
     }
 }
@@ -345,8 +339,7 @@ pub fn geometry_from(
     let low = ap::bars::marking_bottom(rows, bottom).unwrap_or(bottom);
     let hood = low < 0.93 * bottom;
     if hood || bar > 0 {
-        let row = (low - 0.01 * h as f64) / h as f64;
-        eopts.bottom = eopts.bottom.min(row).clamp(0.35, 1.0);
+        eopts.bottom = ap::bars::quad_bottom(eopts.bottom, low, h);
     }
     // Each frame's lines meet within `max_yaw_deg` of the camera's axis (`analyze_frame`), so
     // their medians do too.

@@ -12,9 +12,7 @@ mod report;
 mod run;
 mod setup;
 
-pub use plan::{
-    check_names, collect_inputs, fnv1a64, rel_name, Item, Shard, LANES_VERSION, VIDEO_EXTENSIONS,
-};
+pub use plan::{check_names, collect_inputs, fnv1a64, rel_name, Item, Shard, LANES_VERSION};
 pub use process::{
     content_fingerprint, finished_report, process, read_report, remove_partials,
     remove_stale_outputs, video_dir, InputStamp, Options, Outcome, Status, VideoReport,

@@ -1,15 +1,13 @@
 //! Planning: inputs resolved to (path, relative name) items, names checked, shards.
 
 use crate::base::error::{Error, Result};
+use crate::video::{is_video_path, VIDEO_EXTENSIONS};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// The version written into every `summary.json`: a newer `lanes` redoes older results.
 pub const LANES_VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// File extensions taken as videos when a directory is searched.
-pub use crate::video::VIDEO_EXTENSIONS;
 
 /// One video to process: where to read it and its name relative to its input root (the name
 /// of its output folder under OUTDIR, `/`-separated).
@@ -41,10 +39,6 @@ pub fn rel_name(p: &Path) -> String {
         .join("/")
 }
 
-pub(super) fn is_video(p: &Path) -> bool {
-    crate::video::is_video_path(p)
-}
-
 pub(super) fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let rd = std::fs::read_dir(dir).map_err(|e| Error::Io {
         path: dir.to_path_buf(),
@@ -55,7 +49,7 @@ pub(super) fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     for p in entries {
         if p.is_dir() {
             walk(&p, out)?;
-        } else if is_video(&p) {
+        } else if is_video_path(&p) {
             out.push(p);
         }
     }

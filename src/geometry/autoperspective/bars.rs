@@ -91,6 +91,14 @@ pub fn bottom_bar_rows(bars: impl Iterator<Item = u32>, height: i32) -> u32 {
     }
 }
 
+/// The quad's bottom row (a fraction of `height`, `Options::bottom`) for a picture of the road
+/// that ends at row `road_end` (a hood's top, or a bottom bar's): a percent of the height
+/// above it, where that is higher than `bottom`, and never above 35% of the height.
+pub fn quad_bottom(bottom: f64, road_end: f64, height: i32) -> f64 {
+    let h = height as f64;
+    bottom.min((road_end - 0.01 * h) / h).clamp(0.35, 1.0)
+}
+
 /// The row below which no frame's markings were seen, above row `picture_bottom` (the top of
 /// a bottom bar, whose text is no marking): the median over frames (`frames`: each frame's
 /// marking pixels' rows, both lines) of the lowest marking pixel. A solid line runs to the

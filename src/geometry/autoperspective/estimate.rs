@@ -342,6 +342,17 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
     out
 }
 
+impl Estimate {
+    /// Where the focal length came from when it was not a camera file's ("assumed 58-deg field
+    /// of view"), and the picture it spans between black side bars, if any.
+    pub fn focal_note(&self) -> Option<String> {
+        self.focal.note().map(|n| match self.picture_width {
+            Some(pw) => format!("{n} over the {pw:.0}-px-wide picture between black bars"),
+            None => n,
+        })
+    }
+}
+
 /// Heights of a vehicle's camera above the road, metres: 0.5 (a low car's bumper camera) to 4
 /// (a bus's or a truck's cab). Outside it the lane-width prior and the lines disagree
 /// ([`scale_warnings`]); by more than [`SCALE_DISAGREEMENT`] outside it (under 0.33 m or over

@@ -27,12 +27,8 @@ pub fn pitch_text(deg: f64) -> String {
 pub fn geometry_text(est: &Estimate, g: &GroundScale) -> String {
     format!(
         "geometry{}: camera height {:.2} m, pitch {}, yaw {:+.2} deg, quad {:.1} m long from {:.1} m ahead -> ym_per_px {:.5}",
-        est.focal
-            .note()
-            .map(|n| match est.picture_width {
-                Some(pw) => format!(" ({n} over the {pw:.0}-px-wide picture between black bars)"),
-                None => format!(" ({n})"),
-            })
+        est.focal_note()
+            .map(|n| format!(" ({n})"))
             .unwrap_or_default(),
         g.camera_height_m,
         pitch_text(g.pitch_deg),
