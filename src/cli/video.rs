@@ -231,6 +231,9 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     if let Some(c) = s.cuts_note() {
         eprintln!("lanes: note: {}: {c}", a.input.display());
     }
+    if let Some(n) = s.noise_note() {
+        eprintln!("lanes: note: {}: {n}", a.input.display());
+    }
     for (frame, found) in &s.shot_geometry {
         match found {
             Ok(n) => eprintln!(

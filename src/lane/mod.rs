@@ -1,6 +1,7 @@
 //! The per-frame lane stages (undistort, warp, threshold, fit, confidence, measure), the tracker, the pipeline composing them, and rendering of its result. Imports `base`.
 
 pub mod confidence;
+pub mod denoise;
 pub mod fit;
 pub mod horizon;
 pub mod judge;

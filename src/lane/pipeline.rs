@@ -8,6 +8,7 @@ use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
 use crate::base::planes::RawFrame;
 use crate::lane::confidence::Detection;
+use crate::lane::denoise;
 use crate::lane::fit::{self, LaneFit, Poly2, Scale, SearchResult};
 use crate::lane::horizon::Horizon;
 use crate::lane::judge::{judge, judge_whole_view, scaled_search, Judged};
@@ -50,6 +51,9 @@ pub struct Analysis {
     pub measure: Option<LaneMeasure>,
     /// The nominal bird's-eye row the lane is seen from (`Judged::seen_from`; 0: all of it).
     pub seen_from: f64,
+    /// The frame's sensor noise (grey levels) when it was smoothed before the analysis
+    /// (`denoise`); `None` when it was analysed as given.
+    pub noise_smoothed: Option<f64>,
     pub times: StageTimes,
 }
 
@@ -236,6 +240,17 @@ impl Pipeline {
     ) -> Result<Analysis> {
         let raw = raw.into();
         let t0 = Instant::now();
+        // A noisy frame is analysed smoothed (`denoise`).
+        let smoothed = if self.cfg.threshold.smooth_noise {
+            denoise::when_noisy(raw, denoise::gate(self.cfg.threshold.l_contrast_min))?
+        } else {
+            None
+        };
+        let raw = match &smoothed {
+            Some((f, _)) => f.raw()?,
+            None => raw,
+        };
+        let noise_smoothed = smoothed.as_ref().map(|s| s.1);
         let s = self.cfg.perspective.scale();
         let search_cfg = scaled_search(&self.cfg.search, s);
         let thr_cfg = scaled_threshold(&self.cfg.threshold, s);
@@ -312,6 +327,7 @@ impl Pipeline {
             detection,
             measure,
             seen_from,
+            noise_smoothed,
             times: StageTimes {
                 warp_ms: ms(t0, t1),
                 threshold_ms: ms(t1, t2),

@@ -353,6 +353,9 @@ impl<'a> Analyser<'a> {
         s.stages.threshold.push(analysis.times.threshold_ms);
         s.stages.search_fit.push(analysis.times.search_fit_ms);
         s.stages.track.push(track_ms);
+        if let Some(n) = analysis.noise_smoothed {
+            s.smoothed_noise.push(n);
+        }
         if analysis.detection.left.is_none() || analysis.detection.right.is_none() {
             s.search_failed += 1;
         } else if !out.detected {

@@ -247,6 +247,9 @@ pub struct VideoSummary {
     /// What the search for each such shot's geometry found (`VideoJob::shot_search`), by
     /// frame.
     pub shot_geometry: Vec<(usize, std::result::Result<ShotNote, String>)>,
+    /// The sensor noise (grey levels) of each frame smoothed before its analysis
+    /// (`lane::denoise`).
+    pub smoothed_noise: Vec<f64>,
 }
 
 /// What a shot's search found, as the summary says it.
@@ -277,7 +280,18 @@ impl VideoSummary {
             measures: Default::default(),
             cuts: Vec::new(),
             shot_geometry: Vec::new(),
+            smoothed_noise: Vec::new(),
         }
+    }
+
+    /// What the summary says of frames smoothed for sensor noise, if any.
+    pub fn noise_note(&self) -> Option<String> {
+        let level = crate::base::stats::median(&self.smoothed_noise)?;
+        Some(format!(
+            "{} of {} frames were smoothed before the analysis: their sensor noise (median {level:.1} grey levels) would pass for markings (threshold.smooth_noise)",
+            self.smoothed_noise.len(),
+            self.frames_read
+        ))
     }
 
     /// What the summary says of the cuts found, if any: how many and the first frames.

@@ -99,6 +99,8 @@ impl Config {
         c.search.band_min_source_rows = 0.0;
         // Nor does it look for a vehicle ahead.
         c.search.occluder_share = 0.0;
+        // Nor smooth noisy frames.
+        c.threshold.smooth_noise = false;
         c
     }
 

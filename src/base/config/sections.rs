@@ -82,6 +82,10 @@ pub struct ThresholdConfig {
     /// px (markings run along the bird's-eye view; speckle and texture do not). 0 = off.
     /// Default 8 (4 rows of the half-height view; a dash is about 100 px long).
     pub min_run_px: u32,
+    /// Smooth a frame before its analysis when its sensor noise (standard deviation, grey
+    /// levels, `lane::denoise`) is over a third of `l_contrast_min`: then plain road passes the
+    /// contrast rule by noise alone. Default true (the `reference` preset: false).
+    pub smooth_noise: bool,
 }
 
 impl Default for ThresholdConfig {
@@ -106,6 +110,7 @@ impl Default for ThresholdConfig {
             b_contrast_min: 8,
             b_yellow_min: 138,
             min_run_px: 8,
+            smooth_noise: true,
         }
     }
 }

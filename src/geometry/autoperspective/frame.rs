@@ -553,6 +553,15 @@ fn lines_and_checks(
     k: Option<&[[f64; 3]; 3]>,
     opts: &Options,
 ) -> Result<FrameOutcome> {
+    // A noisy frame's markings are looked for in it smoothed, as the pipeline does
+    // (`lane::denoise`, at the default contrast's level).
+    use crate::lane::denoise;
+    let gate = denoise::gate(crate::base::config::ThresholdConfig::default().l_contrast_min);
+    let smoothed = denoise::when_noisy(crate::base::planes::RawFrame::Bgr(frame), gate)?;
+    let frame = match &smoothed {
+        Some((denoise::Smoothed::Bgr(b), _)) => b,
+        _ => frame,
+    };
     // L and B once for every attempt's masks.
     let (l, b) = crate::lane::threshold::channels(frame, super::candidates::RIDGE_CUE)?;
     let size = (frame.width(), frame.height());
