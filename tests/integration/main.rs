@@ -19,6 +19,7 @@ mod interrupt;
 mod lane_change;
 mod layers;
 mod mistakes;
+mod noise;
 mod perspective;
 mod pitch;
 mod planes;

@@ -80,7 +80,7 @@ fn batch_note(input: &Path, args: &[&str], out: &Path) -> String {
 }
 
 /// The number in `text` between the first `marker` and the `end` after it.
-fn number_after<T: std::str::FromStr>(text: &str, marker: &str, end: &str) -> T {
+pub(super) fn number_after<T: std::str::FromStr>(text: &str, marker: &str, end: &str) -> T {
     text.split(marker)
         .nth(1)
         .and_then(|t| t.split(end).next())
@@ -90,7 +90,7 @@ fn number_after<T: std::str::FromStr>(text: &str, marker: &str, end: &str) -> T 
 
 /// The Udacity project clip through an ffmpeg video filter (with `opts` before the output,
 /// audio dropped), written in a new temporary folder: (the folder, the clip, the new one).
-fn udacity_clip_through(
+pub(super) fn udacity_clip_through(
     filter: &str,
     opts: &[&str],
 ) -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
