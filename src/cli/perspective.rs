@@ -206,10 +206,28 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             .iter()
             .map(|r| format!("{}: {}", r.name, r.problem.as_deref().unwrap_or("?")))
             .collect();
+        // One video whose frames show a road the other way up: say so, with the fix.
+        let turned = match a.inputs.as_slice() {
+            [v] if v.is_file() && lanes::video::is_video_path(v) => {
+                lanes::geometry::resolve::upside_down(
+                    v,
+                    camera.as_ref(),
+                    &lanes::geometry::selfcal::SelfCalOptions::default(),
+                )
+                .ok()
+                .flatten()
+                .map(|seen| format!(
+                    "; turned 180 degrees, {seen}: the camera records upside down. Mark it turned, without re-encoding: `ffmpeg -i {p} -c copy -metadata:s:v:0 rotate=180 turned.mp4`, then `lanes perspective turned.mp4`",
+                    p = v.display()
+                ))
+            }
+            _ => None,
+        };
         anyhow::bail!(
-            "no usable straight-road frame among {} ({}); no config written",
+            "no usable straight-road frame among {} ({}); no config written{}",
             results.len(),
-            reasons.join("; ")
+            reasons.join("; "),
+            turned.unwrap_or_default()
         );
     }
     let est = {

@@ -234,6 +234,50 @@ pub fn agrees_with_quad(g: &FoundGeometry, p: &PerspectiveConfig) -> Option<(f64
     g.agrees_with(left.intersect(&right)?, width)
 }
 
+/// Frames sampled to see whether a video whose geometry was not found is upside down.
+const UPSIDE_DOWN_SAMPLES: usize = 12;
+
+/// Whether the frames of the video at `path`, whose geometry was not found, show a road when
+/// turned 180 degrees: `UPSIDE_DOWN_SAMPLES` spread over it, turned and searched as the
+/// opening's are (`FrameAnalysis`, `geometry_from`). What they showed ("N of M sampled frames
+/// show the ego lane's two lines"), or `None`. A dashcam hung from the mirror records upside
+/// down when its flip setting is off; the search, which looks for the road below the horizon,
+/// then finds nothing, and a user is better told why than left with "no road geometry".
+pub fn upside_down(
+    path: &Path,
+    camera: Option<&Camera>,
+    opts: &SelfCalOptions,
+) -> Result<Option<String>> {
+    let frames = crate::geometry::sample::sample_video_frames(path, UPSIDE_DOWN_SAMPLES)?;
+    let Some(first) = frames.first() else {
+        return Ok(None);
+    };
+    let size = (first.frame.width(), first.frame.height());
+    if camera.is_some_and(|c| (c.width, c.height) != size) {
+        return Ok(None);
+    }
+    let turned = frames
+        .into_iter()
+        .map(|f| {
+            let mut m = opencv::core::Mat::default();
+            opencv::core::flip(f.frame.mat(), &mut m, -1)?;
+            Ok((BgrFrame::new(m)?, f.at_s))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let n = turned.len();
+    let fa = FrameAnalysis::new(size, camera, opts.work_rows)?;
+    let outcomes = fa.analyse(turned, opts)?;
+    Ok(fa
+        .combine(&outcomes, opts, std::time::Instant::now())?
+        .ok()
+        .map(|g| {
+            format!(
+                "{} of {n} sampled frames show the ego lane's two lines",
+                g.frames_used
+            )
+        }))
+}
+
 /// Where a run's road geometry comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GeometryChoice {
@@ -290,12 +334,21 @@ pub fn resolve(
                 found: Some(g),
                 source: src,
             }),
-            Err(reason) => Err(Error::Video {
-                path: path.to_path_buf(),
-                message: format!(
-                    "{reason}; no lanes drawn from a guess (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)"
-                ),
-            }),
+            Err(reason) => {
+                // Not a reason to fail of its own: a video that cannot be sampled again
+                // keeps the search's reason.
+                let fix = match upside_down(path, camera, opts).ok().flatten() {
+                    Some(seen) => format!(
+                        "; turned 180 degrees, {seen}: the camera records upside down (a dashcam hung from the mirror with its flip setting off). Mark it turned, without re-encoding: `ffmpeg -i {p} -c copy -metadata:s:v:0 rotate=180 turned.mp4`, then `lanes video turned.mp4`",
+                        p = path.display()
+                    ),
+                    None => " (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)".to_string(),
+                };
+                Err(Error::Video {
+                    path: path.to_path_buf(),
+                    message: format!("{reason}; no lanes drawn from a guess{fix}"),
+                })
+            }
         },
     }
 }

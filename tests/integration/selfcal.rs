@@ -642,6 +642,50 @@ fn a_dashcam_info_bar_is_below_the_road() {
     assert!((600.0..660.0).contains(&row), "{row}");
 }
 
+/// The Udacity clip upside down (a dashcam hung from the mirror with its flip setting off):
+/// no geometry is found (the search looks for the road below the horizon), and the error says
+/// that the frames turned 180 degrees show the lane, with the command that marks the file
+/// turned without re-encoding; the file so marked is then processed as recorded the right way
+/// up (the decoder honours the rotation).
+#[test]
+fn an_upside_down_video_is_named_with_the_fix() {
+    let Some((d, _, clip)) = udacity_clip_through("hflip,vflip", &["-preset", "veryfast"]) else {
+        return;
+    };
+    let o = lanes(&["video", clip.to_str().unwrap(), "--no-render"]);
+    assert_one_line_error(&o, "the camera records upside down");
+    let err = stderr(&o);
+    let shown: usize = number_after(&err, "turned 180 degrees, ", " of 12 sampled");
+    assert!(shown >= 6, "{err}");
+    assert!(err.contains("-c copy -metadata:s:v:0 rotate=180"), "{err}");
+    // `lanes perspective` on it says the same.
+    let cfg = d.path().join("up.toml");
+    let o = lanes(&[
+        "perspective",
+        clip.to_str().unwrap(),
+        "-o",
+        cfg.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success() && !cfg.exists());
+    assert!(
+        stderr(&o).contains("the camera records upside down"),
+        "{}",
+        stderr(&o)
+    );
+    let turned = d.path().join("turned.mp4");
+    ffmpeg(&[
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-c".as_ref(),
+        "copy".as_ref(),
+        "-metadata:s:v:0".as_ref(),
+        "rotate=180".as_ref(),
+        turned.as_os_str(),
+    ]);
+    let (s, err) = run_clip(&turned, &[], d.path());
+    assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+}
+
 /// The Udacity clip turned on its side (a phone clip whose rotation flag was lost): lines are
 /// found in 4 of its 24 sampled frames (on the dashes, the barrier and the trees), but they imply
 /// a camera 9.1 m above the road with a 3.7 m lane. `lanes video` refuses in one line naming
