@@ -8,7 +8,9 @@
 //! thousand (a one-sided three-sigma event), and the mask fills with speckle that the search
 //! climbs on (a cheap dashcam at night, high gain). Such a frame is smoothed first (Gaussian,
 //! wide enough to bring the noise to half that level), and the analysis reads the smoothed
-//! copy; what is drawn on is the frame as decoded. Frames below the level are not touched.
+//! copy; what is drawn on is the frame as decoded. Frames below the level are not touched, nor
+//! are frames beyond what a 3 px blur brings to half of it (`beyond_rescue`): smoothed, such
+//! noise forms blobs that pass for markings.
 //!
 //! The noise is measured as Immerkaer's estimator does ("Fast noise variance estimation",
 //! 1996): the mean absolute response of a 3x3 mask that cancels any plane, `sqrt(pi/2) / 6`
@@ -154,11 +156,20 @@ pub fn smooth(raw: RawFrame, blur: f64) -> Result<Smoothed> {
     })
 }
 
+/// The noise above which a frame is left as it is, for a `gate`: what the widest blur
+/// (`MAX_BLUR`) brings only to half the gate (26.6 grey levels at the default gate of 5).
+pub fn beyond_rescue(gate: f64) -> f64 {
+    MAX_BLUR * gate * std::f64::consts::PI.sqrt()
+}
+
 /// `raw` smoothed when its noise is over `gate` (grey levels): the smoothed frame and the
-/// noise measured; `None` for a frame under it.
+/// noise measured; `None` for a frame under it, and for one so noisy that the widest blur
+/// leaves more than half the gate (`beyond_rescue`): such noise, smoothed, forms blobs that
+/// pass for markings (a picture of pure noise would show a lane), while the frame as it is
+/// shows none.
 pub fn when_noisy(raw: RawFrame, gate: f64) -> Result<Option<(Smoothed, f64)>> {
     let s = frame_sigma(raw)?;
-    if s <= gate {
+    if s <= gate || s > beyond_rescue(gate) {
         return Ok(None);
     }
     Ok(Some((smooth(raw, blur_for(s, gate))?, s)))
@@ -206,6 +217,9 @@ mod tests {
         let Smoothed::Bgr(b) = &sm else {
             panic!("a BGR frame stays BGR")
         };
+        // Noise beyond rescue (+-60 levels, a standard deviation of 35) is left as it is.
+        assert!(beyond_rescue(g) < 30.0);
+        assert!(when_noisy(RawFrame::Bgr(&frame(60)), g).unwrap().is_none());
         let after = frame_sigma(RawFrame::Bgr(b)).unwrap();
         assert!(after < g / 2.0 + 0.5, "smoothed to {after}");
         // The stripe survives: its middle is still far above the road.

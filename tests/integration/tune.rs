@@ -512,6 +512,7 @@ fn tune_save_writes_only_changed_values_and_reloads() {
             "[threshold]",
             "l_min = 200",
             "method = \"global_max\"",
+            "smooth_noise = false",
             "[perspective]",
             "src = [[570.0, 466.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]]",
             "[search]",

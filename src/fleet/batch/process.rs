@@ -121,7 +121,8 @@ pub struct VideoReport {
     /// Output files in the video's folder.
     pub outputs: Vec<String>,
     /// A note on the run (`Pipeline::quad_note`: the perspective quad reaches outside the
-    /// frames). Absent in reports written before it existed.
+    /// frames; `VideoSummary::noise_note`: frames smoothed for sensor noise). Absent in reports
+    /// written before it existed.
     #[serde(default)]
     pub note: Option<String>,
     /// Medians of radius, offset and lane width over the frames with a lane (absent, all
@@ -325,7 +326,10 @@ pub fn process(
             report.seconds = summary.seconds;
             report.stats = stats;
             report.truncated_at = summary.truncated_at;
-            report.note = summary.quad_note.clone();
+            report.note = [summary.quad_note.clone(), summary.noise_note()]
+                .into_iter()
+                .flatten()
+                .reduce(|a, b| format!("{a}; {b}"));
             report.medians = summary.measures.medians();
             report.outputs.push(TELEMETRY.to_string());
             report.outputs.extend(video_name);

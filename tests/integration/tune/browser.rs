@@ -332,6 +332,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
             "[threshold]",
             "l_min = 180",
             "method = \"global_max\"",
+            "smooth_noise = false",
             "[search]",
             "band_min_source_rows = 0.0",
             "robust = false",
@@ -349,7 +350,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     assert!(
         msg.as_str()
             .unwrap()
-            .contains("saved lanes.toml (9 values differ"),
+            .contains("saved lanes.toml (10 values differ"),
         "{msg}"
     );
     // Unticking global_max switches to local contrast: now l_min is the one greyed out.
