@@ -213,13 +213,11 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
                     v,
                     camera.as_ref(),
                     &lanes::geometry::selfcal::SelfCalOptions::default(),
+                    "perspective",
                 )
                 .ok()
                 .flatten()
-                .map(|seen| format!(
-                    "; turned 180 degrees, {seen}: the camera records upside down. Mark it turned, without re-encoding: `ffmpeg -i {p} -c copy -metadata:s:v:0 rotate=180 turned.mp4`, then `lanes perspective turned.mp4`",
-                    p = v.display()
-                ))
+                .map(|hint| format!("; {hint}"))
             }
             _ => None,
         };

@@ -239,14 +239,16 @@ const UPSIDE_DOWN_SAMPLES: usize = 12;
 
 /// Whether the frames of the video at `path`, whose geometry was not found, show a road when
 /// turned 180 degrees: `UPSIDE_DOWN_SAMPLES` spread over it, turned and searched as the
-/// opening's are (`FrameAnalysis`, `geometry_from`). What they showed ("N of M sampled frames
-/// show the ego lane's two lines"), or `None`. A dashcam hung from the mirror records upside
-/// down when its flip setting is off; the search, which looks for the road below the horizon,
-/// then finds nothing, and a user is better told why than left with "no road geometry".
+/// opening's are (`FrameAnalysis`, `geometry_from`). When they do, what a user is told: what
+/// they showed, and the command that marks the file turned without re-encoding, then
+/// `lanes {command}` on it; `None` otherwise. A dashcam hung from the mirror records upside down
+/// when its flip setting is off; the search, which looks for the road below the horizon, then
+/// finds nothing, and a user is better told why than left with "no road geometry".
 pub fn upside_down(
     path: &Path,
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
+    command: &str,
 ) -> Result<Option<String>> {
     let frames = crate::geometry::sample::sample_video_frames(path, UPSIDE_DOWN_SAMPLES)?;
     let Some(first) = frames.first() else {
@@ -272,8 +274,9 @@ pub fn upside_down(
         .ok()
         .map(|g| {
             format!(
-                "{} of {n} sampled frames show the ego lane's two lines",
-                g.frames_used
+                "turned 180 degrees, {} of {n} sampled frames show the ego lane's two lines: the camera records upside down (a dashcam hung from the mirror with its flip setting off). Mark it turned, without re-encoding: `ffmpeg -i {p} -c copy -metadata:s:v:0 rotate=180 turned.mp4`, then `lanes {command} turned.mp4`",
+                g.frames_used,
+                p = path.display()
             )
         }))
 }
@@ -337,11 +340,8 @@ pub fn resolve(
             Err(reason) => {
                 // Not a reason to fail of its own: a video that cannot be sampled again
                 // keeps the search's reason.
-                let fix = match upside_down(path, camera, opts).ok().flatten() {
-                    Some(seen) => format!(
-                        "; turned 180 degrees, {seen}: the camera records upside down (a dashcam hung from the mirror with its flip setting off). Mark it turned, without re-encoding: `ffmpeg -i {p} -c copy -metadata:s:v:0 rotate=180 turned.mp4`, then `lanes video turned.mp4`",
-                        p = path.display()
-                    ),
+                let fix = match upside_down(path, camera, opts, "video").ok().flatten() {
+                    Some(hint) => format!("; {hint}"),
                     None => " (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)".to_string(),
                 };
                 Err(Error::Video {
