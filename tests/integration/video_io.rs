@@ -146,7 +146,8 @@ fn overlay_is_h264_yuv420p_faststart_with_every_frame_and_the_audio() {
 /// The container follows the output's name, as in FFmpeg's own tool: Matroska, AVI, MPEG-TS
 /// and QuickTime hold the H.264 video (every frame) and the copied AAC audio, and no partial
 /// file is left. A name no container fits (`.webm`, which holds only VP8/VP9/AV1, a `.gif`, no
-/// extension) is one line naming it, before the geometry search, and nothing is written.
+/// extension) is one line naming it, before the geometry search, and nothing is written; an
+/// existing folder is named as one.
 /// Before, every name got an MP4.
 #[test]
 fn the_output_container_follows_its_name() {
@@ -215,6 +216,14 @@ fn the_output_container_follows_its_name() {
         );
         assert!(!out.exists(), "{name} written");
     }
+    // An existing folder as -o: named as a folder, with a file name in it to give; nothing
+    // written into it.
+    let folder = dir.path().join("outdir");
+    std::fs::create_dir(&folder).unwrap();
+    let o = lanes(&["video", s(&clip), "-o", s(&folder)]);
+    assert_one_line_error(&o, "a folder, not a file");
+    assert!(stderr(&o).contains("outdir/overlay.mp4"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
     // A dashcam's MOV with PCM audio: an MP4 cannot hold it, and the note names the container
     // that keeps it; an .mkv output copies it.
     let pcm = dir.path().join("pcm.mov");
