@@ -73,8 +73,8 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
 
 /// Refuse, before anything is written, an output that is the same file as an input or as
 /// another output (`lanes::base::same_file::check`), and an output file (a role ending in "path")
-/// whose directory does not exist. Each entry is (role, path); `None` paths are options not
-/// given.
+/// whose directory does not exist or that is an existing folder. Each entry is (role, path);
+/// `None` paths are options not given.
 pub fn check_outputs(
     inputs: &[(&str, Option<&Path>)],
     outputs: &[(&str, Option<&Path>)],
@@ -87,8 +87,25 @@ pub fn check_outputs(
     };
     let (ins, outs) = (named(inputs), named(outputs));
     for (role, p) in &outs {
-        if role.ends_with(" path") {
+        if let Some(opt) = role.strip_suffix(" path") {
             lanes::base::atomic::check_parent_dir(p)?;
+            if p.is_dir() {
+                // A file in it with the name the option's files usually have.
+                let name = match opt {
+                    "--telemetry" => Some("telemetry.jsonl"),
+                    "--report" => Some("report.html"),
+                    "--events" => Some("events.json"),
+                    "--save-geometry" | "--save-to" => Some("lanes.toml"),
+                    _ => None,
+                };
+                let e_g = name
+                    .map(|n| format!(", e.g. {opt} {}", p.join(n).display()))
+                    .unwrap_or_default();
+                anyhow::bail!(
+                    "{}: {opt} names a folder, not a file: give a file in it{e_g}",
+                    p.display()
+                );
+            }
         }
     }
     let ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();

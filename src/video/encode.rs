@@ -165,7 +165,7 @@ pub struct Container {
 /// `.mov` QuickTime, `.mkv` Matroska, `.avi`, `.ts`/`.m2ts`/`.mts` MPEG-TS. Any other name is
 /// refused before anything is decoded, naming the extension: a `.webm` holds only VP8, VP9 or
 /// AV1 video (lanes writes H.264 or MPEG-4), and a `.gif`, `.txt` or bare name would hold an
-/// MP4 that nothing expects there; an existing folder is named as one.
+/// MP4 that nothing expects there.
 pub fn container_for(path: &Path) -> Result<Container> {
     let ext = path
         .extension()
@@ -179,15 +179,6 @@ pub fn container_for(path: &Path) -> Result<Container> {
             ),
         })
     };
-    if path.is_dir() {
-        return Err(Error::Io {
-            path: path.to_path_buf(),
-            message: format!(
-                "a folder, not a file: name the video to write in it, e.g. -o {}",
-                path.join("overlay.mp4").display()
-            ),
-        });
-    }
     match ext.as_deref() {
         Some("mp4" | "m4v") => c("mp4", true),
         Some("mov") => c("mov", true),

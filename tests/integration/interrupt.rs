@@ -281,7 +281,7 @@ fn output_that_is_a_directory_or_under_a_file_or_read_only_is_an_error() {
         "--frames",
         "3",
     ]);
-    assert_one_line_error(&o, "out.mp4: output is a directory");
+    assert_one_line_error(&o, "out.mp4: -o names a folder, not a file");
     let file = dir.path().join("plain");
     std::fs::write(&file, b"x").unwrap();
     let under = file.join("o.mp4");

@@ -483,7 +483,7 @@ fn corpus() -> Vec<Case> {
             "output that is a folder",
             "video in.mp4 -o taken.mp4 --frames 3",
             2,
-            &["taken.mp4: output is a directory"],
+            &["taken.mp4: -o names a folder, not a file"],
         ),
         case(
             "board size without an x",

@@ -216,13 +216,21 @@ fn the_output_container_follows_its_name() {
         );
         assert!(!out.exists(), "{name} written");
     }
-    // An existing folder as -o: named as a folder, with a file name in it to give; nothing
-    // written into it.
+    // An existing folder as -o, --telemetry or --report: named as a folder before anything
+    // runs (a report's used to fail after the whole run), with a file name in it to give;
+    // nothing written into it.
     let folder = dir.path().join("outdir");
     std::fs::create_dir(&folder).unwrap();
     let o = lanes(&["video", s(&clip), "-o", s(&folder)]);
-    assert_one_line_error(&o, "a folder, not a file");
-    assert!(stderr(&o).contains("outdir/overlay.mp4"), "{}", stderr(&o));
+    assert_one_line_error(&o, "-o names a folder, not a file: give a file in it");
+    for (opt, example) in [
+        ("--telemetry", "outdir/telemetry.jsonl"),
+        ("--report", "outdir/report.html"),
+    ] {
+        let o = lanes(&["video", s(&clip), "--no-render", opt, s(&folder)]);
+        assert_one_line_error(&o, "names a folder, not a file");
+        assert!(stderr(&o).contains(example), "{}", stderr(&o));
+    }
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
     // A dashcam's MOV with PCM audio: an MP4 cannot hold it, and the note names the container
     // that keeps it; an .mkv output copies it.
