@@ -480,6 +480,18 @@ fn corpus() -> Vec<Case> {
             &["missing.txt: cannot read input list"],
         ),
         case(
+            "a file name given as lanes image's output folder",
+            "image stills -o overlay.jpg",
+            2,
+            &["overlay.jpg: -o names a file, but this command writes a folder of outputs: give a folder, e.g. -o overlay"],
+        ),
+        case(
+            "a video name given as lanes batch's output folder",
+            "batch in.mp4 -o result.mp4",
+            2,
+            &["result.mp4: -o names a file, but this command writes a folder of outputs: give a folder, e.g. -o result"],
+        ),
+        case(
             "output that is a folder",
             "video in.mp4 -o taken.mp4 --frames 3",
             2,
