@@ -112,7 +112,7 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         .map(|p| p.as_path())
         .collect();
     lanes::base::same_file::check_out_dir(&dirs, &a.job.out, "-o directory")?;
-    super::common::check_out_dir_name(&a.job.out)?;
+    super::common::check_out_dir_name(&a.job.out, "-o")?;
     let folders: Vec<PathBuf> = tasks.iter().map(|t| a.job.out.join(&t.item.rel)).collect();
     let mut inputs: Vec<(&str, Option<&Path>)> = Vec::new();
     for t in &tasks {

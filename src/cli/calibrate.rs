@@ -117,7 +117,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         }
     }
     if let Some(d) = &a.corners_dir {
-        ensure_out_dir(d)?;
+        ensure_out_dir(d, "--corners-dir")?;
     }
     let opts = RunOptions {
         detect: DetectOptions {

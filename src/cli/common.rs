@@ -125,13 +125,13 @@ pub fn frame_count(s: &str) -> std::result::Result<usize, String> {
 /// Refuse an output folder that does not exist yet and is named like a video or a still
 /// (`-o out.jpg` to `lanes image`, `-o out.mp4` to `lanes batch`): the user meant a file, and
 /// would get a folder of that name with the outputs inside.
-pub fn check_out_dir_name(dir: &Path) -> Result<()> {
+pub fn check_out_dir_name(dir: &Path, opt: &str) -> Result<()> {
     let looks_like_file =
         lanes::video::is_video_path(dir) || lanes::base::still::is_still_path(dir);
     if looks_like_file && !dir.is_dir() {
         let stem = dir.with_extension("");
         anyhow::bail!(
-            "{}: -o names a file, but this command writes a folder of outputs: give a folder, e.g. -o {}",
+            "{}: {opt} names a file, but this command writes a folder of outputs: give a folder, e.g. {opt} {}",
             dir.display(),
             stem.display()
         );
@@ -139,10 +139,10 @@ pub fn check_out_dir_name(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Create an output directory (its parent must exist; named like a file it is refused:
-/// `check_out_dir_name`).
-pub fn ensure_out_dir(dir: &Path) -> Result<()> {
-    check_out_dir_name(dir)?;
+/// Create the output directory given with option `opt` (its parent must exist; named like a
+/// file it is refused: `check_out_dir_name`).
+pub fn ensure_out_dir(dir: &Path, opt: &str) -> Result<()> {
+    check_out_dir_name(dir, opt)?;
     if !dir.exists() {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("{}: cannot create output directory", dir.display()))?;

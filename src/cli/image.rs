@@ -177,7 +177,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
         .map(|p| ("-o directory", Some(p.as_path())))
         .collect();
     super::common::check_outputs(&inputs, &outputs)?;
-    ensure_out_dir(&a.output)?;
+    ensure_out_dir(&a.output, "-o")?;
     // The built-in geometry is the Udacity camera's, made for its 1280x720 frames. Without a
     // [perspective] (and with the robust preset), stills get a geometry found in themselves, as
     // `lanes video` finds a video's, unless they are the Udacity camera's (`stills_geometry`);

@@ -47,7 +47,7 @@ pub fn run(a: UndistortArgs) -> Result<i32> {
         .map(|p| ("-o directory", Some(p.as_path())))
         .collect();
     check_outputs(&inputs, &outputs)?;
-    ensure_out_dir(&a.output)?;
+    ensure_out_dir(&a.output, "-o")?;
     let und = Undistorter::new(&camera)?;
     let mut failed = 0usize;
     for (p, out) in paths.iter().zip(&planned) {

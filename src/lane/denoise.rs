@@ -14,7 +14,8 @@
 //!
 //! The noise is measured as Immerkaer's estimator does ("Fast noise variance estimation",
 //! 1996): the mean absolute response of a 3x3 mask that cancels any plane, `sqrt(pi/2) / 6`
-//! times it, on the luma (every 32nd row, every 2nd column: 14 000 samples, about 20 microseconds, a 720p frame).
+//! times it, on the luma (every 32nd row, every 2nd column: 14 000 samples, about 20
+//! microseconds, a 720p frame).
 //! Texture adds to it a little: the shared clips measure 0.2-4 grey levels, most under 1.5.
 
 use crate::base::error::Result;

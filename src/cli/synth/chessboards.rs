@@ -77,7 +77,7 @@ pub(super) fn run(a: ChessboardArgs) -> Result<i32> {
         Some(p) => Camera::load(p).with_context(|| "loading camera".to_string())?,
         None => Rig::default().camera,
     };
-    ensure_out_dir(&a.output)?;
+    ensure_out_dir(&a.output, "-o")?;
     let t0 = Instant::now();
     let views = chessboard::render_views(&camera, board, a.square, a.views, a.seed)?;
     let cam = "camera.yml";

@@ -49,7 +49,7 @@ pub fn run(a: SynthArgs) -> Result<i32> {
 }
 
 fn run_negatives(a: NegativesArgs) -> Result<i32> {
-    ensure_out_dir(&a.output)?;
+    ensure_out_dir(&a.output, "-o")?;
     let set = synth::negatives::negatives()?;
     for n in &set {
         let p = a.output.join(format!("{}.png", n.name));

@@ -88,7 +88,7 @@ pub(super) fn run(a: RoadArgs) -> Result<i32> {
         }
     };
     super::args::check_camera_output(a.rig.camera.as_deref(), &a.output)?;
-    ensure_out_dir(&a.output)?;
+    ensure_out_dir(&a.output, "-o")?;
     let (cam, cfg) = write_rig_files(&a.output, &rig, &quad, base.lane_width_m, "lanes.toml")?;
     let t0 = Instant::now();
     let renderer = Renderer::new(&rig, a.rig.supersample)?;

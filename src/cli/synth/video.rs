@@ -190,7 +190,7 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
         opts.edge_line = true;
     }
     super::args::check_camera_output(a.rig.camera.as_deref(), &a.output)?;
-    ensure_out_dir(&a.output)?;
+    ensure_out_dir(&a.output, "-o")?;
     let (cam, cfg) = write_rig_files(
         &a.output,
         &rig,
