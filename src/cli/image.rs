@@ -60,6 +60,9 @@ pub struct ImageRecord {
     /// How the file was converted to 8-bit BGR ("gray to BGR", "RGBA to BGR, alpha dropped",
     /// "16-bit RGB to 8-bit (scaled by 1/256) BGR"), or null for an 8-bit colour file.
     pub converted: Option<String>,
+    /// The still's sensor noise (grey levels) when it was smoothed before the analysis
+    /// (`lanes::lane::denoise`), or null.
+    pub noise_smoothed: Option<f64>,
     pub ms: f64,
 }
 
@@ -131,6 +134,7 @@ fn process(
         confidence: r3(d.confidence),
         status: d.status.as_str(),
         converted: None,
+        noise_smoothed: a.noise_smoothed.map(|n| (n * 10.0).round() / 10.0),
         ms,
     })
 }
@@ -246,7 +250,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                         v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
                     };
                     eprintln!(
-                        "{}: {} (confidence {:.2}), radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms{}",
+                        "{}: {} (confidence {:.2}), radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms{}{}",
                         path.display(),
                         rec.status,
                         rec.confidence,
@@ -259,6 +263,9 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                         rec.converted
                             .as_deref()
                             .map(|c| format!(" (converted: {c})"))
+                            .unwrap_or_default(),
+                        rec.noise_smoothed
+                            .map(|n| format!(" (smoothed first: sensor noise {n} grey levels)"))
                             .unwrap_or_default()
                     );
                 }

@@ -33,4 +33,40 @@ fn a_noisy_drive_is_smoothed_and_its_lane_found() {
     // The clip as recorded (noise about 0.5 grey levels) is analysed as it is.
     let (_, err) = run_clip(&clean, &[], d.path());
     assert!(!err.contains("smoothed"), "{err}");
+    // A still of each: `lanes image --json` says which was smoothed, and by how much noise.
+    let still = |from: &Path, name: &str| {
+        let p = d.path().join(name);
+        ffmpeg(&[
+            "-ss".as_ref(),
+            "2".as_ref(),
+            "-i".as_ref(),
+            from.as_os_str(),
+            "-frames:v".as_ref(),
+            "1".as_ref(),
+            p.as_os_str(),
+        ]);
+        p
+    };
+    let (noisy, plain) = (still(&clip, "noisy.png"), still(&clean, "plain.png"));
+    let out = d.path().join("stills");
+    let o = lanes(&[
+        "image",
+        noisy.to_str().unwrap(),
+        plain.to_str().unwrap(),
+        "--config",
+        "calibration/udacity.toml",
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 2);
+    let n = recs[0]["noise_smoothed"].as_f64().unwrap();
+    assert!((8.0..20.0).contains(&n), "{:?}", recs[0]);
+    assert_eq!(recs[0]["status"], "both", "{:?}", recs[0]);
+    assert!(recs[1]["noise_smoothed"].is_null(), "{:?}", recs[1]);
 }
