@@ -137,12 +137,20 @@ pub fn smooth(raw: RawFrame, blur: f64) -> Result<Smoothed> {
     Ok(match raw {
         RawFrame::Bgr(b) => Smoothed::Bgr(BgrFrame::new(gauss(b.mat(), blur)?)?),
         RawFrame::Yuv(p) => {
+            // Each plane read in place, rows `stride` bytes apart (no packed copy).
             let plane = |data: &[u8], stride: usize, w: i32, h: i32| -> Result<Mat> {
-                let mut packed = Vec::with_capacity((w * h) as usize);
-                for row in 0..h as usize {
-                    packed.extend_from_slice(&data[row * stride..row * stride + w as usize]);
-                }
-                let m = Mat::new_rows_cols_with_data(h, w, &packed[..])?;
+                // SAFETY: `Yuv420Planes::new` checked that `data` holds `h` rows of `w` bytes
+                // `stride` apart; the header only lives for the blur, which reads it (the
+                // pointer is cast to mutable for the constructor's type, nothing writes to it).
+                let m = unsafe {
+                    Mat::new_rows_cols_with_data_unsafe(
+                        h,
+                        w,
+                        core::CV_8UC1,
+                        data.as_ptr() as *mut std::ffi::c_void,
+                        stride,
+                    )
+                }?;
                 gauss(&m, blur)
             };
             let (w, h) = (p.width, p.height);
