@@ -2,6 +2,7 @@
 
 pub mod autoperspective;
 pub mod calibrate;
+pub mod found;
 pub mod resolve;
 pub mod sample;
 pub mod selfcal;
