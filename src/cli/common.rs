@@ -73,7 +73,8 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
 
 /// Refuse, before anything is written, an output that is the same file as an input or as
 /// another output (`lanes::base::same_file::check`), and an output file (a role ending in "path")
-/// whose directory does not exist or that is an existing folder. Each entry is (role, path);
+/// whose directory does not exist, that is an existing folder, or that is a text output named
+/// like a video or a still (`check_text_output_name`). Each entry is (role, path);
 /// `None` paths are options not given.
 pub fn check_outputs(
     inputs: &[(&str, Option<&Path>)],
@@ -108,9 +109,44 @@ pub fn check_outputs(
             }
         }
     }
-    let ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();
-    let outs: Vec<Named> = outs.iter().map(|(r, p)| Named::new(r, p)).collect();
-    Ok(lanes::base::same_file::check(&ins, &outs)?)
+    let named_ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();
+    let named_outs: Vec<Named> = outs.iter().map(|(r, p)| Named::new(r, p)).collect();
+    lanes::base::same_file::check(&named_ins, &named_outs)?;
+    for (role, p) in &outs {
+        if let Some(opt) = role.strip_suffix(" path") {
+            check_text_output_name(opt, p)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuse a text output (telemetry, report, events, a saved geometry) named like a video or
+/// a still: `--telemetry out.mp4` where `-o out.mp4` was meant would write JSON Lines into a
+/// file every player then fails on. The message names what the option writes and the option
+/// for the picture.
+fn check_text_output_name(opt: &str, p: &Path) -> Result<()> {
+    let (what, ext) = match opt {
+        "--telemetry" => ("telemetry as JSON Lines or CSV", "jsonl"),
+        "--report" => ("an HTML page", "html"),
+        "--events" => ("the events as JSON", "json"),
+        "--save-geometry" => ("the geometry as a TOML config", "toml"),
+        _ => return Ok(()),
+    };
+    let video = lanes::video::is_video_path(p);
+    if video || lanes::base::still::is_still_path(p) {
+        let kind = if video { "a video" } else { "a still" };
+        let picture = if video {
+            "; the overlay video is -o"
+        } else {
+            ""
+        };
+        anyhow::bail!(
+            "{}: {opt} names {kind}, but it writes {what}: give e.g. {opt} {}{picture}",
+            p.display(),
+            p.with_extension(ext).display()
+        );
+    }
+    Ok(())
 }
 
 /// `--frames N` (frames processed, or sampled from a video): a count of at least 1.

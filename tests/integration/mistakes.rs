@@ -492,6 +492,18 @@ fn corpus() -> Vec<Case> {
             &["result.mp4: -o names a file, but this command writes a folder of outputs: give a folder, e.g. -o result"],
         ),
         case(
+            "telemetry named as the overlay video",
+            "video in.mp4 --no-render --telemetry out.mp4",
+            2,
+            &["out.mp4: --telemetry names a video, but it writes telemetry as JSON Lines or CSV: give e.g. --telemetry out.jsonl; the overlay video is -o"],
+        ),
+        case(
+            "saved geometry named as a still",
+            "video in.mp4 --no-render --save-geometry cam.png",
+            2,
+            &["cam.png: --save-geometry names a still", "--save-geometry cam.toml"],
+        ),
+        case(
             "output that is a folder",
             "video in.mp4 -o taken.mp4 --frames 3",
             2,
