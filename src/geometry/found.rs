@@ -93,8 +93,9 @@ pub struct FoundGeometry {
     /// The video's first frame among those the geometry was found in (0 for frames given as
     /// such): a video that opens off the road (a car park) shows no lane before it.
     pub first_frame_used: usize,
-    /// `Some(window_s)` when the opening window showed too few usable frames and the search
-    /// went on into later ones.
+    /// `Some(s)` when the opening `s` seconds (the windows searched in order before the one
+    /// the geometry was found in, or all of them when the rest of a long drive was sampled)
+    /// showed too few usable frames and the search went on past them.
     pub past_opening_s: Option<f64>,
     /// The first cut among the frames the search decoded (an edited video; `None` when there
     /// is none, or cuts were not watched for): where the opening shot ends.

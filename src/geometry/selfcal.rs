@@ -15,8 +15,8 @@ use crate::base::frame::BgrFrame;
 use crate::geometry::autoperspective::{self as ap, FrameOutcome, LaneLines};
 pub use crate::geometry::found::{FoundGeometry, SelfCalOptions, SAME_CAMERA};
 use crate::geometry::sample::{
-    midpoints, read_frames_at, record_budget_shared, recordable_window_s, window_samples,
-    ShotWatch, RECORD_BUDGET_BYTES,
+    evenly_spaced, midpoints, read_frames_at, record_budget_shared, recordable_window_s,
+    window_samples, ShotWatch, RECORD_BUDGET_BYTES,
 };
 use crate::geometry::work_scale::WorkScale;
 use crate::lane::undistort::Undistorter;
@@ -236,9 +236,10 @@ pub fn find_on(
                  enough: usize,
                  outcomes: &mut Vec<FrameOutcome>,
                  indices: &mut Vec<usize>,
+                 seek: bool,
                  mut watch: Option<&mut ShotWatch>| {
         for chunk in wanted.chunks(SAMPLE_CHUNK) {
-            let got = read_frames_at(src, *pos, chunk, false, watch.as_deref_mut())?;
+            let got = read_frames_at(src, *pos, chunk, seek, watch.as_deref_mut())?;
             let n = got.len();
             if let Some(last) = got.last() {
                 *pos = last.index + 1;
@@ -264,10 +265,12 @@ pub fn find_on(
     // In chunks of consecutive samples, decoded in order; enough agreeing frames end the
     // search early (a clean clip is calibrated from its first seconds). A window that shows
     // too few (a drive that opens in a car park, at a red light behind a truck) is followed by
-    // the next, up to `SEARCH_WINDOWS` of the default length (2 minutes).
+    // the next, up to `SEARCH_WINDOWS` of the default length (2 minutes), then the rest of a
+    // longer video.
     let mut pos = 0usize;
     let mut windows = 0;
     let mut first = Vec::new();
+    let mut ended = false;
     for k in 0..search_windows {
         let wanted = window_samples(k, src.announced_frames, src.fps, window_s, opts.samples);
         if wanted.is_empty() {
@@ -277,18 +280,45 @@ pub fn find_on(
         if k == 0 {
             first.clone_from(&wanted);
         }
-        let ended = round(
+        ended = round(
             src,
             &mut pos,
             &wanted,
             ENOUGH_FRAMES,
             &mut outcomes,
             &mut indices,
+            false,
             watch.as_mut(),
         )?;
         if ended || views(&outcomes) >= opts.min_frames {
             break;
         }
+    }
+    // A long drive whose first windows show too few usable frames (minutes in town, a garage,
+    // a traffic jam behind a truck) is sampled over the rest of it, each sample reached by
+    // seeking: a geometry found there holds for the whole drive (one camera), and a video is
+    // refused only when none of it shows the lane. Cuts are not watched past a seek.
+    let searched = windows * (window_s * src.fps).round().max(1.0) as usize;
+    let announced = src.announced_frames.max(0) as usize;
+    let rest_sampled = !ended
+        && windows == search_windows
+        && views(&outcomes) < opts.min_frames
+        && announced > searched;
+    if rest_sampled {
+        let rest: Vec<usize> = evenly_spaced(announced - searched, opts.samples)
+            .into_iter()
+            .map(|i| i + searched)
+            .collect();
+        round(
+            src,
+            &mut pos,
+            &rest,
+            ENOUGH_FRAMES,
+            &mut outcomes,
+            &mut indices,
+            true,
+            None,
+        )?;
     }
     // A video that ends inside the first window with too few usable frames (a short clip seen
     // in glimpses: a truck ahead, a lane change, wipers) gets a second round of samples between
@@ -310,6 +340,7 @@ pub fn find_on(
             usize::MAX,
             &mut outcomes,
             &mut indices,
+            false,
             None,
         )?;
     }
@@ -337,15 +368,20 @@ pub fn find_on(
             .map(|(_, i)| *i)
             .min()
             .unwrap_or(0);
-        g.past_opening_s = (windows > 1).then_some(window_s);
+        g.past_opening_s = if rest_sampled {
+            Some(windows as f64 * window_s)
+        } else {
+            (windows > 1).then(|| (windows - 1) as f64 * window_s)
+        };
         g.first_cut = first_cut;
     }
     Ok(r)
 }
 
-/// Windows of `window_s` searched at most (2 minutes at the default 30 s) before a video is
-/// refused: a drive may open with a minute in a car park, but a clip that shows no lane in
-/// two minutes is not a road drive the search can use.
+/// Windows of `window_s` searched in order (2 minutes at the default 30 s), decoding every
+/// frame (kept for the run): a drive may open with a minute in a car park. A longer video whose
+/// windows show too few usable frames is then sampled over the rest of it by seeking (minutes
+/// in town before the road) before it is refused.
 const SEARCH_WINDOWS: usize = 4;
 
 /// Samples analysed at a time (in parallel), between checks for enough agreeing frames.

@@ -294,6 +294,66 @@ fn a_drive_that_opens_off_the_road_is_calibrated_further_on() {
     assert!(road_both >= 190, "{road_both}");
 }
 
+/// A long drive that opens with 4 minutes off the road (a flat grey view, then the forest
+/// road clip, both 640x360 at 10 fps): the 2 minutes searched in order show no lane, so the
+/// rest of the drive is sampled, each sample reached by seeking (71 frames apart), and the
+/// geometry found on the road holds for the whole video. Before, the video was refused ("0 of
+/// 96 sampled frames show the ego lane's two lines").
+#[test]
+fn a_long_drive_that_reaches_the_road_after_two_minutes_is_calibrated_there() {
+    let Some(clip) = data("videos/anycam/forest_road_gaurav.mp4") else {
+        return;
+    };
+    let d = tmp();
+    let v = d.path().join("town_then_road.mp4");
+    ffmpeg(&[
+        "-f".as_ref(),
+        "lavfi".as_ref(),
+        "-i".as_ref(),
+        "color=c=0x505050:s=640x360:r=10:d=250".as_ref(),
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-filter_complex".as_ref(),
+        "[1:v]fps=10,setsar=1[r];[0:v]setsar=1[g];[g][r]concat=n=2:v=1:a=0[v]".as_ref(),
+        "-map".as_ref(),
+        "[v]".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "ultrafast".as_ref(),
+        "-pix_fmt".as_ref(),
+        "yuv420p".as_ref(),
+        v.as_os_str(),
+    ]);
+    let (s, err) = run_clip(&v, &[], d.path());
+    let road = s.frames - 2500;
+    assert!((400..=420).contains(&road), "{err}");
+    assert!(
+        err.contains("too few usable frames in the opening 120 s"),
+        "{err}"
+    );
+    let from: usize = number_after(&err, "found from frame ", " ");
+    assert!((2500..s.frames).contains(&from), "{err}");
+    let recs: Vec<Value> = std::fs::read_to_string(d.path().join("t.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let grey_lanes = recs[..2500]
+        .iter()
+        .filter(|r| r["status"] != "none")
+        .count();
+    let road_both = recs[2500..]
+        .iter()
+        .filter(|r| r["status"] == "both")
+        .count();
+    eprintln!(
+        "lanes on {grey_lanes} of 2500 grey frames, both lines on {road_both} of {road} road frames"
+    );
+    assert_eq!(grey_lanes, 0);
+    assert!(road_both as f64 >= 0.9 * road as f64, "{road_both}");
+}
+
 /// `--fov` on real footage: the Udacity clip cropped to its centre 960x540 keeps the camera's
 /// focal length (1156.9 px), so its frames have a 45.06 degree field of view. Given that, the
 /// radius found without a camera file is the whole frame's (with its camera file) within 15%;
