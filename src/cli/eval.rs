@@ -71,7 +71,13 @@ pub fn run(a: EvalArgs) -> Result<i32> {
         );
     }
     let mut runner = Runner::new(a.camera.clone(), a.config.clone(), super::common::preset());
+    // Without a [perspective], labelled stills get the geometry found in each set's stills, as
+    // `lanes image` gives them (synthetic truth names its own config).
+    runner.find_geometry = !super::common::geometry_given(a.config.as_deref())?;
     let rep = evaluate(&mut runner, &items, &a.negatives, a.root.as_deref());
+    for n in &runner.notes {
+        eprintln!("lanes: {n}");
+    }
     for f in &rep.failed {
         eprintln!("lanes: {}: {}", f.file, f.error);
     }

@@ -6,4 +6,5 @@ pub mod found;
 pub mod resolve;
 pub mod sample;
 pub mod selfcal;
+pub mod stills;
 pub mod work_scale;

@@ -585,3 +585,58 @@ fn robust_default_on_the_p1_camera_with_its_perspective_config() {
     assert!(f(&s["labelled_rows_accuracy"]) >= 0.65, "{s}");
     assert!(f(&s["labelled_rows_fp"]) <= 0.10, "{s}");
 }
+
+/// Labelled stills of other cameras scored with no config: each set's stills get the road
+/// geometry found in them, as `lanes image` gives them (`geometry::stills`), and the scores are
+/// those of a geometry made for the camera. Before, the built-in Udacity geometry was used:
+/// the TuSimple mask set 0.000 / 0.000 (nothing predicted), the P1 labels 0.300 (FP 0.100),
+/// CULane precision 0.548 (17 TP, 14 FP). Measured 2026-12-05: 0.963 / 0.750, 1.000 (FP 0.000),
+/// CULane 0.839 (26 TP, 5 FP), recall 0.464.
+#[test]
+fn labelled_stills_of_other_cameras_are_scored_with_the_geometry_found_in_them() {
+    let (Some(masks), Some(p1), Some(culane)) = (
+        data("labelled/lanenet_tusimple_example/training_data_example"),
+        data("labelled/udacity_hard_ego/labels_p1_challenge.json"),
+        data("labelled/culane_sample/driver_161_90frame"),
+    ) else {
+        return;
+    };
+    let run = |p: &Path| {
+        let o = lanes(&["eval", &p.to_string_lossy(), "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (v, stderr(&o))
+    };
+    let (v, err) = run(&masks);
+    assert!(
+        err.contains(
+            "6 stills of 1280x720: another camera than the built-in geometry's: geometry found in"
+        ),
+        "{err}"
+    );
+    let m = &v["masks"];
+    eprintln!("TuSimple masks, no config: {m}");
+    assert!(f(&m["pred_near_mask"]) >= 0.90, "{m}");
+    assert!(f(&m["mask_near_pred"]) >= 0.70, "{m}");
+    let (v, err) = run(&p1);
+    assert!(
+        err.contains("10 stills of 720x576: geometry found in"),
+        "{err}"
+    );
+    let s = &v["tusimple"]["subsets"]["p1"];
+    eprintln!("P1 labels, no config: {s}");
+    assert!(f(&s["labelled_rows_accuracy"]) >= 0.95, "{s}");
+    assert!(f(&s["labelled_rows_fp"]) <= 0.05, "{s}");
+    // Each CULane sequence (a folder) is one camera: its own search.
+    let (v, err) = run(&culane);
+    assert_eq!(
+        err.matches("15 stills of 1640x590: geometry found in")
+            .count(),
+        2,
+        "{err}"
+    );
+    let c = &v["culane"];
+    eprintln!("CULane, no config: {c}");
+    assert!(f(&c["precision"]) >= 0.75, "{c}");
+    assert!(f(&c["recall"]) >= 0.40, "{c}");
+}

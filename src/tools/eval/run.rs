@@ -121,6 +121,14 @@ pub struct Runner {
     pub config_override: Option<PathBuf>,
     pub preset: Preset,
     pub pipes: HashMap<PipeKey, (Pipeline, Option<Camera>)>,
+    /// Whether the stills of each labelled set get the road geometry found in them
+    /// (`geometry::stills`, once per set and frame size), as `lanes image` gives stills when no
+    /// `[perspective]` is given. Negatives and synthetic truth keep their configured geometry.
+    pub find_geometry: bool,
+    /// Pipelines with a set's own geometry, by (set, width, height).
+    found: HashMap<(PathBuf, i32, i32), (Pipeline, Option<Camera>)>,
+    /// What each search found, or why not: "SET: LINE" for the user.
+    pub notes: Vec<String>,
 }
 
 impl Runner {
@@ -132,7 +140,50 @@ impl Runner {
             config_override: config,
             preset,
             pipes: HashMap::new(),
+            find_geometry: false,
+            found: HashMap::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// The pipeline for the still `raw` (read from `path`) of the labelled set `set` (a label
+    /// file, or the folder of a sequence), whose stills `images` lists: with `find_geometry`,
+    /// the geometry found in the set's stills of that size (`geometry::stills::stills_config`,
+    /// its lines kept in `notes`); else the configured one.
+    fn still_pipeline(
+        &mut self,
+        set: &Path,
+        images: impl FnOnce() -> Vec<PathBuf>,
+        path: &Path,
+        raw: &BgrFrame,
+    ) -> Result<&(Pipeline, Option<Camera>)> {
+        let (w, h) = (raw.width(), raw.height());
+        if !self.find_geometry {
+            return self.pipeline(None, None, w, h);
+        }
+        let key = (set.to_path_buf(), w, h);
+        if !self.found.contains_key(&key) {
+            let config = Config::load_over(self.config_override.as_deref(), self.preset)?;
+            let camera = match &self.camera_override {
+                Some(p) => Some(Camera::load(p)?),
+                None => None,
+            };
+            let images = images();
+            let (c, notes) = if crate::geometry::stills::worth_searching((w, h), images.len()) {
+                let first = Some((path, raw));
+                crate::geometry::stills::stills_config(&images, first, &config, camera.as_ref())
+            } else {
+                (config, Vec::new())
+            };
+            let set_name = set.display();
+            self.notes
+                .extend(notes.into_iter().map(|n| format!("{set_name}: {n}")));
+            let pipe = Pipeline::new(c, camera.as_ref(), w, h)?;
+            self.found.insert(key.clone(), (pipe, camera));
+        }
+        self.found
+            .get(&key)
+            .ok_or_else(|| Error::Invalid("pipeline cache".into()))
     }
 
     fn pipeline(
@@ -350,6 +401,11 @@ pub fn eval_tusimple(
     failed: &mut Vec<Failure>,
 ) -> Result<()> {
     let labels = tusimple::load_labels(path)?;
+    let images: Vec<PathBuf> = labels
+        .iter()
+        .filter(|l| !l.skip)
+        .map(|l| tusimple::resolve_raw_file(path, &l.raw_file, root))
+        .collect();
     for l in labels {
         let subset = tusimple::subset(&l.raw_file);
         if l.skip {
@@ -359,7 +415,7 @@ pub fn eval_tusimple(
         let img_path = tusimple::resolve_raw_file(path, &l.raw_file, root);
         let r = (|| -> Result<ImageScore> {
             let raw = read_image(&img_path)?;
-            let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
+            let (pipe, camera) = run.still_pipeline(path, || images.clone(), &img_path, &raw)?;
             let a = pipe.analyze(&raw, None)?;
             let (left, right) = image_lines(pipe, camera.as_ref(), a.reported_lines());
             let pred: Vec<Vec<f64>> = [left, right]
@@ -433,7 +489,10 @@ pub fn eval_culane(run: &mut Runner, path: &Path) -> Result<CountsImage> {
     let raw = read_image(&img_path)?;
     let gt_all = culane::load_lines(path)?;
     let gt = culane::ego_lines(&gt_all, raw.width(), raw.height());
-    let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
+    // A sequence's frames (the `.lines.txt` files of one folder) are one camera's.
+    let set = path.parent().unwrap_or(Path::new("."));
+    let images = || sibling_images(set, ".lines.txt", ".jpg");
+    let (pipe, camera) = run.still_pipeline(set, images, &img_path, &raw)?;
     let a = pipe.analyze(&raw, None)?;
     let (left, right) = image_lines(pipe, camera.as_ref(), a.reported_lines());
     let pred: Vec<Polyline> = [left, right].into_iter().flatten().collect();
@@ -441,6 +500,23 @@ pub fn eval_culane(run: &mut Runner, path: &Path) -> Result<CountsImage> {
         file: img_path.display().to_string(),
         counts: culane::score(&pred, &gt, raw.width(), raw.height())?,
     })
+}
+
+/// The stills beside the truth files of a folder: each file in `dir` whose name ends with
+/// `suffix`, that suffix replaced by `ext` (CULane: `N.lines.txt` -> `N.jpg`), sorted.
+fn sibling_images(dir: &Path, suffix: &str, ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.to_string();
+            let stem = name.strip_suffix(suffix)?;
+            Some(dir.join(format!("{stem}{ext}")))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 fn read_gray(p: &Path) -> Result<Mat> {
@@ -484,7 +560,15 @@ pub fn eval_mask(run: &mut Runner, path: &Path) -> Result<MaskImage> {
         None
     };
     let ego = masks::ego_mask(&bin, inst.as_ref())?;
-    let (pipe, camera) = run.pipeline(None, None, raw.width(), raw.height())?;
+    // The set's images (`image/`, beside `gt_binary_image/`) are one camera's.
+    let masks_dir = path.parent().unwrap_or(Path::new("."));
+    let images = || {
+        sibling_images(masks_dir, ".png", ".png")
+            .into_iter()
+            .filter_map(|p| p.file_name().map(|n| root.join("image").join(n)))
+            .collect()
+    };
+    let (pipe, camera) = run.still_pipeline(root, images, &img_path, &raw)?;
     let a = pipe.analyze(&raw, None)?;
     let (left, right) = image_lines(pipe, camera.as_ref(), a.reported_lines());
     let pred: Vec<Polyline> = [left, right].into_iter().flatten().collect();

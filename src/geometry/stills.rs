@@ -1,0 +1,124 @@
+//! The road geometry of stills of one camera when no `[perspective]` is given (`lanes image`,
+//! `lanes tune`, `lanes eval`): found in up to `STILLS_SAMPLED` of them as a video's is
+//! (`resolve::find_in_stills`), the built-in geometry kept for the Udacity camera's own stills.
+
+use crate::base::config::Config;
+use crate::base::frame::BgrFrame;
+use std::path::{Path, PathBuf};
+
+/// The frame size the built-in geometry (the Udacity camera's quad) was made for.
+pub const BUILT_IN_SIZE: (i32, i32) = (1280, 720);
+
+/// Stills read to find the geometry of stills of one size: up to 24 of the inputs, spread over
+/// them (the number of frames a video's search samples).
+pub const STILLS_SAMPLED: usize = 24;
+
+/// Whether stills of `size`, among `count` inputs, are worth searching for their geometry
+/// (`stills_config`): stills of another size always (the built-in geometry was not made for
+/// them); at the built-in size, only as many as a geometry needs (`SelfCalOptions::min_frames`),
+/// to tell another camera's from the Udacity camera's. `lanes image` builds the built-in
+/// pipeline while the pixels decode when they are not.
+pub fn worth_searching(size: (i32, i32), count: usize) -> bool {
+    size != BUILT_IN_SIZE || count >= crate::geometry::selfcal::SelfCalOptions::default().min_frames
+}
+
+/// The configuration for stills of one size, `lanes image`'s, `lanes tune`'s and `lanes
+/// eval`'s when no `[perspective]` is given: `cfg` with the geometry found in up to
+/// `STILLS_SAMPLED` of `images` of that size (`first`, already read, among them; else the first
+/// image's size); `cfg` itself when none is found. With the lines for the user (what was found,
+/// or why not: "note: ..." and "warning: ..." lines). Stills of the built-in
+/// geometry's size keep it where the geometry found agrees with it (`agrees_with_quad`: the
+/// Udacity camera's own stills) and, quietly, where none is found or there are too few to
+/// search; another camera's stills of that size get their own.
+pub fn stills_config(
+    images: &[PathBuf],
+    first: Option<(&Path, &BgrFrame)>,
+    cfg: &Config,
+    camera: Option<&crate::base::camera::Camera>,
+) -> (Config, Vec<String>) {
+    use crate::geometry::selfcal::SelfCalOptions;
+    let mut notes = Vec::new();
+    let mut frames: Vec<BgrFrame> = first.map(|(_, f)| f.clone()).into_iter().collect();
+    let mut size = frames.first().map(|f| (f.width(), f.height()));
+    for i in crate::base::stats::evenly_spaced(images.len(), STILLS_SAMPLED) {
+        let p = &images[i];
+        if frames.len() >= STILLS_SAMPLED || first.is_some_and(|(f, _)| f == p) {
+            continue;
+        }
+        if let Ok(f) = BgrFrame::read(p) {
+            let s = *size.get_or_insert((f.width(), f.height()));
+            if (f.width(), f.height()) == s {
+                frames.push(f);
+            }
+        }
+    }
+    let Some(size) = size else {
+        return (cfg.clone(), notes);
+    };
+    let n = frames.len();
+    let stills = if n == 1 { "still" } else { "stills" };
+    let mut opts = SelfCalOptions::default();
+    opts.estimate.hfov_deg = cfg.camera.hfov_deg;
+    let (w, h) = size;
+    let built_in = size == BUILT_IN_SIZE;
+    if !worth_searching(size, n) {
+        return (cfg.clone(), notes);
+    }
+    if n < opts.min_frames {
+        // Too few to find a geometry in: not searched (a single still stays as quick as before).
+        notes.push(format!(
+            "note: {n} {stills} of {w}x{h}: a geometry is found in {} or more stills of one camera that show the ego lane's two lines ahead; analysed with the built-in geometry, made for {}x{} frames (`lanes perspective` makes one from this camera's frames)",
+            opts.min_frames, BUILT_IN_SIZE.0, BUILT_IN_SIZE.1
+        ));
+        return (cfg.clone(), notes);
+    }
+    let c = match crate::geometry::resolve::find_in_stills(frames, camera, &opts) {
+        Ok(Ok(g)) => {
+            let agrees = built_in
+                .then(|| crate::geometry::resolve::agrees_with_quad(&g, &cfg.perspective))
+                .flatten();
+            if let Some((dh, dx, dw)) = agrees {
+                notes.push(format!(
+                    "{n} {stills} of {w}x{h}: the built-in geometry holds (the geometry found in them agrees with it: horizon {:.1}% of the height, vanishing point {:.1}% of the width, lane width {:.1}% off)",
+                    100.0 * dh,
+                    100.0 * dx,
+                    100.0 * dw
+                ));
+                return (cfg.clone(), notes);
+            }
+            let other = if built_in {
+                "another camera than the built-in geometry's: "
+            } else {
+                ""
+            };
+            notes.push(format!("{n} {stills} of {w}x{h}: {other}{}", g.describe()));
+            // The low-confidence warning's advice is a video's; for stills: more of them.
+            for warning in g.warnings.iter().filter(|w| !w.contains("low confidence")) {
+                notes.push(format!("warning: stills of {w}x{h}: {warning}"));
+            }
+            if g.confidence() == "low" {
+                notes.push(format!(
+                    "warning: stills of {w}x{h}: the geometry is of low confidence ({} of {n} stills usable): more stills of this camera make it surer, or give --config from `lanes perspective` on frames where the road is straight",
+                    g.frames_used
+                ));
+            }
+            g.apply(cfg)
+        }
+        // The built-in size: the built-in geometry, quietly, as before the search.
+        _ if built_in => cfg.clone(),
+        Ok(Err(why)) => {
+            notes.push(format!(
+                "note: {n} {stills} of {w}x{h}: {why}; analysed with the built-in geometry, made for {}x{} frames (`lanes perspective` makes one from this camera's frames)",
+                BUILT_IN_SIZE.0, BUILT_IN_SIZE.1
+            ));
+            cfg.clone()
+        }
+        Err(e) => {
+            notes.push(format!(
+                "note: {n} {stills} of {w}x{h}: no road geometry found ({e}); analysed with the built-in geometry"
+            ));
+            cfg.clone()
+        }
+    };
+    (c, notes)
+}
