@@ -179,6 +179,29 @@ impl FoundGeometry {
             .join("; ")
     }
 
+    /// Whether the markings end where the lane's lines leave the picture at its sides (a
+    /// camera mounted low, a portrait crop) rather than behind a hood: a line reaches a side
+    /// edge above the frame's bottom, and the quad's bottom row (where the markings end) lies
+    /// within a tenth of the height above that row (dashes end short of it).
+    pub fn lines_leave_sides(&self) -> bool {
+        let (w, h) = (self.size.0 as f64, self.size.1 as f64);
+        let lines = &self.estimate.lines;
+        // The row where a line crosses the edge column `x`, below the horizon.
+        let exit = |m: f64, c: f64, x: f64| {
+            (m.abs() > 1e-9)
+                .then(|| (x - c) / m)
+                .filter(|y| *y > lines.vp.1)
+        };
+        let rows = [
+            exit(lines.left.m, lines.left.c, 0.0),
+            exit(lines.right.m, lines.right.c, w),
+        ];
+        rows.into_iter()
+            .flatten()
+            .reduce(f64::min)
+            .is_some_and(|y| y < h && self.bottom_row >= y - 0.1 * h)
+    }
+
     /// One line for the user: what was found and how sure.
     pub fn describe(&self) -> String {
         let e = &self.estimate;
@@ -218,6 +241,9 @@ impl FoundGeometry {
             e.lines.vp.0,
             self.bottom_row,
             match self.bar_rows {
+                0 if self.hood && self.lines_leave_sides() => {
+                    " (below it the lane's lines leave the picture's sides)".to_string()
+                }
                 0 if self.hood => " (hood below)".to_string(),
                 0 => String::new(),
                 b => format!(" (a {b}-row black bar below)"),
@@ -263,6 +289,32 @@ mod tests {
         assert!((r.estimate.lines.vp.1 - 200.0 / s.sy).abs() < 1e-9);
         assert!((r.horizon_spread_px - 2.0 / s.sy).abs() < 1e-9);
         assert_eq!(r.size, (1280, 720));
+    }
+
+    #[test]
+    fn markings_that_end_where_the_lines_leave_the_sides_are_not_a_hood() {
+        // Lines from a vanishing point at (426, 200) of an 853x480 frame.
+        let vp = (426.0, 200.0);
+        let through_vp = |m: f64| ap::lines::ImageLine {
+            m,
+            c: vp.0 - m * vp.1,
+        };
+        let with = |left: f64, right: f64, bottom_row: f64| {
+            let mut g = found_for_test(through_vp(left));
+            g.estimate.lines.left = through_vp(left);
+            g.estimate.lines.right = through_vp(right);
+            g.estimate.lines.vp = vp;
+            g.bottom_row = bottom_row;
+            g.lines_leave_sides()
+        };
+        // Slopes of 1: the lines reach the sides below the frame (row 626): a hood at 400.
+        assert!(!with(-1.0, 1.0, 400.0));
+        // The left line leaves the picture at row 413: markings ending at 400 end there.
+        assert!(with(-2.0, 1.0, 400.0));
+        // Markings that end at 300, far above where it leaves: a hood (or a dashboard).
+        assert!(!with(-2.0, 1.0, 300.0));
+        // The right line leaves at row 413.3 too (x = 853).
+        assert!(with(-1.0, 2.0, 400.0));
     }
 
     /// A found geometry at the 853x480 working size of a 1280x720 video, both lines `line`.
