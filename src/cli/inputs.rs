@@ -95,7 +95,20 @@ pub fn one_video(input: &Path, more: &[PathBuf]) -> Result<()> {
             (v, s) if v >= s => format!(
                 "`lanes batch {d} -o DIR` processes the videos in it ({v} here, and those in its sub-folders)"
             ),
-            (_, s) => format!("`lanes image {d} -o DIR` processes the stills in it ({s} here)"),
+            (_, s) => {
+                // Frames of a drive (a dataset's sequence): tracked once made a video.
+                let ext = files
+                    .iter()
+                    .filter(|f| lanes::base::still::is_still_path(f))
+                    .filter_map(|f| f.extension().and_then(|e| e.to_str()))
+                    .next()
+                    .unwrap_or("jpg");
+                let dir = input.to_string_lossy();
+                let dir = dir.trim_end_matches('/');
+                format!(
+                    "`lanes image {d} -o DIR` processes the stills in it ({s} here), each on its own; to track the lane over them as frames of a drive, make them a video first: ffmpeg -framerate 25 -pattern_type glob -i '{dir}/*.{ext}' -pix_fmt yuv420p {dir}.mp4"
+                )
+            }
         };
         anyhow::bail!("{d}: a folder, not a video: {hint}");
     }

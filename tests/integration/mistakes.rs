@@ -435,7 +435,10 @@ fn corpus() -> Vec<Case> {
             "a folder of stills given to lanes video",
             "video stills -o o.mp4",
             2,
-            &["stills: a folder, not a video: `lanes image stills -o DIR` processes the stills in it (2 here)"],
+            &[
+                "stills: a folder, not a video: `lanes image stills -o DIR` processes the stills in it (2 here)",
+                "make them a video first: ffmpeg -framerate 25 -pattern_type glob -i 'stills/*.",
+            ],
         ),
         case(
             "lanes video with no output",

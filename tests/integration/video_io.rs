@@ -803,3 +803,62 @@ fn bench_finds_the_geometry_and_prints_every_row_with_its_target() {
         "{out}"
     );
 }
+
+/// A folder of a drive's frames (a dataset's sequence) given to `lanes video`: refused in one
+/// line that names `lanes image` and the ffmpeg command that makes the frames a video; that
+/// command, run as printed (in the folder's parent), gives a video whose lane is tracked.
+#[test]
+fn a_folder_of_frames_is_named_with_the_command_that_makes_it_a_video() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let d = tmp();
+    let frames = d.path().join("frames");
+    std::fs::create_dir_all(&frames).unwrap();
+    let pattern = frames.join("f%04d.jpg");
+    ffmpeg(&["-i", s(&clip), "-frames:v", "30", s(&pattern)]);
+    let o = Command::new(env!("CARGO_BIN_EXE_lanes"))
+        .current_dir(d.path())
+        .args(["video", "frames", "--no-render"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("`lanes image frames -o DIR` processes the stills in it (30 here)"),
+        "{err}"
+    );
+    let cmd = err
+        .split("make them a video first: ")
+        .nth(1)
+        .unwrap()
+        .trim();
+    assert_eq!(
+        cmd,
+        "ffmpeg -framerate 25 -pattern_type glob -i 'frames/*.jpg' -pix_fmt yuv420p frames.mp4"
+    );
+    let st = Command::new("sh")
+        .current_dir(d.path())
+        .args(["-c", &format!("{cmd} -v error")])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let t = d.path().join("t.jsonl");
+    let o = lanes(&[
+        "video",
+        s(&d.path().join("frames.mp4")),
+        "--no-render",
+        "--telemetry",
+        s(&t),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recs = read_jsonl(&t);
+    let both = recs.iter().filter(|r| r["status"] == "both").count();
+    eprintln!(
+        "frames made a video: both lines on {both} of {}",
+        recs.len()
+    );
+    assert_eq!(recs.len(), 30);
+    assert!(both >= 28, "{both}");
+}
