@@ -244,6 +244,53 @@ fn udacity_project_clip_geometry_scores_on_the_hard_ego_labels() {
     assert!(acc("harder") >= 0.70, "{subs}");
 }
 
+/// A video of a lavfi source `grey` (a flat view off the road) followed by the road `clip`,
+/// joined by `filter` (whose output is `[v]`), x264 ultrafast, yuv420p.
+fn grey_then_road(grey: &str, clip: &Path, filter: &str, out: &Path) {
+    ffmpeg(&[
+        "-f".as_ref(),
+        "lavfi".as_ref(),
+        "-i".as_ref(),
+        grey.as_ref(),
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-filter_complex".as_ref(),
+        filter.as_ref(),
+        "-map".as_ref(),
+        "[v]".as_ref(),
+        "-c:v".as_ref(),
+        "libx264".as_ref(),
+        "-preset".as_ref(),
+        "ultrafast".as_ref(),
+        "-pix_fmt".as_ref(),
+        "yuv420p".as_ref(),
+        out.as_os_str(),
+    ]);
+}
+
+/// From a telemetry file whose first `grey` frames are off the road: the frames among them
+/// with any lane, and the road frames with both lines (printed).
+fn grey_and_road(telemetry: &Path, grey: usize) -> (usize, usize) {
+    let recs: Vec<Value> = std::fs::read_to_string(telemetry)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let grey_lanes = recs[..grey]
+        .iter()
+        .filter(|r| r["status"] != "none")
+        .count();
+    let road_both = recs[grey..]
+        .iter()
+        .filter(|r| r["status"] == "both")
+        .count();
+    eprintln!(
+        "lanes on {grey_lanes} of {grey} grey frames, both lines on {road_both} of {} road frames",
+        recs.len() - grey
+    );
+    (grey_lanes, road_both)
+}
+
 /// A drive that opens off the road (32 s of a flat grey view, then the Udacity clip): the
 /// opening 30 s show no lane, so the search goes on to the next 30 s and finds the geometry
 /// there; no lane is drawn on the grey frames, both lines on the road's, and the "no lane
@@ -255,41 +302,19 @@ fn a_drive_that_opens_off_the_road_is_calibrated_further_on() {
     };
     let d = tmp();
     let v = d.path().join("park_then_road.mp4");
-    ffmpeg(&[
-        "-f".as_ref(),
-        "lavfi".as_ref(),
-        "-i".as_ref(),
-        "color=c=0x505050:s=1280x720:r=25:d=32".as_ref(),
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-filter_complex".as_ref(),
-        "[0:v][1:v]concat=n=2:v=1:a=0[v]".as_ref(),
-        "-map".as_ref(),
-        "[v]".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-preset".as_ref(),
-        "ultrafast".as_ref(),
-        "-pix_fmt".as_ref(),
-        "yuv420p".as_ref(),
-        v.as_os_str(),
-    ]);
+    grey_then_road(
+        "color=c=0x505050:s=1280x720:r=25:d=32",
+        &clip,
+        "[0:v][1:v]concat=n=2:v=1:a=0[v]",
+        &v,
+    );
     let (s, err) = run_clip(&v, &[], d.path());
     assert_eq!(s.frames, 1000);
     assert!(!err.contains("no lane found"), "{err}");
     // It says where the geometry was found: past the opening 30 s (frame 750).
     let from: usize = number_after(&err, "found from frame ", " ");
     assert!((800..1000).contains(&from), "{err}");
-    let recs: Vec<Value> = std::fs::read_to_string(d.path().join("t.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let grey_lanes = recs[..800].iter().filter(|r| r["status"] != "none").count();
-    let road_both = recs[800..].iter().filter(|r| r["status"] == "both").count();
-    eprintln!(
-        "lanes on {grey_lanes} of 800 grey frames, both lines on {road_both} of 200 road frames"
-    );
+    let (grey_lanes, road_both) = grey_and_road(&d.path().join("t.jsonl"), 800);
     assert_eq!(grey_lanes, 0);
     assert!(road_both >= 190, "{road_both}");
 }
@@ -306,25 +331,12 @@ fn a_long_drive_that_reaches_the_road_after_two_minutes_is_calibrated_there() {
     };
     let d = tmp();
     let v = d.path().join("town_then_road.mp4");
-    ffmpeg(&[
-        "-f".as_ref(),
-        "lavfi".as_ref(),
-        "-i".as_ref(),
-        "color=c=0x505050:s=640x360:r=10:d=250".as_ref(),
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-filter_complex".as_ref(),
-        "[1:v]fps=10,setsar=1[r];[0:v]setsar=1[g];[g][r]concat=n=2:v=1:a=0[v]".as_ref(),
-        "-map".as_ref(),
-        "[v]".as_ref(),
-        "-c:v".as_ref(),
-        "libx264".as_ref(),
-        "-preset".as_ref(),
-        "ultrafast".as_ref(),
-        "-pix_fmt".as_ref(),
-        "yuv420p".as_ref(),
-        v.as_os_str(),
-    ]);
+    grey_then_road(
+        "color=c=0x505050:s=640x360:r=10:d=250",
+        &clip,
+        "[1:v]fps=10,setsar=1[r];[0:v]setsar=1[g];[g][r]concat=n=2:v=1:a=0[v]",
+        &v,
+    );
     let (s, err) = run_clip(&v, &[], d.path());
     let road = s.frames - 2500;
     assert!((400..=420).contains(&road), "{err}");
@@ -334,22 +346,7 @@ fn a_long_drive_that_reaches_the_road_after_two_minutes_is_calibrated_there() {
     );
     let from: usize = number_after(&err, "found from frame ", " ");
     assert!((2500..s.frames).contains(&from), "{err}");
-    let recs: Vec<Value> = std::fs::read_to_string(d.path().join("t.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let grey_lanes = recs[..2500]
-        .iter()
-        .filter(|r| r["status"] != "none")
-        .count();
-    let road_both = recs[2500..]
-        .iter()
-        .filter(|r| r["status"] == "both")
-        .count();
-    eprintln!(
-        "lanes on {grey_lanes} of 2500 grey frames, both lines on {road_both} of {road} road frames"
-    );
+    let (grey_lanes, road_both) = grey_and_road(&d.path().join("t.jsonl"), 2500);
     assert_eq!(grey_lanes, 0);
     assert!(road_both as f64 >= 0.9 * road as f64, "{road_both}");
 }
