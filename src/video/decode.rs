@@ -7,6 +7,7 @@ use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::base::planes::RawFrame;
 use crate::lane::shot::LumaSample;
+use crate::video::libav::{codec_short_name, init};
 use crate::video::rotation::{display_rotation, Rotation};
 use crate::video::yuv::{y_plane_sample, Yuv420};
 use ffmpeg::ffi;
@@ -14,22 +15,6 @@ use ffmpeg_next as ffmpeg;
 use opencv::core::{self, Mat};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// FFmpeg set up once per process, its own log silenced: every problem it reports reaches the
-/// user as one `lanes:` line naming the file (and the codec) instead.
-pub(crate) fn init() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = ffmpeg::init();
-        let level = match std::env::var("LANES_FFMPEG_LOG").ok().as_deref() {
-            Some("error") => ffmpeg::log::Level::Error,
-            Some("warning") => ffmpeg::log::Level::Warning,
-            Some("info") => ffmpeg::log::Level::Info,
-            _ => ffmpeg::log::Level::Quiet,
-        };
-        ffmpeg::log::set_level(level);
-    });
-}
 
 /// Decoder threads per video, 0 = automatic (see `decoder_threads`).
 static DECODER_THREADS: AtomicUsize = AtomicUsize::new(0);
@@ -637,8 +622,11 @@ impl VideoSource {
     }
 
     /// Seek so that the next `read` returns frame `n` (0-based, counted at the stream's rate
-    /// from its first frame): from the keyframe before it, decoding up to it. False when it
-    /// cannot be reached (the position is then unknown).
+    /// from its first frame): from the keyframe before it, decoding up to it. A container
+    /// without an index (MPEG-TS) is sought by bytes and can land past the frame, on the next
+    /// keyframe: the seek is then tried again from further back (1 s, doubling, up to 64 s)
+    /// rather than handing out a later frame as frame `n`. False when it cannot be reached
+    /// (the position is then unknown).
     pub fn seek(&mut self, n: usize) -> Result<bool> {
         let (num, den) = (self.time_base.0 as f64, self.time_base.1 as f64);
         if num <= 0.0 {
@@ -646,52 +634,47 @@ impl VideoSource {
         }
         let per_frame = den / num / self.fps;
         let target = self.start_pts + (n as f64 * per_frame).round() as i64;
-        // SAFETY: our own input context and a stream index inside it.
-        let r = unsafe {
-            ffi::avformat_seek_file(
-                self.input.as_mut_ptr(),
-                self.stream as i32,
-                i64::MIN,
-                target,
-                target,
-                0,
-            )
-        };
-        if r < 0 {
-            return Ok(false);
-        }
-        self.decoder.flush();
-        self.pushback = None;
-        self.replay.clear();
-        self.recording = None;
-        self.eof_sent = false;
+        let second = (den / num).round() as i64;
         let half = (per_frame / 2.0).floor() as i64;
-        loop {
-            let Some(f) = self.decode_fresh()? else {
-                return Ok(false);
+        for back in std::iter::once(0).chain((0..7).map(|k| second << k)) {
+            let to = target - back;
+            // SAFETY: our own input context and a stream index inside it.
+            let r = unsafe {
+                ffi::avformat_seek_file(
+                    self.input.as_mut_ptr(),
+                    self.stream as i32,
+                    i64::MIN,
+                    to,
+                    to,
+                    0,
+                )
             };
-            match f.timestamp().or(f.pts()) {
-                Some(t) if t + half < target => continue,
-                Some(_) => {
-                    self.pushback = Some(f);
-                    self.next_index = n;
-                    return Ok(true);
+            if r < 0 {
+                return Ok(false);
+            }
+            self.decoder.flush();
+            self.pushback = None;
+            self.replay.clear();
+            self.recording = None;
+            self.eof_sent = false;
+            let mut first = true;
+            loop {
+                let Some(f) = self.decode_fresh()? else {
+                    return Ok(false);
+                };
+                match f.timestamp().or(f.pts()) {
+                    // Landed past the frame: from further back.
+                    Some(t) if first && t > target + half => break,
+                    Some(t) if t + half < target => first = false,
+                    Some(_) => {
+                        self.pushback = Some(f);
+                        self.next_index = n;
+                        return Ok(true);
+                    }
+                    None => return Ok(false),
                 }
-                None => return Ok(false),
             }
         }
-    }
-}
-
-/// FFmpeg's short name of a codec (`h264`, `hevc`, `mpeg4`).
-pub(crate) fn codec_short_name(id: ffmpeg::codec::Id) -> String {
-    // SAFETY: avcodec_get_name returns a static string for every id.
-    unsafe {
-        let p = ffi::avcodec_get_name(id.into());
-        if p.is_null() {
-            "unknown".into()
-        } else {
-            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
-        }
+        Ok(false)
     }
 }

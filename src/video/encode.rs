@@ -4,8 +4,8 @@
 //! for (`container_for`: an MP4 with its index at the front, `+faststart`, for `.mp4`), written
 //! under a hidden partial name and renamed when complete.
 
-use super::decode::{codec_short_name, init};
 use super::job::Codec;
+use super::libav::{codec_short_name, init};
 use crate::base::cancel::AbortCleanup;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;

@@ -8,6 +8,7 @@ mod encode;
 mod files;
 mod frame_loop;
 mod job;
+mod libav;
 mod probe;
 mod rotation;
 pub mod yuv;

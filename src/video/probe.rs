@@ -9,8 +9,8 @@ use std::path::Path;
 /// `VideoSource` reads it) and how to extract another. `None` for one stream, or a file FFmpeg
 /// cannot open (its error comes when it is read).
 pub fn other_streams_note(path: &Path) -> Option<String> {
-    // FFmpeg's own log quiet, as for every file read (`decode::init`).
-    super::decode::init();
+    // FFmpeg's own log quiet, as for every file read (`libav::init`).
+    super::libav::init();
     let input = ffmpeg::format::input(&path).ok()?;
     let chosen = input.streams().best(ffmpeg::media::Type::Video)?.index();
     let videos: Vec<(usize, String)> = input

@@ -1,0 +1,35 @@
+//! FFmpeg's libraries set up once per process (`init`: their own log silenced) and their
+//! names for codecs (`codec_short_name`), shared by the reader (`decode`), the writer
+//! (`encode`) and the stream probe (`probe`).
+
+use ffmpeg::ffi;
+use ffmpeg_next as ffmpeg;
+
+/// FFmpeg set up once per process, its own log silenced: every problem it reports reaches the
+/// user as one `lanes:` line naming the file (and the codec) instead.
+pub(crate) fn init() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ffmpeg::init();
+        let level = match std::env::var("LANES_FFMPEG_LOG").ok().as_deref() {
+            Some("error") => ffmpeg::log::Level::Error,
+            Some("warning") => ffmpeg::log::Level::Warning,
+            Some("info") => ffmpeg::log::Level::Info,
+            _ => ffmpeg::log::Level::Quiet,
+        };
+        ffmpeg::log::set_level(level);
+    });
+}
+
+/// FFmpeg's short name of a codec (`h264`, `hevc`, `mpeg4`).
+pub(crate) fn codec_short_name(id: ffmpeg::codec::Id) -> String {
+    // SAFETY: avcodec_get_name returns a static string for every id.
+    unsafe {
+        let p = ffi::avcodec_get_name(id.into());
+        if p.is_null() {
+            "unknown".into()
+        } else {
+            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    }
+}
