@@ -375,6 +375,17 @@ pub fn find_on(
         };
         g.first_cut = first_cut;
     }
+    // A stream that announces no length (a raw H.264 file) cannot be sampled past the windows
+    // searched in order: say so, with the remux that gives it one.
+    if let Err(why) = &mut r {
+        if !ended && windows == search_windows && announced == 0 {
+            why.push_str(&format!(
+                "; only its first {:.0} s were searched: the stream announces no length (remux it, e.g. `ffmpeg -i {} -c copy drive.mp4`, to have all of it searched)",
+                windows as f64 * window_s,
+                path.display()
+            ));
+        }
+    }
     Ok(r)
 }
 

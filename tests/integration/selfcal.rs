@@ -323,7 +323,8 @@ fn a_drive_that_opens_off_the_road_is_calibrated_further_on() {
 /// road clip, both 640x360 at 10 fps): the 2 minutes searched in order show no lane, so the
 /// rest of the drive is sampled, each sample reached by seeking (71 frames apart), and the
 /// geometry found on the road holds for the whole video. Before, the video was refused ("0 of
-/// 96 sampled frames show the ego lane's two lines"). The same as MPEG-TS.
+/// 96 sampled frames show the ego lane's two lines"). The same as MPEG-TS, and as a raw H.264
+/// stream once remuxed as its refusal says.
 #[test]
 fn a_long_drive_that_reaches_the_road_after_two_minutes_is_calibrated_there() {
     let Some(clip) = data("videos/anycam/forest_road_gaurav.mp4") else {
@@ -340,15 +341,29 @@ fn a_long_drive_that_reaches_the_road_after_two_minutes_is_calibrated_there() {
     // The same as MPEG-TS (no index: a seek by bytes lands past the frame asked for, on the
     // next keyframe, and is tried again from further back; before, several samples were one
     // keyframe, "2 distinct views", and the video was refused).
+    let copy = |from: &Path, extra: &[&str], to: &Path| {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["-i".as_ref(), from.as_os_str()];
+        args.extend(["-c", "copy"].iter().chain(extra).map(std::ffi::OsStr::new));
+        args.push(to.as_os_str());
+        ffmpeg(&args);
+    };
     let ts = d.path().join("town_then_road.ts");
-    ffmpeg(&[
-        "-i".as_ref(),
-        v.as_os_str(),
-        "-c".as_ref(),
-        "copy".as_ref(),
-        ts.as_os_str(),
-    ]);
-    for (i, video) in [v, ts].iter().enumerate() {
+    copy(&v, &[], &ts);
+    // As a raw H.264 stream, which announces no length: refused in one line that says only
+    // the first 2 minutes were searched and gives the remux, which is then found.
+    let raw = d.path().join("town_then_road.h264");
+    copy(&v, &["-bsf:v", "h264_mp4toannexb", "-f", "h264"], &raw);
+    let o = lanes(&["video", raw.to_str().unwrap(), "--no-render"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("only its first 120 s were searched: the stream announces no length (remux it, e.g. `ffmpeg -i "),
+        "{err}"
+    );
+    let remuxed = d.path().join("drive.mp4");
+    copy(&raw, &[], &remuxed);
+    for (i, video) in [v, ts, remuxed].iter().enumerate() {
         let out = d.path().join(format!("run{i}"));
         std::fs::create_dir_all(&out).unwrap();
         let (s, err) = run_clip(video, &[], &out);
