@@ -8,6 +8,7 @@ use crate::base::frame::BgrFrame;
 use crate::base::planes::RawFrame;
 use crate::lane::shot::LumaSample;
 use crate::video::libav::{codec_short_name, init};
+use crate::video::resize::SizeKeeper;
 use crate::video::rotation::{display_rotation, Rotation};
 use crate::video::yuv::{y_plane_sample, Yuv420};
 use ffmpeg::ffi;
@@ -144,6 +145,8 @@ pub struct VideoSource {
     packets: usize,
     errors: usize,
     last_error: Option<String>,
+    /// Frames of another size than the first scaled to it (`resize`).
+    size_keeper: SizeKeeper,
 }
 
 /// The frames a source keeps while it records (references to the decoder's buffers, not
@@ -302,6 +305,7 @@ impl VideoSource {
             packets: 0,
             errors: 0,
             last_error: None,
+            size_keeper: SizeKeeper::new((0, 0)),
         };
         let (mut w, mut h) = (src.decoder.width() as i32, src.decoder.height() as i32);
         if w <= 0 || h <= 0 {
@@ -317,6 +321,7 @@ impl VideoSource {
         if w <= 0 || h <= 0 {
             return Err(not_video("no frame size"));
         }
+        src.size_keeper = SizeKeeper::new((w as u32, h as u32));
         (src.width, src.height) = if rotation.swaps_sides() {
             (h, w)
         } else {
@@ -553,6 +558,10 @@ impl VideoSource {
         let Some(f) = self.decode_next()? else {
             return Ok(None);
         };
+        let f = self.size_keeper.keep(f).map_err(|message| Error::Video {
+            path: self.path.clone(),
+            message: format!("{} frame: {message}", self.codec_name),
+        })?;
         self.remaining -= 1;
         let sample = if sampled { y_plane_sample(&f) } else { None };
         let pts = f.timestamp().or(f.pts());

@@ -10,6 +10,7 @@ mod frame_loop;
 mod job;
 mod libav;
 mod probe;
+mod resize;
 mod rotation;
 pub mod yuv;
 

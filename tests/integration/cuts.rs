@@ -448,3 +448,48 @@ fn a_dissolve_between_two_cameras_is_a_cut_and_the_opening_keeps_to_its_shot() {
         assert!(share >= 0.95, "{name} shot: {share:.3}: {err}");
     }
 }
+
+/// Two cameras' files joined by `cat` as MPEG-TS (1280x720, then 960x540): the stream's frame
+/// size changes at frame 200. The later frames are scaled to the stream's first size (as
+/// `ffmpeg` does when it writes such a stream), the change is a cut, and the second shot gets
+/// its own geometry. Before, the run stopped with "image is 960x540, expected 1280x720" and
+/// wrote nothing.
+#[test]
+fn a_stream_whose_frame_size_changes_goes_on_at_its_first_size() {
+    let (Some(a), Some(b)) = (
+        data("videos/hortovanyi/project_video_short.mp4"),
+        data("videos/anycam/de_autobahn_akin.mp4"),
+    ) else {
+        return;
+    };
+    let d = tmp();
+    let mut joined = Vec::new();
+    for (i, clip) in [a, b].iter().enumerate() {
+        let ts = d.path().join(format!("{i}.ts"));
+        ffmpeg(&[
+            "-i".as_ref(),
+            clip.as_os_str(),
+            "-an".as_ref(),
+            "-c".as_ref(),
+            "copy".as_ref(),
+            "-bsf:v".as_ref(),
+            "h264_mp4toannexb".as_ref(),
+            ts.as_os_str(),
+        ]);
+        joined.extend(std::fs::read(&ts).unwrap());
+    }
+    let cat = d.path().join("joined.ts");
+    std::fs::write(&cat, joined).unwrap();
+    let (recs, err) = records(&cat, &[], d.path());
+    assert_eq!(recs.len(), 590, "{err}");
+    assert_eq!(cuts(&recs), vec![200], "{err}");
+    assert!(
+        err.contains("shot at frame 200: geometry found in"),
+        "{err}"
+    );
+    let (first, _) = both_lines(&recs[..200]);
+    let (second, share) = both_lines(&recs[200..]);
+    eprintln!("both lines on {first} of 200 and {second} of 390 frames");
+    assert_eq!(first, 200, "{err}");
+    assert!(share >= 0.9, "{share:.3}: {err}");
+}
