@@ -249,19 +249,22 @@ impl VideoSource {
         } else {
             start
         };
-        let nb = stream.frames();
-        let announced = if nb > 0 {
-            nb
+        let d = stream.duration();
+        let secs = if d > 0 && d != ffi::AV_NOPTS_VALUE {
+            d as f64 * f64::from(tb)
+        } else if input.duration() > 0 {
+            input.duration() as f64 / ffi::AV_TIME_BASE as f64
         } else {
-            let d = stream.duration();
-            let secs = if d > 0 && d != ffi::AV_NOPTS_VALUE {
-                d as f64 * f64::from(tb)
-            } else if input.duration() > 0 {
-                input.duration() as f64 / ffi::AV_TIME_BASE as f64
-            } else {
-                0.0
-            };
-            (secs * rate).round() as i64
+            0.0
+        };
+        let by_duration = (secs * rate).round() as i64;
+        // The frames shown: an MP4 cut with `-c copy` holds the packets from the keyframe
+        // before its cut, which its edit list leaves out; its sample count counts them, its
+        // duration does not.
+        let announced = match (stream.frames(), by_duration) {
+            (nb, d) if nb > 0 && d > 0 => nb.min(d),
+            (nb, _) if nb > 0 => nb,
+            (_, d) => d,
         };
         let mut ctx =
             ffmpeg::codec::context::Context::from_parameters(params).map_err(|e| Error::Video {

@@ -862,3 +862,38 @@ fn a_folder_of_frames_is_named_with_the_command_that_makes_it_a_video() {
     assert_eq!(recs.len(), 30);
     assert!(both >= 28, "{both}");
 }
+
+/// A clip cut with `ffmpeg -ss T -i IN -c copy OUT` (the usual way to cut without
+/// re-encoding): the MP4 holds the packets from the keyframe before T, and its edit list
+/// leaves them out, so its sample count (170) exceeds the frames shown (142, its duration).
+/// Every frame shown is read, and the run is not reported as truncated; before, it said
+/// "STOPPED at frame 142 of 170 (truncated or corrupt input)" and exited 1.
+#[test]
+fn a_clip_cut_by_stream_copy_is_not_called_truncated() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let d = tmp();
+    let cut = d.path().join("cut.mp4");
+    ffmpeg(&["-ss", "2.3", "-i", s(&clip), "-c", "copy", s(&cut)]);
+    let shown = probe(&cut, "v:0", "nb_read_frames")["nb_read_frames"]
+        .parse::<usize>()
+        .unwrap();
+    let t = d.path().join("t.jsonl");
+    let o = lanes(&["video", s(&cut), "--no-render", "--telemetry", s(&t)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !err.contains("STOPPED") && !err.contains("decoding stopped"),
+        "{err}"
+    );
+    let recs = read_jsonl(&t);
+    eprintln!(
+        "cut by stream copy: {} frames shown, {} read",
+        shown,
+        recs.len()
+    );
+    assert_eq!(recs.len(), shown, "{err}");
+    let both = recs.iter().filter(|r| r["status"] == "both").count();
+    assert!(both as f64 >= 0.95 * shown as f64, "{both} of {shown}");
+}
