@@ -74,7 +74,7 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
 /// Refuse, before anything is written, an output that is the same file as an input or as
 /// another output (`lanes::base::same_file::check`), and an output file (a role ending in "path")
 /// whose directory does not exist, that is an existing folder, or that is a text output named
-/// like a video or a still (`check_text_output_name`). Each entry is (role, path);
+/// like a video or a still (`text_output`, `picture_kind`). Each entry is (role, path);
 /// `None` paths are options not given.
 pub fn check_outputs(
     inputs: &[(&str, Option<&Path>)],
@@ -87,66 +87,79 @@ pub fn check_outputs(
             .collect()
     };
     let (ins, outs) = (named(inputs), named(outputs));
-    for (role, p) in &outs {
-        if let Some(opt) = role.strip_suffix(" path") {
-            lanes::base::atomic::check_parent_dir(p)?;
-            if p.is_dir() {
-                // A file in it with the name the option's files usually have.
-                let name = match opt {
-                    "--telemetry" => Some("telemetry.jsonl"),
-                    "--report" => Some("report.html"),
-                    "--events" => Some("events.json"),
-                    "--save-geometry" | "--save-to" => Some("lanes.toml"),
-                    _ => None,
-                };
-                let e_g = name
-                    .map(|n| format!(", e.g. {opt} {}", p.join(n).display()))
-                    .unwrap_or_default();
-                anyhow::bail!(
-                    "{}: {opt} names a folder, not a file: give a file in it{e_g}",
-                    p.display()
-                );
-            }
+    let text_outputs = || {
+        outs.iter().filter_map(|(role, p)| {
+            let opt = role.strip_suffix(" path")?;
+            Some((opt, p, text_output(opt)))
+        })
+    };
+    for (opt, p, text) in text_outputs() {
+        lanes::base::atomic::check_parent_dir(p)?;
+        if p.is_dir() {
+            // A file in it with the name the option's files usually have.
+            let e_g = text
+                .map(|t| format!(", e.g. {opt} {}", p.join(t.name).display()))
+                .unwrap_or_default();
+            anyhow::bail!(
+                "{}: {opt} names a folder, not a file: give a file in it{e_g}",
+                p.display()
+            );
         }
     }
     let named_ins: Vec<Named> = ins.iter().map(|(r, p)| Named::new(r, p)).collect();
     let named_outs: Vec<Named> = outs.iter().map(|(r, p)| Named::new(r, p)).collect();
     lanes::base::same_file::check(&named_ins, &named_outs)?;
-    for (role, p) in &outs {
-        if let Some(opt) = role.strip_suffix(" path") {
-            check_text_output_name(opt, p)?;
-        }
-    }
-    Ok(())
-}
-
-/// Refuse a text output (telemetry, report, events, a saved geometry) named like a video or
-/// a still: `--telemetry out.mp4` where `-o out.mp4` was meant would write JSON Lines into a
-/// file every player then fails on. The message names what the option writes and the option
-/// for the picture.
-fn check_text_output_name(opt: &str, p: &Path) -> Result<()> {
-    let (what, ext) = match opt {
-        "--telemetry" => ("telemetry as JSON Lines or CSV", "jsonl"),
-        "--report" => ("an HTML page", "html"),
-        "--events" => ("the events as JSON", "json"),
-        "--save-geometry" => ("the geometry as a TOML config", "toml"),
-        _ => return Ok(()),
-    };
-    let video = lanes::video::is_video_path(p);
-    if video || lanes::base::still::is_still_path(p) {
-        let kind = if video { "a video" } else { "a still" };
-        let picture = if video {
+    // A text output named like a video or a still: `--telemetry out.mp4` where `-o out.mp4`
+    // was meant would write JSON Lines into a file every player then fails on.
+    for (opt, p, text) in text_outputs() {
+        let (Some(t), Some(kind)) = (text, picture_kind(p)) else {
+            continue;
+        };
+        let picture = if kind == "a video" {
             "; the overlay video is -o"
         } else {
             ""
         };
         anyhow::bail!(
-            "{}: {opt} names {kind}, but it writes {what}: give e.g. {opt} {}{picture}",
+            "{}: {opt} names {kind}, but it writes {}: give e.g. {opt} {}{picture}",
             p.display(),
-            p.with_extension(ext).display()
+            t.what,
+            p.with_extension(t.ext).display()
         );
     }
     Ok(())
+}
+
+/// What an output option that writes a text file writes: for messages, the file's usual
+/// name, its extension and what it holds.
+struct TextOutput {
+    name: &'static str,
+    ext: &'static str,
+    what: &'static str,
+}
+
+/// The text file an output option writes (`None` for the others: videos, folders, pictures).
+fn text_output(opt: &str) -> Option<TextOutput> {
+    let (name, ext, what) = match opt {
+        "--telemetry" => ("telemetry.jsonl", "jsonl", "telemetry as JSON Lines or CSV"),
+        "--report" => ("report.html", "html", "an HTML page"),
+        "--events" => ("events.json", "json", "the events as JSON"),
+        "--save-geometry" => ("lanes.toml", "toml", "the geometry as a TOML config"),
+        "--save-to" => ("lanes.toml", "toml", "the configuration as TOML"),
+        _ => return None,
+    };
+    Some(TextOutput { name, ext, what })
+}
+
+/// "a video" or "a still" when `p` is named like one, by its extension.
+fn picture_kind(p: &Path) -> Option<&'static str> {
+    if lanes::video::is_video_path(p) {
+        Some("a video")
+    } else if lanes::base::still::is_still_path(p) {
+        Some("a still")
+    } else {
+        None
+    }
 }
 
 /// `--frames N` (frames processed, or sampled from a video): a count of at least 1.
@@ -162,9 +175,7 @@ pub fn frame_count(s: &str) -> std::result::Result<usize, String> {
 /// (`-o out.jpg` to `lanes image`, `-o out.mp4` to `lanes batch`): the user meant a file, and
 /// would get a folder of that name with the outputs inside.
 pub fn check_out_dir_name(dir: &Path, opt: &str) -> Result<()> {
-    let looks_like_file =
-        lanes::video::is_video_path(dir) || lanes::base::still::is_still_path(dir);
-    if looks_like_file && !dir.is_dir() {
+    if picture_kind(dir).is_some() && !dir.is_dir() {
         let stem = dir.with_extension("");
         anyhow::bail!(
             "{}: {opt} names a file, but this command writes a folder of outputs: give a folder, e.g. {opt} {}",

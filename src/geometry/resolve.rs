@@ -215,8 +215,21 @@ pub fn find_in_stills(
             size.1
         )));
     }
+    let frames = frames.into_iter().map(|f| (f, None)).collect();
+    find_in_frames(frames, size, camera, opts, t0)
+}
+
+/// The geometry of `frames` of one `size` (each with its time in the video, when known):
+/// analysed (`FrameAnalysis`) and combined (`geometry_from`) as the opening's samples are.
+fn find_in_frames(
+    frames: Vec<(BgrFrame, Option<f64>)>,
+    size: (i32, i32),
+    camera: Option<&Camera>,
+    opts: &SelfCalOptions,
+    t0: std::time::Instant,
+) -> Result<std::result::Result<FoundGeometry, String>> {
     let fa = FrameAnalysis::new(size, camera, opts.work_rows)?;
-    let outcomes = fa.analyse(frames.into_iter().map(|f| (f, None)).collect(), opts)?;
+    let outcomes = fa.analyse(frames, opts)?;
     fa.combine(&outcomes, opts, t0)
 }
 
@@ -239,7 +252,7 @@ const UPSIDE_DOWN_SAMPLES: usize = 12;
 
 /// Whether the frames of the video at `path`, whose geometry was not found, show a road when
 /// turned 180 degrees: `UPSIDE_DOWN_SAMPLES` spread over it, turned and searched as the
-/// opening's are (`FrameAnalysis`, `geometry_from`). When they do, what a user is told: what
+/// opening's are (`find_in_frames`). When they do, what a user is told: what
 /// they showed, and the command that marks the file turned without re-encoding, then
 /// `lanes {command}` on it; `None` otherwise. A dashcam hung from the mirror records upside down
 /// when its flip setting is off; the search, which looks for the road below the horizon, then
@@ -267,10 +280,7 @@ pub fn upside_down(
         })
         .collect::<Result<Vec<_>>>()?;
     let n = turned.len();
-    let fa = FrameAnalysis::new(size, camera, opts.work_rows)?;
-    let outcomes = fa.analyse(turned, opts)?;
-    Ok(fa
-        .combine(&outcomes, opts, std::time::Instant::now())?
+    Ok(find_in_frames(turned, size, camera, opts, std::time::Instant::now())?
         .ok()
         .map(|g| {
             format!(

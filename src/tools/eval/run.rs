@@ -163,18 +163,16 @@ impl Runner {
         }
         let key = (set.to_path_buf(), w, h);
         if !self.found.contains_key(&key) {
-            let config = Config::load_over(self.config_override.as_deref(), self.preset)?;
-            let camera = match &self.camera_override {
-                Some(p) => Some(Camera::load(p)?),
-                None => None,
-            };
-            let images = images();
-            let (c, notes) = if crate::geometry::stills::worth_searching((w, h), images.len()) {
-                let first = Some((path, raw));
-                crate::geometry::stills::stills_config(&images, first, &config, camera.as_ref())
-            } else {
-                (config, Vec::new())
-            };
+            let (config, camera) = self.load(
+                self.config_override.as_deref(),
+                self.camera_override.as_deref(),
+            )?;
+            let (c, notes) = crate::geometry::stills::stills_config(
+                &images(),
+                Some((path, raw)),
+                &config,
+                camera.as_ref(),
+            );
             let set_name = set.display();
             self.notes
                 .extend(notes.into_iter().map(|n| format!("{set_name}: {n}")));
@@ -184,6 +182,14 @@ impl Runner {
         self.found
             .get(&key)
             .ok_or_else(|| Error::Invalid("pipeline cache".into()))
+    }
+
+    /// The configuration (`cfg` over the preset) and the camera (`cam`) a pipeline is built
+    /// with.
+    fn load(&self, cfg: Option<&Path>, cam: Option<&Path>) -> Result<(Config, Option<Camera>)> {
+        let config = Config::load_over(cfg, self.preset)?;
+        let camera = cam.map(Camera::load).transpose()?;
+        Ok((config, camera))
     }
 
     fn pipeline(
@@ -205,11 +211,7 @@ impl Runner {
             .map(Path::to_path_buf);
         let key = (cfg.clone(), cam.clone(), w, h);
         if !self.pipes.contains_key(&key) {
-            let config = Config::load_over(cfg.as_deref(), self.preset)?;
-            let camera = match &cam {
-                Some(p) => Some(Camera::load(p)?),
-                None => None,
-            };
+            let (config, camera) = self.load(cfg.as_deref(), cam.as_deref())?;
             let pipe = Pipeline::new(config, camera.as_ref(), w, h)?;
             self.pipes.insert(key.clone(), (pipe, camera));
         }
