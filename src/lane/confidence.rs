@@ -26,6 +26,8 @@
 //! (`confirm_with_expected`): each missing line refitted with the tracked curvature and
 //! heading needs only one dash, in either half, at a lone line's confidence (two dashed
 //! lines whose gaps cover the near half together, where neither line lends the other a shape).
+//! A line the tracker would gate out of a pair it otherwise confirms is refitted the same way
+//! with the tracked line's own shape (`lane::judge`).
 
 use crate::base::config::{ConfidenceConfig, UnitsConfig};
 use crate::lane::fit::{LaneFit, LinePixels, Poly2, Scale};
@@ -168,6 +170,24 @@ impl Detection {
             (None, Some(r)) => Some((shifted(&r, -width_px), r)),
             (None, None) => None,
         }
+    }
+
+    /// This detection with its left (`left`) or right line dropped: its status the other
+    /// line's alone, its confidence that line's over two.
+    pub fn without(&self, left: bool) -> Self {
+        let mut d = *self;
+        if left {
+            d.left = None;
+        } else {
+            d.right = None;
+        }
+        d.status = LaneStatus::of(d.left.is_some(), d.right.is_some());
+        d.confidence = if left {
+            d.right_confidence
+        } else {
+            d.left_confidence
+        } / 2.0;
+        d
     }
 }
 
@@ -554,6 +574,9 @@ pub fn assess(
 /// (the dashes of neighbouring lines are laid in step), and neither line then stands alone to
 /// lend the other its shape: the lane of the last frames does. `None` when the frame's report
 /// stands as it is. `left_px`/`right_px`: pixels near the expected lines (analysed view).
+/// `partner_shape`: the shape comes from the line the frame reports, else from the expected
+/// line itself.
+#[allow(clippy::too_many_arguments)]
 pub fn confirm_with_expected(
     det: &Detection,
     left_px: &LinePixels,
@@ -562,6 +585,7 @@ pub fn confirm_with_expected(
     view: ViewGeometry,
     cfg: &ConfidenceConfig,
     units: &UnitsConfig,
+    partner_shape: bool,
 ) -> Option<Detection> {
     if det.status == LaneStatus::Both || cfg.min_line <= 0.0 {
         return None;
@@ -577,13 +601,17 @@ pub fn confirm_with_expected(
     };
     // The shape comes from this frame's other line when it reports one (the tracked heading
     // lags while the car moves sideways), else from the tracked lane.
+    let shape = |partner: &Option<Poly2>, own| match partner {
+        Some(p) if partner_shape => *p,
+        _ => own,
+    };
     let (lev, l) = match det.left {
         Some(l) => (det.left_evidence, Some(l)),
-        None => refit(left_px, det.right.as_ref().unwrap_or(&expected.0), true),
+        None => refit(left_px, &shape(&det.right, expected.0), true),
     };
     let (rev, r) = match det.right {
         Some(r) => (det.right_evidence, Some(r)),
-        None => refit(right_px, det.left.as_ref().unwrap_or(&expected.1), false),
+        None => refit(right_px, &shape(&det.left, expected.1), false),
     };
     let (l, r) = (l?, r?);
     if !pair_plausible(&l, &r, view.height, false, cfg, units) {

@@ -158,6 +158,21 @@ pub fn judge(
             }
         }
     }
+    // A pair whose one line the tracker would gate out (`tracking.gate_px` from the line it
+    // holds, at the bottom row) while the other agrees: that line is fitted again as a missing
+    // one is, below. A free quadratic through a far dash and a few stray pixels near the car
+    // (a dashed line whose gap covers the near half) points anywhere; the lane's shape, from
+    // its partner, leaves its own pixels only its position to fix.
+    let full = detection;
+    // Only while the track holds (the frame searched around it: `mask` is `None`): a track
+    // that coasts is what a fresh pair, gated out whole, starts again (`track::lane`).
+    let gated_side = tracked
+        .filter(|_| mask.is_none())
+        .and_then(|t| gated_out(&detection, t.lane, persp, cfg));
+    if let Some(left) = gated_side {
+        detection = detection.without(left);
+    }
+    let mut confirmed = false;
     if let (Some(t), true) = (tracked, detection.status != confidence::LaneStatus::Both) {
         let (l, r) = t.lane;
         let s = cfg.perspective.scale();
@@ -176,9 +191,19 @@ pub fn judge(
             view_of(persp, s, visible_from),
             &cfg.confidence,
             &cfg.units,
+            gated_side.is_none(),
         ) {
             detection = d;
+            confirmed = true;
         }
+    }
+    // Not placed, or placed where the tracker gates it out still: the pair as it was (the
+    // tracker decides on it as before).
+    if gated_side.is_some()
+        && !(confirmed
+            && tracked.is_some_and(|t| gated_out(&detection, t.lane, persp, cfg).is_none()))
+    {
+        detection = full;
     }
     // The lane's radius from both lines, each weighted by how well its pixels fix its
     // curvature (a placed line copies its partner's, so the weights do not matter then).
@@ -196,6 +221,28 @@ pub fn judge(
         measure,
         seen_from: visible_from as f64 / cfg.perspective.scale().y,
     })
+}
+
+/// Which line of a pair (`Some(true)`: the left) lies more than `tracking.gate_px` from the
+/// tracked lane's (`lane`, nominal px) at the bottom row while the other lies within it: the
+/// line the tracker would gate out of a lane it otherwise confirms. `None` for anything else
+/// (one line, both lines off: a lane change or a track gone wrong, which the tracker handles).
+fn gated_out(
+    det: &confidence::Detection,
+    lane: (Poly2, Poly2),
+    persp: &Perspective,
+    cfg: &Config,
+) -> Option<bool> {
+    let (Some(l), Some(r)) = (det.left, det.right) else {
+        return None;
+    };
+    let y = (persp.height - 1) as f64;
+    let off = |p: &Poly2, e: &Poly2| (p.eval(y) - e.eval(y)).abs() > cfg.tracking.gate_px;
+    match (off(&l, &lane.0), off(&r, &lane.1)) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -222,5 +269,57 @@ mod tests {
         // Without a vehicle the lane is seen over the whole view.
         let j = judge_whole_view(&view(0, None), None, &cfg, &persp).unwrap();
         assert_eq!(j.seen_from, 0.0);
+    }
+
+    /// A tracked lane (lines at nominal x 450 and 830) and a frame searched around it whose
+    /// left line shows one far dash (analysed rows 0-80) and, nearer, a stray blob 35-40 px
+    /// to its right: a free fit through both leaves the tracked line by more than the tracker's
+    /// gate at the bottom row; fitted again with the tracked line's shape, the dash alone fixes
+    /// its position and the pair stands.
+    #[test]
+    fn a_far_dash_places_a_tracked_line_that_stray_pixels_would_turn() {
+        use opencv::core::{Mat, Rect, Scalar, CV_8UC1};
+        use opencv::prelude::*;
+        let cfg = Config::default();
+        let persp = Perspective::from_config(&cfg.perspective, 1280, 720).unwrap();
+        let mut m = Mat::new_rows_cols_with_default(360, 1280, CV_8UC1, Scalar::all(0.0)).unwrap();
+        for r in [
+            Rect::new(825, 0, 10, 360),
+            Rect::new(445, 0, 10, 80),
+            Rect::new(485, 200, 6, 20),
+        ] {
+            Mat::roi_mut(&mut m, r)
+                .unwrap()
+                .set_to_def(&Scalar::all(255.0))
+                .unwrap();
+        }
+        let mask = BinaryMask::new(m).unwrap();
+        let lane = (Poly2::new(0.0, 0.0, 450.0), Poly2::new(0.0, 0.0, 830.0));
+        let s = cfg.perspective.scale();
+        let margin = scaled_search(&cfg.search, s).prior_margin;
+        let search =
+            fit::prior_search(&mask, &lane.0.to_scaled(s), &lane.1.to_scaled(s), margin).unwrap();
+        // As the search alone gives it: a pair whose left line the tracker would gate out.
+        let (_, free) = fit_and_assess(&search, &cfg, &persp, 0, None);
+        assert_eq!(free.status, confidence::LaneStatus::Both);
+        let off = |p: Poly2| (p.eval(719.0) - 450.0).abs();
+        assert!(
+            off(free.left.unwrap()) > cfg.tracking.gate_px,
+            "{:?}",
+            free.left
+        );
+        // Judged with the tracked lane: the line placed by its dash.
+        let j = judge(search.clone(), None, Some(lane), 0, &cfg, &persp).unwrap();
+        assert_eq!(j.detection.status, confidence::LaneStatus::Both);
+        assert!(
+            off(j.detection.left.unwrap()) < 5.0,
+            "{:?}",
+            j.detection.left
+        );
+        assert_eq!(j.detection.right, free.right);
+        // A track that coasts (the frame searched with sliding windows: a mask given) is not
+        // held up this way: the pair stands as found, for the tracker to judge.
+        let j = judge(search, Some(&mask), Some(lane), 0, &cfg, &persp).unwrap();
+        assert_eq!(j.detection.left, free.left);
     }
 }

@@ -317,8 +317,17 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
         Poly2::new(1.5e-5, -0.015, 447.0),
         Poly2::new(1.5e-5, -0.015, 825.0),
     );
-    let c = confirm_with_expected(&d, &lpx, &rpx, tracked(expected), view(), &cfg, &units)
-        .expect("both lines confirmed");
+    let c = confirm_with_expected(
+        &d,
+        &lpx,
+        &rpx,
+        tracked(expected),
+        view(),
+        &cfg,
+        &units,
+        true,
+    )
+    .expect("both lines confirmed");
     assert_eq!(c.status, LaneStatus::Both);
     let (cl, cr) = (c.left.unwrap(), c.right.unwrap());
     // At the dashes' middle row (nominal 150), the confirmed lines pass through the dashes.
@@ -343,14 +352,30 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
         None,
     );
     assert_eq!(full.status, LaneStatus::Both);
-    assert!(
-        confirm_with_expected(&full, &lpx, &rpx, tracked(expected), view(), &cfg, &units).is_none()
-    );
+    assert!(confirm_with_expected(
+        &full,
+        &lpx,
+        &rpx,
+        tracked(expected),
+        view(),
+        &cfg,
+        &units,
+        true
+    )
+    .is_none());
     // A short blob (20 rows, 1.2 m) on the right: too little to stand for a line.
     let blob = seen(&r, 60..80, 1);
-    assert!(
-        confirm_with_expected(&d, &lpx, &blob, tracked(expected), view(), &cfg, &units).is_none()
-    );
+    assert!(confirm_with_expected(
+        &d,
+        &lpx,
+        &blob,
+        tracked(expected),
+        view(),
+        &cfg,
+        &units,
+        true
+    )
+    .is_none());
     // The right dash one lane further right: the pair is not a lane (7.4 m wide).
     let far_right = seen(&Poly2::new(2e-5, -0.02, 1211.0), 40..110, 1);
     assert!(confirm_with_expected(
@@ -360,7 +385,8 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
         tracked(expected),
         view(),
         &cfg,
-        &units
+        &units,
+        true
     )
     .is_none());
     // A frame reporting its left line (solid, its own shape) lends that shape to the right
@@ -376,8 +402,17 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
     );
     assert_eq!(lone.status, LaneStatus::LeftOnly);
     let own = lone.left.unwrap();
-    let c = confirm_with_expected(&lone, &lpx, &rpx, tracked(expected), view(), &cfg, &units)
-        .expect("right line confirmed");
+    let c = confirm_with_expected(
+        &lone,
+        &lpx,
+        &rpx,
+        tracked(expected),
+        view(),
+        &cfg,
+        &units,
+        true,
+    )
+    .expect("right line confirmed");
     let cr = c.right.unwrap();
     assert_eq!((c.left, cr.a, cr.b), (Some(own), own.a, own.b));
     assert!((cr.eval(150.0) - r.eval(150.0)).abs() < 2.0, "{cr:?}");
@@ -391,10 +426,17 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
             }
         }
     }
-    assert!(
-        confirm_with_expected(&d, &lpx, &texture, tracked(expected), view(), &cfg, &units)
-            .is_none()
-    );
+    assert!(confirm_with_expected(
+        &d,
+        &lpx,
+        &texture,
+        tracked(expected),
+        view(),
+        &cfg,
+        &units,
+        true
+    )
+    .is_none());
 }
 
 /// A lane change: the car 1.35 m left of its lane's centre in a 3.7 m lane puts the left line
