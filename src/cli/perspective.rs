@@ -206,18 +206,21 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             .iter()
             .map(|r| format!("{}: {}", r.name, r.problem.as_deref().unwrap_or("?")))
             .collect();
-        // One video whose frames show a road the other way up: say so, with the fix.
+        // One video whose frames show a road the other way up, or in one of two pictures
+        // side by side: say so, with the fix.
         let turned = match a.inputs.as_slice() {
             [v] if v.is_file() && lanes::video::is_video_path(v) => {
-                lanes::geometry::resolve::upside_down(
-                    v,
-                    camera.as_ref(),
-                    &lanes::geometry::selfcal::SelfCalOptions::default(),
-                    "perspective",
-                )
-                .ok()
-                .flatten()
-                .map(|hint| format!("; {hint}"))
+                use lanes::geometry::resolve::{two_pictures, upside_down};
+                let opts = lanes::geometry::selfcal::SelfCalOptions::default();
+                upside_down(v, camera.as_ref(), &opts, "perspective")
+                    .ok()
+                    .flatten()
+                    .or_else(|| {
+                        two_pictures(v, camera.as_ref(), &opts, "perspective")
+                            .ok()
+                            .flatten()
+                    })
+                    .map(|hint| format!("; {hint}"))
             }
             _ => None,
         };

@@ -100,6 +100,15 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     if let Some(o) = a.output.as_deref().filter(|_| !a.no_render) {
         lanes::video::container_for(o)?;
     }
+    // Both asked for: the analysis only, as --no-render says; the -o that is not written is
+    // named now, not left for the summary's "no output" to reveal.
+    if let (Some(o), true) = (a.output.as_deref(), a.no_render) {
+        eprintln!(
+            "lanes: note: {}: not written: --no-render analyses only (leave it out to write the {} video)",
+            o.display(),
+            if a.diagnostic { "diagnostic" } else { "overlay" }
+        );
+    }
     if let Some(n) = lanes::video::other_streams_note(&a.input) {
         eprintln!("lanes: note: {}: {n}", a.input.display());
     }

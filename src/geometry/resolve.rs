@@ -291,6 +291,80 @@ pub fn upside_down(
         }))
 }
 
+/// Frames at least this many times as wide as tall hold two pictures side by side: no single
+/// camera's picture is wider than 21:9 (2.33).
+const SIDE_BY_SIDE_ASPECT: f64 = 2.6;
+
+/// Frames at least this tall for their width hold two pictures one above the other (two 16:9
+/// pictures stacked are 0.89 of their width tall; a landscape camera's picture is 0.75 at most).
+const STACKED_ASPECT: f64 = 0.85;
+
+/// Whether the frames of the video at `path`, whose geometry was not found, are two cameras'
+/// pictures side by side (frames `SIDE_BY_SIDE_ASPECT` times as wide as tall) or one above the
+/// other (`STACKED_ASPECT`), as a two-camera dashcam merges its front and rear views, and one
+/// of them shows the road: `UPSIDE_DOWN_SAMPLES` frames spread over the video, each half
+/// searched as the opening's samples are (`find_in_frames`). When one does, what a user is
+/// told: which half, and the ffmpeg command that cuts it out, then `lanes {command}` on it.
+/// The lines of the whole frame meet far to the side of its centre (or above it), so the
+/// search of the whole finds nothing; `None` for frames of other shapes, with a camera file
+/// (made for one picture), or when neither half shows the road.
+pub fn two_pictures(
+    path: &Path,
+    camera: Option<&Camera>,
+    opts: &SelfCalOptions,
+    command: &str,
+) -> Result<Option<String>> {
+    if camera.is_some() {
+        return Ok(None);
+    }
+    let size = {
+        let src = VideoSource::open(path)?;
+        (src.width, src.height)
+    };
+    let (w, h) = size;
+    let halves = if w as f64 >= SIDE_BY_SIDE_ASPECT * h as f64 {
+        [
+            ("left", (0, 0, w / 2, h), "iw/2:ih:0:0"),
+            ("right", (w - w / 2, 0, w / 2, h), "iw/2:ih:iw/2:0"),
+        ]
+    } else if h as f64 >= STACKED_ASPECT * w as f64 {
+        [
+            ("upper", (0, 0, w, h / 2), "iw:ih/2:0:0"),
+            ("lower", (0, h - h / 2, w, h / 2), "iw:ih/2:0:ih/2"),
+        ]
+    } else {
+        return Ok(None);
+    };
+    let frames = crate::geometry::sample::sample_video_frames(path, UPSIDE_DOWN_SAMPLES)?;
+    let n = frames.len();
+    let arrangement = if halves[0].0 == "left" {
+        "side by side"
+    } else {
+        "one above the other"
+    };
+    for (name, (x, y, pw, ph), crop) in halves {
+        let cut = frames
+            .iter()
+            .map(|f| {
+                use opencv::prelude::*;
+                let roi =
+                    opencv::core::Mat::roi(f.frame.mat(), opencv::core::Rect::new(x, y, pw, ph))?;
+                let mut half = BgrFrame::zeros(pw, ph)?;
+                roi.copy_to(half.mat_mut())?;
+                Ok((half, f.at_s))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if let Ok(g) = find_in_frames(cut, (pw, ph), None, opts, std::time::Instant::now())? {
+            return Ok(Some(format!(
+                "its {w}x{h} frames hold two pictures {arrangement} (a two-camera dashcam's merged file), and the {name} one shows the ego lane's two lines in {} of {n} sampled frames. Cut it out: `ffmpeg -i {p} -vf crop={crop} -c:a copy {name}.mp4`, then `lanes {command} {name}.mp4`",
+                g.frames_used,
+                p = path.display()
+            )));
+        }
+    }
+    Ok(None)
+}
+
 /// Where a run's road geometry comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GeometryChoice {
@@ -350,7 +424,11 @@ pub fn resolve(
             Err(reason) => {
                 // Not a reason to fail of its own: a video that cannot be sampled again
                 // keeps the search's reason.
-                let fix = match upside_down(path, camera, opts, "video").ok().flatten() {
+                let hint = upside_down(path, camera, opts, "video")
+                    .ok()
+                    .flatten()
+                    .or_else(|| two_pictures(path, camera, opts, "video").ok().flatten());
+                let fix = match hint {
                     Some(hint) => format!("; {hint}"),
                     None => " (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)".to_string(),
                 };

@@ -170,6 +170,12 @@ fn corpus() -> Vec<Case> {
             &["in.mp4: -o path", SAME, "input video in.mp4", DESTROY],
         ),
         case(
+            "-o beside --no-render (nothing is written to it)",
+            "video --camera cam.yml in.mp4 --no-render -o out.mp4 --frames 3",
+            0,
+            &["out.mp4: not written: --no-render analyses only"],
+        ),
+        case(
             "--telemetry is the input video",
             "video in2.mp4 --no-render --telemetry in2.mp4",
             2,

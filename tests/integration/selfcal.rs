@@ -738,6 +738,46 @@ fn a_dashcam_info_bar_is_below_the_road() {
     assert!((600.0..660.0).contains(&row), "{row}");
 }
 
+/// A two-camera dashcam's merged file: the front view and the rear one side by side in
+/// 2560x720 frames (here the Udacity clip and its mirror image). The whole frame's lines meet
+/// far to the side of its centre: refused as before, and now the message says which half shows
+/// the road and gives the ffmpeg command that cuts it out; the file it writes is calibrated
+/// like the clip itself.
+#[test]
+fn two_pictures_side_by_side_are_named_with_the_crop_that_parts_them() {
+    let Some((d, _, clip)) = udacity_clip_through(
+        "split[a][b];[b]hflip[c];[a][c]hstack",
+        &["-preset", "veryfast"],
+    ) else {
+        return;
+    };
+    let o = lanes(&["video", clip.to_str().unwrap(), "--no-render"]);
+    assert_one_line_error(&o, "its 2560x720 frames hold two pictures side by side");
+    let err = stderr(&o);
+    let shown: usize = number_after(
+        &err,
+        "the left one shows the ego lane's two lines in ",
+        " of 12",
+    );
+    assert!(shown >= 6, "{err}");
+    assert!(
+        err.contains("-vf crop=iw/2:ih:0:0 -c:a copy left.mp4`, then `lanes video left.mp4`"),
+        "{err}"
+    );
+    let left = d.path().join("left.mp4");
+    ffmpeg(&[
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-vf".as_ref(),
+        "crop=iw/2:ih:0:0".as_ref(),
+        "-c:a".as_ref(),
+        "copy".as_ref(),
+        left.as_os_str(),
+    ]);
+    let (s, err) = run_clip(&left, &[], d.path());
+    assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+}
+
 /// The Udacity clip upside down (a dashcam hung from the mirror with its flip setting off):
 /// no geometry is found (the search looks for the road below the horizon), and the error says
 /// that the frames turned 180 degrees show the lane, with the command that marks the file
