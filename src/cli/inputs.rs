@@ -76,6 +76,13 @@ pub fn one_video(input: &Path, more: &[PathBuf]) -> Result<()> {
             all.len()
         );
     }
+    // A pipe: the geometry search seeks in the video and may open it again, which a stream
+    // on standard input cannot give.
+    if input.as_os_str() == "-" && !input.exists() {
+        anyhow::bail!(
+            "-: a video on standard input is not read (the road geometry is searched by seeking in the file): write the stream to a file first, e.g. `... | ffmpeg -i - -c copy drive.mkv`, then `lanes video drive.mkv`"
+        );
+    }
     if input.is_dir() {
         let files: Vec<PathBuf> = std::fs::read_dir(input)
             .with_context(|| format!("{}: cannot read directory", input.display()))?

@@ -170,6 +170,12 @@ fn corpus() -> Vec<Case> {
             &["in.mp4: -o path", SAME, "input video in.mp4", DESTROY],
         ),
         case(
+            "a video piped to standard input",
+            "video - --no-render",
+            2,
+            &["-: a video on standard input is not read", "ffmpeg -i - -c copy drive.mkv"],
+        ),
+        case(
             "-o beside --no-render (nothing is written to it)",
             "video --camera cam.yml in.mp4 --no-render -o out.mp4 --frames 3",
             0,
