@@ -247,7 +247,8 @@ pub fn agrees_with_quad(g: &FoundGeometry, p: &PerspectiveConfig) -> Option<(f64
     g.agrees_with(left.intersect(&right)?, width)
 }
 
-/// Frames sampled to see whether a video whose geometry was not found is upside down.
+/// Frames sampled to see whether a video whose geometry was not found is upside down, or two
+/// pictures in one (`two_pictures`).
 const UPSIDE_DOWN_SAMPLES: usize = 12;
 
 /// Whether the frames of the video at `path`, whose geometry was not found, show a road when

@@ -17,6 +17,26 @@ fn tracked(lane: (Poly2, Poly2)) -> Tracked {
 }
 
 /// Marking pixels 6 px wide along `p` (analysed view) on every `every`-th of `rows`.
+/// `confirm_with_expected` at the default confidence and units in `view()`, the shape from
+/// the frame's other line.
+fn confirm(
+    d: &lanes::lane::confidence::Detection,
+    l: &LinePixels,
+    r: &LinePixels,
+    expected: (Poly2, Poly2),
+) -> Option<lanes::lane::confidence::Detection> {
+    confirm_with_expected(
+        d,
+        l,
+        r,
+        tracked(expected),
+        view(),
+        &ConfidenceConfig::default(),
+        &UnitsConfig::default(),
+        true,
+    )
+}
+
 fn pixels_along(p: &Poly2, rows: std::ops::Range<u32>, every: u32) -> LinePixels {
     let mut out = LinePixels::default();
     for y in rows.step_by(every as usize) {
@@ -317,17 +337,7 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
         Poly2::new(1.5e-5, -0.015, 447.0),
         Poly2::new(1.5e-5, -0.015, 825.0),
     );
-    let c = confirm_with_expected(
-        &d,
-        &lpx,
-        &rpx,
-        tracked(expected),
-        view(),
-        &cfg,
-        &units,
-        true,
-    )
-    .expect("both lines confirmed");
+    let c = confirm(&d, &lpx, &rpx, expected).expect("both lines confirmed");
     assert_eq!(c.status, LaneStatus::Both);
     let (cl, cr) = (c.left.unwrap(), c.right.unwrap());
     // At the dashes' middle row (nominal 150), the confirmed lines pass through the dashes.
@@ -352,43 +362,13 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
         None,
     );
     assert_eq!(full.status, LaneStatus::Both);
-    assert!(confirm_with_expected(
-        &full,
-        &lpx,
-        &rpx,
-        tracked(expected),
-        view(),
-        &cfg,
-        &units,
-        true
-    )
-    .is_none());
+    assert!(confirm(&full, &lpx, &rpx, expected).is_none());
     // A short blob (20 rows, 1.2 m) on the right: too little to stand for a line.
     let blob = seen(&r, 60..80, 1);
-    assert!(confirm_with_expected(
-        &d,
-        &lpx,
-        &blob,
-        tracked(expected),
-        view(),
-        &cfg,
-        &units,
-        true
-    )
-    .is_none());
+    assert!(confirm(&d, &lpx, &blob, expected).is_none());
     // The right dash one lane further right: the pair is not a lane (7.4 m wide).
     let far_right = seen(&Poly2::new(2e-5, -0.02, 1211.0), 40..110, 1);
-    assert!(confirm_with_expected(
-        &d,
-        &lpx,
-        &far_right,
-        tracked(expected),
-        view(),
-        &cfg,
-        &units,
-        true
-    )
-    .is_none());
+    assert!(confirm(&d, &lpx, &far_right, expected).is_none());
     // A frame reporting its left line (solid, its own shape) lends that shape to the right
     // dash rather than the tracked one: the tracked heading lags while the car moves sideways.
     let lone = assess(
@@ -402,17 +382,7 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
     );
     assert_eq!(lone.status, LaneStatus::LeftOnly);
     let own = lone.left.unwrap();
-    let c = confirm_with_expected(
-        &lone,
-        &lpx,
-        &rpx,
-        tracked(expected),
-        view(),
-        &cfg,
-        &units,
-        true,
-    )
-    .expect("right line confirmed");
+    let c = confirm(&lone, &lpx, &rpx, expected).expect("right line confirmed");
     let cr = c.right.unwrap();
     assert_eq!((c.left, cr.a, cr.b), (Some(own), own.a, own.b));
     assert!((cr.eval(150.0) - r.eval(150.0)).abs() < 2.0, "{cr:?}");
@@ -426,17 +396,7 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
             }
         }
     }
-    assert!(confirm_with_expected(
-        &d,
-        &lpx,
-        &texture,
-        tracked(expected),
-        view(),
-        &cfg,
-        &units,
-        true
-    )
-    .is_none());
+    assert!(confirm(&d, &lpx, &texture, expected).is_none());
 }
 
 /// A lane change: the car 1.35 m left of its lane's centre in a 3.7 m lane puts the left line
