@@ -161,8 +161,10 @@ pub fn judge(
     // A pair whose one line the tracker would gate out (`tracking.gate_px` from the line it
     // holds, at the bottom row) while the other agrees: that line is fitted again as a missing
     // one is, below. A free quadratic through a far dash and a few stray pixels near the car
-    // (a dashed line whose gap covers the near half) points anywhere; the lane's shape, from
-    // its partner, leaves its own pixels only its position to fix.
+    // (a dashed line whose gap covers the near half) points anywhere; the tracked line's own
+    // shape leaves its pixels only its position to fix. Its own, not its partner's: in this
+    // fixed view the two lines' headings differ while the online pitch differs from the
+    // calibration's.
     let full = detection;
     // Only while the track holds (the frame searched around it: `mask` is `None`): a track
     // that coasts is what a fresh pair, gated out whole, starts again (`track::lane`).
