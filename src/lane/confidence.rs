@@ -574,8 +574,8 @@ pub fn assess(
 /// (the dashes of neighbouring lines are laid in step), and neither line then stands alone to
 /// lend the other its shape: the lane of the last frames does. `None` when the frame's report
 /// stands as it is. `left_px`/`right_px`: pixels near the expected lines (analysed view).
-/// `partner_shape`: the shape comes from the line the frame reports, else from the expected
-/// line itself.
+/// `partner_shape`: the shape comes from the line the frame reports (with the expected lines'
+/// difference in shape added), else from the expected line itself.
 #[allow(clippy::too_many_arguments)]
 pub fn confirm_with_expected(
     det: &Detection,
@@ -600,18 +600,22 @@ pub fn confirm_with_expected(
         (ev, f.filter(|_| ev.confidence >= cfg.min_single))
     };
     // The shape comes from this frame's other line when it reports one (the tracked heading
-    // lags while the car moves sideways), else from the tracked lane.
-    let shape = |partner: &Option<Poly2>, own| match partner {
-        Some(p) if partner_shape => *p,
+    // lags while the car moves sideways), plus the tracked lines' difference in shape (in the
+    // search's fixed view the two lines' headings differ while the online pitch differs from
+    // the calibration's); else from the tracked line.
+    let shape = |partner: &Option<Poly2>, own: Poly2, other: Poly2| match partner {
+        Some(p) if partner_shape => {
+            Poly2::new(p.a + (own.a - other.a), p.b + (own.b - other.b), p.c)
+        }
         _ => own,
     };
     let (lev, l) = match det.left {
         Some(l) => (det.left_evidence, Some(l)),
-        None => refit(left_px, &shape(&det.right, expected.0), true),
+        None => refit(left_px, &shape(&det.right, expected.0, expected.1), true),
     };
     let (rev, r) = match det.right {
         Some(r) => (det.right_evidence, Some(r)),
-        None => refit(right_px, &shape(&det.left, expected.1), false),
+        None => refit(right_px, &shape(&det.left, expected.1, expected.0), false),
     };
     let (l, r) = (l?, r?);
     if !pair_plausible(&l, &r, view.height, false, cfg, units) {

@@ -386,6 +386,21 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
     let cr = c.right.unwrap();
     assert_eq!((c.left, cr.a, cr.b), (Some(own), own.a, own.b));
     assert!((cr.eval(150.0) - r.eval(150.0)).abs() < 2.0, "{cr:?}");
+    // Tracked lines that are not parallel in this fixed view (the online pitch differs from the
+    // calibration's: here the lane widens by 0.03 px a row, 22 px down the view) lend the
+    // reported line's shape with their own difference added: the placed right line heads
+    // 0.03 px a row further right than the left one, and still passes through its dash.
+    let widening = (
+        expected.0,
+        Poly2::new(expected.1.a, expected.1.b + 0.03, expected.1.c),
+    );
+    let c = confirm(&lone, &lpx, &rpx, widening).expect("right line confirmed");
+    let cr = c.right.unwrap();
+    assert!(
+        (cr.a - own.a).abs() < 1e-12 && (cr.b - (own.b + 0.03)).abs() < 1e-9,
+        "{cr:?}"
+    );
+    assert!((cr.eval(150.0) - r.eval(150.0)).abs() < 2.0, "{cr:?}");
     // Scattered texture in the right band: not concentrated on a line.
     let mut texture = LinePixels::default();
     for y in 0..360u32 {
