@@ -743,6 +743,27 @@ fn a_dashcam_info_bar_is_below_the_road() {
     assert!((600.0..660.0).contains(&row), "{row}");
 }
 
+/// Two pictures one above the other, the road in the lower one (here the Udacity clip under a
+/// blurred, upturned copy of itself): the lower picture's lines are found and drawn, but the
+/// horizon lies far below the frame's centre and the camera would look about 20 degrees up.
+/// The run warns that the metres are off and gives the crop (no such warning on any shared
+/// clip: their cameras look 3.6 up to 6.6 down).
+#[test]
+fn two_pictures_one_above_the_other_are_warned_of() {
+    let Some((_d, _, clip)) = udacity_clip_through(
+        "split[a][b];[b]vflip,boxblur=20[c];[c][a]vstack",
+        &["-preset", "veryfast"],
+    ) else {
+        return;
+    };
+    let o = lanes(&["video", clip.to_str().unwrap(), "--no-render"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let up: f64 = number_after(&err, "the camera would look ", " deg up");
+    assert!((15.0..30.0).contains(&up), "{err}");
+    assert!(err.contains("crop=iw:ih/2:0:ih/2"), "{err}");
+}
+
 /// A two-camera dashcam's merged file: the front view and the rear one side by side in
 /// 2560x720 frames (here the Udacity clip and its mirror image). The whole frame's lines meet
 /// far to the side of its centre: refused as before, and now the message says which half shows

@@ -338,9 +338,21 @@ pub fn scale_warnings(est: &Estimate) -> Vec<String> {
                 g.camera_height_m
             ));
         }
+        if -g.pitch_deg > MAX_UPWARD_PITCH_DEG {
+            out.push(format!(
+                "the horizon lies so far below the picture's centre that the camera would look {:.1} deg up, as no road camera is mounted: the picture is likely not centred on the lens (two pictures one above the other, or a crop of a taller frame), and the metres, which assume it is, are off: cut the road's picture out (the lower of two: `ffmpeg -i IN -vf crop=iw:ih/2:0:ih/2 lower.mp4`)",
+                -g.pitch_deg
+            ));
+        }
     }
     out
 }
+
+/// Upward pitch of a road camera's axis beyond which its picture is taken for one not centred
+/// on the lens ([`scale_warnings`]), degrees: a dashcam looks level to a few degrees down (the
+/// shared clips and labelled sets: 3.6 up to 6.6 down), and at 12 up the road would fill less
+/// than a third of a 58-degree picture's lower half.
+const MAX_UPWARD_PITCH_DEG: f64 = 12.0;
 
 impl Estimate {
     /// Where the focal length came from when it was not a camera file's ("assumed 58-deg field
