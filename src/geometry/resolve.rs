@@ -296,9 +296,10 @@ pub fn upside_down(
 /// camera's picture is wider than 21:9 (2.33).
 const SIDE_BY_SIDE_ASPECT: f64 = 2.6;
 
-/// Frames at least this tall for their width hold two pictures one above the other (two 16:9
-/// pictures stacked are 0.89 of their width tall; a landscape camera's picture is 0.75 at most).
-const STACKED_ASPECT: f64 = 0.85;
+/// Frames this many times as tall as wide hold two pictures one above the other: two 16:9
+/// pictures stacked are 1.125 times as tall as wide, two 4:3 ones 1.5; a landscape camera's
+/// picture is 0.75 at most, a phone's portrait one 1.78.
+const STACKED_ASPECT: (f64, f64) = (0.85, 1.6);
 
 /// Whether the frames of the video at `path`, whose geometry was not found, are two cameras'
 /// pictures side by side (frames `SIDE_BY_SIDE_ASPECT` times as wide as tall) or one above the
@@ -328,7 +329,7 @@ pub fn two_pictures(
             ("left", (0, 0, w / 2, h), "iw/2:ih:0:0"),
             ("right", (w - w / 2, 0, w / 2, h), "iw/2:ih:iw/2:0"),
         ]
-    } else if h as f64 >= STACKED_ASPECT * w as f64 {
+    } else if (STACKED_ASPECT.0..=STACKED_ASPECT.1).contains(&(h as f64 / w as f64)) {
         [
             ("upper", (0, 0, w, h / 2), "iw:ih/2:0:0"),
             ("lower", (0, h - h / 2, w, h / 2), "iw:ih/2:0:ih/2"),
