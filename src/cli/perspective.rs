@@ -210,17 +210,13 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         // side by side: say so, with the fix.
         let turned = match a.inputs.as_slice() {
             [v] if v.is_file() && lanes::video::is_video_path(v) => {
-                use lanes::geometry::resolve::{two_pictures, upside_down};
-                let opts = lanes::geometry::selfcal::SelfCalOptions::default();
-                upside_down(v, camera.as_ref(), &opts, "perspective")
-                    .ok()
-                    .flatten()
-                    .or_else(|| {
-                        two_pictures(v, camera.as_ref(), &opts, "perspective")
-                            .ok()
-                            .flatten()
-                    })
-                    .map(|hint| format!("; {hint}"))
+                lanes::geometry::resolve::refusal_hint(
+                    v,
+                    camera.as_ref(),
+                    &lanes::geometry::selfcal::SelfCalOptions::default(),
+                    "perspective",
+                )
+                .map(|hint| format!("; {hint}"))
             }
             _ => None,
         };

@@ -11,6 +11,7 @@ use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::base::stats::{evenly_spaced, median};
 use crate::geometry::autoperspective::{FrameOutcome, LaneLines};
+use crate::geometry::sample::SampledFrame;
 use crate::geometry::selfcal::{
     find_on, FoundGeometry, FrameAnalysis, SelfCalOptions, ENOUGH_FRAMES, SAMPLE_CHUNK,
 };
@@ -247,33 +248,55 @@ pub fn agrees_with_quad(g: &FoundGeometry, p: &PerspectiveConfig) -> Option<(f64
     g.agrees_with(left.intersect(&right)?, width)
 }
 
-/// Frames sampled to see whether a video whose geometry was not found is upside down, or two
-/// pictures in one (`two_pictures`).
-const UPSIDE_DOWN_SAMPLES: usize = 12;
+/// Frames sampled to see why a video's geometry was not found (`refusal_hint`).
+const HINT_SAMPLES: usize = 12;
 
-/// Whether the frames of the video at `path`, whose geometry was not found, show a road when
-/// turned 180 degrees: `UPSIDE_DOWN_SAMPLES` spread over it, turned and searched as the
-/// opening's are (`find_in_frames`). When they do, what a user is told: what
-/// they showed, and the command that marks the file turned without re-encoding, then
-/// `lanes {command}` on it; `None` otherwise. A dashcam hung from the mirror records upside down
-/// when its flip setting is off; the search, which looks for the road below the horizon, then
-/// finds nothing, and a user is better told why than left with "no road geometry".
-pub fn upside_down(
+/// Why the video at `path`, whose geometry was not found, shows no road, when its frames tell:
+/// `HINT_SAMPLES` frames spread over it, decoded once, are searched turned 180 degrees
+/// (`upside_down`), then, for frames of two pictures' shape, half by half (`two_pictures`).
+/// What a user is told, with the fix and `lanes {command}` on what it makes; `None` when
+/// neither shows the road, or the video cannot be sampled again (the search's reason stands
+/// alone then).
+pub fn refusal_hint(
+    path: &Path,
+    camera: Option<&Camera>,
+    opts: &SelfCalOptions,
+    command: &str,
+) -> Option<String> {
+    let frames = crate::geometry::sample::sample_video_frames(path, HINT_SAMPLES).ok()?;
+    let first = frames.first()?;
+    let size = (first.frame.width(), first.frame.height());
+    let hint = || -> Result<Option<String>> {
+        if let Some(h) = upside_down(&frames, size, path, camera, opts, command)? {
+            return Ok(Some(h));
+        }
+        match camera {
+            // A camera file is made for one picture.
+            Some(_) => Ok(None),
+            None => two_pictures(&frames, size, path, opts, command),
+        }
+    };
+    hint().ok().flatten()
+}
+
+/// Whether sampled `frames` (of `size`) show a road when turned 180 degrees, searched as the
+/// opening's samples are (`find_in_frames`). When they do, what a user is told: what they
+/// showed, and the command that marks the file turned without re-encoding. A dashcam hung from
+/// the mirror records upside down when its flip setting is off; the search, which looks for the
+/// road below the horizon, then finds nothing.
+fn upside_down(
+    frames: &[SampledFrame],
+    size: (i32, i32),
     path: &Path,
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
     command: &str,
 ) -> Result<Option<String>> {
-    let frames = crate::geometry::sample::sample_video_frames(path, UPSIDE_DOWN_SAMPLES)?;
-    let Some(first) = frames.first() else {
-        return Ok(None);
-    };
-    let size = (first.frame.width(), first.frame.height());
     if camera.is_some_and(|c| (c.width, c.height) != size) {
         return Ok(None);
     }
     let turned = frames
-        .into_iter()
+        .iter()
         .map(|f| {
             let mut m = opencv::core::Mat::default();
             opencv::core::flip(f.frame.mat(), &mut m, -1)?;
@@ -301,29 +324,20 @@ const SIDE_BY_SIDE_ASPECT: f64 = 2.6;
 /// picture is 0.75 at most, a phone's portrait one 1.78.
 const STACKED_ASPECT: (f64, f64) = (0.85, 1.6);
 
-/// Whether the frames of the video at `path`, whose geometry was not found, are two cameras'
-/// pictures side by side (frames `SIDE_BY_SIDE_ASPECT` times as wide as tall) or one above the
-/// other (`STACKED_ASPECT`), as a two-camera dashcam merges its front and rear views, and one
-/// of them shows the road: `UPSIDE_DOWN_SAMPLES` frames spread over the video, each half
-/// searched as the opening's samples are (`find_in_frames`). When one does, what a user is
-/// told: which half, and the ffmpeg command that cuts it out, then `lanes {command}` on it.
-/// The lines of the whole frame meet far to the side of its centre (or above it), so the
-/// search of the whole finds nothing; `None` for frames of other shapes, with a camera file
-/// (made for one picture), or when neither half shows the road.
-pub fn two_pictures(
+/// Whether sampled `frames` of `size` are two cameras' pictures side by side (frames
+/// `SIDE_BY_SIDE_ASPECT` times as wide as tall) or one above the other (`STACKED_ASPECT`), as a
+/// two-camera dashcam merges its front and rear views, and one of them shows the road: each
+/// half searched as the opening's samples are (`find_in_frames`). When one does, what a user is
+/// told: which half, and the ffmpeg command that cuts it out. The lines of the whole frame meet
+/// far to the side of its centre (or above it), so the search of the whole finds nothing;
+/// `None` for frames of other shapes, or when neither half shows the road.
+fn two_pictures(
+    frames: &[SampledFrame],
+    (w, h): (i32, i32),
     path: &Path,
-    camera: Option<&Camera>,
     opts: &SelfCalOptions,
     command: &str,
 ) -> Result<Option<String>> {
-    if camera.is_some() {
-        return Ok(None);
-    }
-    let size = {
-        let src = VideoSource::open(path)?;
-        (src.width, src.height)
-    };
-    let (w, h) = size;
     let halves = if w as f64 >= SIDE_BY_SIDE_ASPECT * h as f64 {
         [
             ("left", (0, 0, w / 2, h), "iw/2:ih:0:0"),
@@ -337,7 +351,6 @@ pub fn two_pictures(
     } else {
         return Ok(None);
     };
-    let frames = crate::geometry::sample::sample_video_frames(path, UPSIDE_DOWN_SAMPLES)?;
     let n = frames.len();
     let arrangement = if halves[0].0 == "left" {
         "side by side"
@@ -426,11 +439,7 @@ pub fn resolve(
             Err(reason) => {
                 // Not a reason to fail of its own: a video that cannot be sampled again
                 // keeps the search's reason.
-                let hint = upside_down(path, camera, opts, "video")
-                    .ok()
-                    .flatten()
-                    .or_else(|| two_pictures(path, camera, opts, "video").ok().flatten());
-                let fix = match hint {
+                let fix = match refusal_hint(path, camera, opts, "video") {
                     Some(hint) => format!("; {hint}"),
                     None => " (give --config with a [perspective] made by `lanes perspective` on frames where the road is straight)".to_string(),
                 };

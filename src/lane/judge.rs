@@ -174,7 +174,6 @@ pub fn judge(
     if let Some(left) = gated_side {
         detection = detection.without(left);
     }
-    let mut confirmed = false;
     if let (Some(t), true) = (tracked, detection.status != confidence::LaneStatus::Both) {
         let (l, r) = t.lane;
         let s = cfg.perspective.scale();
@@ -196,15 +195,13 @@ pub fn judge(
             gated_side.is_none(),
         ) {
             detection = d;
-            confirmed = true;
         }
     }
-    // Not placed, or placed where the tracker gates it out still: the pair as it was (the
-    // tracker decides on it as before).
-    if gated_side.is_some()
-        && !(confirmed
-            && tracked.is_some_and(|t| gated_out(&detection, t.lane, persp, cfg).is_none()))
-    {
+    // Not placed (the line dropped above is still missing), or placed where the tracker gates
+    // it out still: the pair as it was (the tracker decides on it as before).
+    let placed = detection.status == confidence::LaneStatus::Both
+        && tracked.is_some_and(|t| gated_out(&detection, t.lane, persp, cfg).is_none());
+    if gated_side.is_some() && !placed {
         detection = full;
     }
     // The lane's radius from both lines, each weighted by how well its pixels fix its
