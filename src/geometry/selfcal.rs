@@ -107,14 +107,17 @@ pub fn geometry_from(
     let mut eopts = opts.estimate;
     // A pillarboxed video: the field of view spans the picture between its black side bars.
     eopts.picture_width = ap::picture_width(outcomes.iter().map(|o| o.side_bars), w);
-    // A dashcam's info bar at the bottom: the picture ends above it.
-    let bar = ap::bottom_bar_rows(outcomes.iter().map(|o| o.bottom_bar), h);
+    // A dashcam's info bar at the bottom: the picture ends above it (a dark road the lines
+    // run into is no bar).
+    let rows = || {
+        usable.iter().map(|f| {
+            let (l, r) = (&f.left.pixels, &f.right.pixels);
+            l.iter().chain(r).map(|p| p.1)
+        })
+    };
+    let bar = ap::bars::bottom_bar_below_road(outcomes.iter().map(|o| o.bottom_bar), rows(), h);
     let bottom = (h - bar as i32) as f64;
-    let rows = usable.iter().map(|f| {
-        let (l, r) = (&f.left.pixels, &f.right.pixels);
-        l.iter().chain(r).map(|p| p.1)
-    });
-    let low = ap::bars::marking_bottom(rows, bottom).unwrap_or(bottom);
+    let low = ap::bars::marking_bottom(rows(), bottom).unwrap_or(bottom);
     let hood = low < 0.93 * bottom;
     if hood || bar > 0 {
         eopts.bottom = ap::bars::quad_bottom(eopts.bottom, low, h);

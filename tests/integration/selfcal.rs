@@ -704,6 +704,23 @@ fn a_pillarboxed_video_gives_the_radius_of_its_picture() {
     );
 }
 
+/// A night road dark enough to pass for a black bar (the Udacity clip darkened, gamma 0.6, with
+/// sensor noise: the asphalt of its bottom third is 90% "black" in every row): the lane's lines
+/// run on into those rows, so they are road, not a dashcam's info bar. Before, the quad ended
+/// at row 465 above a "246-row black bar" and both lines were found on 42 of the 200 frames.
+#[test]
+fn a_night_road_the_lines_run_into_is_no_info_bar() {
+    let filter = "eq=brightness=-0.25:gamma=0.6,noise=alls=12:allf=t";
+    let Some((d, _, clip)) = udacity_clip_through(filter, &["-preset", "veryfast"]) else {
+        return;
+    };
+    let (s, err) = run_clip(&clip, &[], d.path());
+    assert!(!err.contains("black bar"), "{err}");
+    let bottom: f64 = number_after(&err, "road up to row ", ",");
+    assert!(bottom > 660.0, "{err}");
+    assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+}
+
 /// A dashcam's info bar (the Udacity clip squeezed into the top 660 rows, a 60-row black bar
 /// below with white glyph-sized blocks over 39% of its text rows, as a date, speed and position
 /// line): the quad ends above the bar. Before, the blocks were taken for the lines' lowest

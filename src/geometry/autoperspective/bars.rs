@@ -91,6 +91,43 @@ pub fn bottom_bar_rows(bars: impl Iterator<Item = u32>, height: i32) -> u32 {
     }
 }
 
+/// Share of the top third of a bottom bar's rows that the ego lines' marking pixels (pooled
+/// over the sampled frames) must reach for the "bar" to be road: 0.8. A dashcam's info bar hides
+/// the road, so no lane line runs into it, and its black margin above the text holds no
+/// marking; a road dark enough to pass for black (night, an underexposed camera) shows its
+/// lines running on into the rows below, row after row (a dashed line's dashes move down
+/// from frame to frame and fill the rows between them).
+const LINES_INTO_BAR: f64 = 0.8;
+
+/// The rows of the bottom bar every sampled frame shows ([`bottom_bar_rows`] of `bars`),
+/// unless the lanes' lines run into it (`lines`: each usable frame's ego-line marking pixels'
+/// rows): then it is dark road, not a bar, and 0 ([`LINES_INTO_BAR`]).
+pub fn bottom_bar_below_road<F, R>(bars: impl Iterator<Item = u32>, lines: F, height: i32) -> u32
+where
+    F: IntoIterator<Item = R>,
+    R: IntoIterator<Item = f64>,
+{
+    let bar = bottom_bar_rows(bars, height);
+    if bar == 0 {
+        return 0;
+    }
+    let top = (height - bar as i32).max(0) as f64;
+    let third = (bar as usize).div_ceil(3);
+    let mut reached = vec![false; third];
+    for y in lines.into_iter().flatten() {
+        let k = (y - top).floor();
+        if k >= 0.0 && (k as usize) < third {
+            reached[k as usize] = true;
+        }
+    }
+    let share = reached.iter().filter(|r| **r).count() as f64 / third as f64;
+    if share >= LINES_INTO_BAR {
+        0
+    } else {
+        bar
+    }
+}
+
 /// The quad's bottom row (a fraction of `height`, `Options::bottom`) for a picture of the road
 /// that ends at row `road_end` (a hood's top, or a bottom bar's): a percent of the height
 /// above it, where that is higher than `bottom`, and never above 35% of the height.
@@ -189,5 +226,31 @@ mod tests {
             .set_to_def(&Scalar::all(40.0))
             .unwrap();
         assert_eq!(bar(&hood), 0);
+    }
+
+    /// A 30-row "bar" of a 100-row frame that the lane's lines run into (a night road dark
+    /// enough to pass for black) is road; lines that end above it, or marks only in its text
+    /// rows, leave it a bar.
+    #[test]
+    fn a_bar_the_lines_run_into_is_dark_road() {
+        let bars = || [30u32, 31].into_iter();
+        // Two frames' dashes, rows 60-79 and 78-92: the bar's top third (rows 70-79) covered.
+        let run_in = vec![
+            (60..80).map(f64::from).collect::<Vec<_>>(),
+            (78..93).map(f64::from).collect(),
+        ];
+        assert_eq!(bottom_bar_below_road(bars(), run_in, 100), 0);
+        // Lines ending at row 68 (a hood's edge above the bar): a bar.
+        let above = vec![(40..69).map(f64::from).collect::<Vec<_>>()];
+        assert_eq!(bottom_bar_below_road(bars(), above, 100), 30);
+        // Marks only in the text rows 76-86 under a black margin (glyphs where a line's
+        // extension crosses the bar): rows 76-79 are 4 of its top third's 10; a bar.
+        let text = vec![(40..69).chain(76..87).map(f64::from).collect::<Vec<_>>()];
+        assert_eq!(bottom_bar_below_road(bars(), text, 100), 30);
+        // No bar: nothing to undo.
+        assert_eq!(
+            bottom_bar_below_road([0u32].into_iter(), Vec::<Vec<f64>>::new(), 100),
+            0
+        );
     }
 }
