@@ -85,6 +85,11 @@ pub fn mean_abs_diff(a: &LumaSample, b: &LumaSample) -> Option<f64> {
 /// between two views of similar roads measured 0.043 (the same drive 2 s later) to 0.26.
 pub const MIN_CUT_EXCESS: f64 = 0.03;
 
+/// A frame differing from the one before by less than this, share of full scale, repeats it:
+/// 1/256, one grey level on average (a duplicated frame decodes the same picture, or within
+/// the coder's noise; a drive's moving frames differ by 0.005-0.03).
+pub const REPEAT_DIFF: f64 = 1.0 / 256.0;
+
 /// The shot's usual difference is the median of the differences before (at most
 /// `RECENT_DIFFS`: a second of frames), once there are `MIN_RECENT_DIFFS` of them.
 pub const RECENT_DIFFS: usize = 25;
@@ -98,7 +103,21 @@ pub fn is_cut(diff: f64, recent: &[f64], ratio: f64) -> Option<bool> {
     if recent.len() < MIN_RECENT_DIFFS {
         return None;
     }
-    let usual = crate::base::stats::median(recent)?;
+    // A repeated frame says nothing of how the shot moves: a drive whose frames are each shown
+    // twice (30 fps made 60 by a frame-rate conversion, a dashcam writing duplicates) has half
+    // its differences near 0, and their median would make each moving frame look like a cut.
+    // Its usual difference is that of the frames that move, when there are enough of them; a
+    // still shot's (all repeats) stays as it is.
+    let moving: Vec<f64> = recent
+        .iter()
+        .copied()
+        .filter(|d| *d >= REPEAT_DIFF)
+        .collect();
+    let usual = if moving.len() < recent.len() && moving.len() >= MIN_RECENT_DIFFS {
+        crate::base::stats::median(&moving)?
+    } else {
+        crate::base::stats::median(recent)?
+    };
     // The floor of 1/256: a still picture's differences (0) make no ratio.
     Some(diff >= ratio * usual.max(1.0 / 256.0) && diff - usual >= MIN_CUT_EXCESS)
 }
@@ -174,5 +193,22 @@ mod tests {
         let shaky = [0.06, 0.05, 0.07, 0.06, 0.065];
         assert_eq!(is_cut(0.25, &shaky, 4.0), Some(true));
         assert_eq!(is_cut(0.1, &shaky, 4.0), Some(false));
+    }
+
+    /// Every frame shown twice (a 30 fps drive converted to 60 fps): half the differences are
+    /// repeats (near 0). The usual difference is the moving frames' (0.02), so a frame that
+    /// moves a little more (0.05, under a bridge) is no cut, while a real one (0.2) still is;
+    /// before, the median of all (0.01) made 0.05 a cut: the Autobahn clip at 60 fps had 12.
+    #[test]
+    fn repeated_frames_do_not_make_moving_frames_cuts() {
+        let doubled: Vec<f64> = (0..24)
+            .map(|i| if i % 2 == 0 { 0.0005 } else { 0.02 })
+            .collect();
+        assert_eq!(is_cut(0.05, &doubled, 4.0), Some(false));
+        assert_eq!(is_cut(0.2, &doubled, 4.0), Some(true));
+        // A still shot, all repeats (a parked car): its usual difference stays the floor, and a
+        // cut to another picture is found.
+        let parked = [0.0005, 0.0004, 0.0006, 0.0005, 0.0005];
+        assert_eq!(is_cut(0.05, &parked, 4.0), Some(true));
     }
 }
