@@ -118,7 +118,7 @@ pub fn geometry_from(
     let bar = ap::bars::bottom_bar_below_road(outcomes.iter().map(|o| o.bottom_bar), rows(), h);
     let bottom = (h - bar as i32) as f64;
     let low = ap::bars::marking_bottom(rows(), bottom).unwrap_or(bottom);
-    let hood = low < 0.93 * bottom;
+    let hood = low < ap::bars::HOOD_BELOW * bottom;
     if hood || bar > 0 {
         eopts.bottom = ap::bars::quad_bottom(eopts.bottom, low, h);
     }

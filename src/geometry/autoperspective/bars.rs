@@ -128,6 +128,11 @@ where
     }
 }
 
+/// Share of the picture's height above which the markings must end for a hood to hide the
+/// road below them: 0.93. A solid line runs to within a few rows of the bottom, and the
+/// Udacity quad's bottom (0.95) is just above its car's hood.
+pub const HOOD_BELOW: f64 = 0.93;
+
 /// The quad's bottom row (a fraction of `height`, `Options::bottom`) for a picture of the road
 /// that ends at row `road_end` (a hood's top, or a bottom bar's): a percent of the height
 /// above it, where that is higher than `bottom`, and never above 35% of the height.

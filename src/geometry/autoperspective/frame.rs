@@ -66,7 +66,7 @@ pub fn find_lane_lines_in(
     fit_from: f64,
 ) -> Result<std::result::Result<LaneLines, Rejection>> {
     match candidate_lines(l, b, l_contrast)? {
-        Ok(c) => lines_from(&c, fit_from),
+        Ok(c) => lines_from(&c, fit_from, c.size.1 as f64),
         Err(rej) => Ok(Err(rej)),
     }
 }
@@ -166,10 +166,12 @@ fn candidate_lines(
 }
 
 /// The ego lines refitted on the marking pixels from `fit_from` of the way down from the
-/// horizon, and checked.
+/// horizon to row `bottom` (the frame's bottom, or the top of a hood that hides the road
+/// below), and checked.
 fn lines_from(
     c: &CandidateLines,
     fit_from: f64,
+    bottom: f64,
 ) -> Result<std::result::Result<LaneLines, Rejection>> {
     let (w, h) = c.size;
     let (wf, hf) = (w as f64, h as f64);
@@ -181,7 +183,11 @@ fn lines_from(
         reason: String::new(),
     };
     let mask = &c.mask;
-    let rows = ((vp2.1 + fit_from * (hf - vp2.1)).ceil() as i32, h);
+    let bottom = bottom.min(hf);
+    let rows = (
+        (vp2.1 + fit_from * (bottom - vp2.1)).ceil() as i32,
+        bottom.ceil() as i32,
+    );
     let fl = super::lines::refine_line(mask, li, vp2.0, rows, 0.06)?;
     let fr = super::lines::refine_line(mask, ri, vp2.0, rows, 0.06)?;
     let (Some(fl), Some(fr)) = (fl, fr) else {
@@ -432,12 +438,16 @@ pub fn usable_views(outcomes: &[FrameOutcome]) -> usize {
     super::views::view_groups(&views).len()
 }
 
+/// One attempt of `lines_and_checks`: the lines of `candidates` fitted (`Options::fit_from`)
+/// over the road down to `road_bottom` (a hood's top; `None`: the frame's bottom) and checked
+/// in the bird's-eye view of the quad `opts` gives.
 fn outcome_at(
     candidates: &std::result::Result<CandidateLines, Rejection>,
     (w, h): (i32, i32),
     l_contrast: u8,
     k: Option<&[[f64; 3]; 3]>,
     opts: &Options,
+    road_bottom: Option<f64>,
 ) -> Result<FrameOutcome> {
     let mut o = FrameOutcome {
         lines: None,
@@ -449,7 +459,7 @@ fn outcome_at(
         bottom_bar: 0,
     };
     let found = match candidates {
-        Ok(c) => lines_from(c, opts.fit_from)?,
+        Ok(c) => lines_from(c, opts.fit_from, road_bottom.unwrap_or(h as f64))?,
         Err(rej) => Err(rej.clone()),
     };
     match found {
@@ -577,7 +587,7 @@ fn lines_and_checks(
             .as_ref()
             .is_some_and(|l| side_problem(l.vp, k, size, opts).is_some())
     };
-    let first = outcome_at(&candidates[0], size, L_CONTRASTS[0], k, opts)?;
+    let first = outcome_at(&candidates[0], size, L_CONTRASTS[0], k, opts, None)?;
     if first.usable() || sideways(&first) {
         return Ok(first);
     }
@@ -596,7 +606,46 @@ fn lines_and_checks(
             if c == L_CONTRASTS[0] && o.fit_from == opts.fit_from {
                 continue;
             }
-            let out = outcome_at(cand, size, c, k, o)?;
+            let out = outcome_at(cand, size, c, k, o, None)?;
+            if out.usable() || sideways(&out) {
+                return Ok(out);
+            }
+        }
+    }
+    // A hood (a dashboard) hides the road's near range: the lines' pixels end well above the
+    // frame's bottom (`bars::HOOD_BELOW`), the default fitting range lies mostly on the hood,
+    // and over the whole range a bend far ahead fails the straightness check. The lines are
+    // then fitted and checked over the road that is visible, as the geometry's quad will end
+    // above the hood (`selfcal::geometry_from`): the frame's quad ends a percent of the height
+    // above the lowest marking pixel (`bars::quad_bottom`).
+    let hf = size.1 as f64;
+    for (&c, cand) in L_CONTRASTS.iter().zip(&candidates) {
+        let seen = outcome_at(cand, size, c, k, &whole, None)?;
+        let Some(low) = seen
+            .lines
+            .as_ref()
+            .and_then(|l| {
+                l.left
+                    .pixels
+                    .iter()
+                    .chain(&l.right.pixels)
+                    .map(|p| p.1)
+                    .reduce(f64::max)
+            })
+            .filter(|&y| y < super::bars::HOOD_BELOW * hf)
+        else {
+            continue;
+        };
+        let visible = Options {
+            bottom: super::bars::quad_bottom(opts.bottom, low, size.1),
+            ..*opts
+        };
+        let visible_whole = Options {
+            fit_from: whole.fit_from,
+            ..visible
+        };
+        for o in [&visible, &visible_whole] {
+            let out = outcome_at(cand, size, c, k, o, Some(low))?;
             if out.usable() || sideways(&out) {
                 return Ok(out);
             }
