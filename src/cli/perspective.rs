@@ -236,10 +236,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         let picture_width = ap::picture_width(bars.iter().copied(), w);
         // A dashcam's info bar at the bottom of every frame: the quad ends above it (a dark
         // road the lines run into is no bar).
-        let rows = usable.iter().map(|f| {
-            let (l, r) = (&f.left.pixels, &f.right.pixels);
-            l.iter().chain(r).map(|p| p.1)
-        });
+        let rows = usable.iter().map(|f| f.marking_rows());
         let bar = ap::bars::bottom_bar_below_road(bottom_bars.iter().copied(), rows, h);
         let mut bottom = opts.bottom;
         if bar > 0 {

@@ -109,12 +109,7 @@ pub fn geometry_from(
     eopts.picture_width = ap::picture_width(outcomes.iter().map(|o| o.side_bars), w);
     // A dashcam's info bar at the bottom: the picture ends above it (a dark road the lines
     // run into is no bar).
-    let rows = || {
-        usable.iter().map(|f| {
-            let (l, r) = (&f.left.pixels, &f.right.pixels);
-            l.iter().chain(r).map(|p| p.1)
-        })
-    };
+    let rows = || usable.iter().map(|f| f.marking_rows());
     let bar = ap::bars::bottom_bar_below_road(outcomes.iter().map(|o| o.bottom_bar), rows(), h);
     let bottom = (h - bar as i32) as f64;
     let low = ap::bars::marking_bottom(rows(), bottom).unwrap_or(bottom);

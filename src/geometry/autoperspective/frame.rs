@@ -24,6 +24,25 @@ pub struct LaneLines {
     pub view: Option<View>,
 }
 
+impl LaneLines {
+    /// The rows of both lines' marking pixels.
+    pub fn marking_rows(&self) -> impl Iterator<Item = f64> + '_ {
+        self.left
+            .pixels
+            .iter()
+            .chain(&self.right.pixels)
+            .map(|p| p.1)
+    }
+
+    /// The lowest marking pixel's row: where the road the lines show ends (a hood, the
+    /// picture's bottom); `None` without pixels.
+    pub fn lowest_marking(&self) -> Option<f64> {
+        self.marking_rows()
+            .reduce(f64::max)
+            .filter(|y| y.is_finite())
+    }
+}
+
 /// Why a frame's lines were not found, with whatever was found for the picture.
 #[derive(Debug, Clone)]
 pub struct Rejection {
@@ -539,15 +558,7 @@ pub fn analyze_frame(
     o.side_bars = super::bars::side_bars(frame);
     o.bottom_bar = super::bars::bottom_bar(frame);
     if let Some(lines) = o.lines.as_mut() {
-        let road_bottom = lines
-            .left
-            .pixels
-            .iter()
-            .chain(&lines.right.pixels)
-            .map(|p| p.1)
-            .reduce(f64::max)
-            .filter(|y| y.is_finite())
-            .unwrap_or(frame.height() as f64);
+        let road_bottom = lines.lowest_marking().unwrap_or(frame.height() as f64);
         lines.view = Some(View {
             luma: crate::lane::shot::luma_sample(&crate::base::planes::RawFrame::Bgr(frame))?,
             at_s,
@@ -601,16 +612,23 @@ fn lines_and_checks(
         fit_from: FIT_FROM_WHOLE.min(opts.fit_from),
         ..*opts
     };
+    // Per contrast, the lowest marking pixel of the lines fitted over the whole range (where a
+    // hood's top is, below).
+    let mut lows = Vec::with_capacity(L_CONTRASTS.len());
     for (&c, cand) in L_CONTRASTS.iter().zip(&candidates) {
+        let mut low = None;
         for o in [opts, &whole] {
             if c == L_CONTRASTS[0] && o.fit_from == opts.fit_from {
+                low = first.lines.as_ref().and_then(LaneLines::lowest_marking);
                 continue;
             }
             let out = outcome_at(cand, size, c, k, o, None)?;
             if out.usable() || sideways(&out) {
                 return Ok(out);
             }
+            low = out.lines.as_ref().and_then(LaneLines::lowest_marking);
         }
+        lows.push(low);
     }
     // A hood (a dashboard) hides the road's near range: the lines' pixels end well above the
     // frame's bottom (`bars::HOOD_BELOW`), the default fitting range lies mostly on the hood,
@@ -619,21 +637,8 @@ fn lines_and_checks(
     // above the hood (`selfcal::geometry_from`): the frame's quad ends a percent of the height
     // above the lowest marking pixel (`bars::quad_bottom`).
     let hf = size.1 as f64;
-    for (&c, cand) in L_CONTRASTS.iter().zip(&candidates) {
-        let seen = outcome_at(cand, size, c, k, &whole, None)?;
-        let Some(low) = seen
-            .lines
-            .as_ref()
-            .and_then(|l| {
-                l.left
-                    .pixels
-                    .iter()
-                    .chain(&l.right.pixels)
-                    .map(|p| p.1)
-                    .reduce(f64::max)
-            })
-            .filter(|&y| y < super::bars::HOOD_BELOW * hf)
-        else {
+    for ((&c, cand), low) in L_CONTRASTS.iter().zip(&candidates).zip(lows) {
+        let Some(low) = low.filter(|&y| y < super::bars::HOOD_BELOW * hf) else {
             continue;
         };
         let visible = Options {
