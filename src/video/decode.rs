@@ -9,7 +9,7 @@ use crate::base::planes::RawFrame;
 use crate::lane::shot::LumaSample;
 use crate::video::libav::{codec_short_name, init};
 use crate::video::resize::SizeKeeper;
-use crate::video::rotation::{display_rotation, Rotation};
+use crate::video::rotation::{display_rotation, stream_pixel_shape, Rotation};
 use crate::video::yuv::{y_plane_sample, Yuv420};
 use ffmpeg::ffi;
 use ffmpeg_next as ffmpeg;
@@ -127,6 +127,10 @@ pub struct VideoSource {
     pub rotation: Rotation,
     /// The video stream's bit rate (else the container's), bits per second; 0 when unknown.
     pub bit_rate: i64,
+    /// The shape of a pixel as shown (width, height; `(1, 1)`: square, also when unknown),
+    /// after rotation: an anamorphic picture (720x576 shown at 16:9 is 64:45) is stored
+    /// narrower than it is shown.
+    pub sample_aspect: (i32, i32),
     /// Presentation time of the stream's first frame, in `time_base` (0 when unknown).
     start_pts: i64,
     /// Frames `read` may still return (see `limit`).
@@ -243,6 +247,7 @@ impl VideoSource {
             .find(|r| r.is_finite() && *r > 0.0 && *r < 1000.0)
             .unwrap_or(25.0);
         let rotation = display_rotation(&stream);
+        let sample_aspect = stream_pixel_shape(&input, &stream, rotation);
         let start = stream.start_time();
         let start_pts = if start == ffi::AV_NOPTS_VALUE {
             0
@@ -297,6 +302,7 @@ impl VideoSource {
             time_base: (tb.numerator(), tb.denominator().max(1)),
             rotation,
             bit_rate,
+            sample_aspect,
             start_pts,
             remaining: usize::MAX,
             pushback: None,

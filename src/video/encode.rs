@@ -29,6 +29,9 @@ pub struct SinkSpec {
     pub time_base: Option<(i32, i32)>,
     /// Copy the audio stream of this file (the input), cut to the frames written.
     pub audio_from: Option<PathBuf>,
+    /// The shape of a pixel as shown (width, height): the input's, so that an anamorphic
+    /// video's overlay plays at the input's shape; `(1, 1)` for square pixels.
+    pub sample_aspect: (i32, i32),
 }
 
 /// The input's audio packets, copied into the output beside the video.
@@ -267,6 +270,7 @@ impl VideoSink {
                 codec,
                 time_base: None,
                 audio_from: None,
+                sample_aspect: (1, 1),
             },
         )
     }
@@ -362,6 +366,8 @@ impl VideoSink {
         enc.set_format(ffmpeg::format::Pixel::YUV420P);
         enc.set_time_base(enc_tb);
         enc.set_frame_rate(Some(period.invert()));
+        let sar = Rational::new(spec.sample_aspect.0.max(1), spec.sample_aspect.1.max(1));
+        enc.set_aspect_ratio(sar);
         enc.set_colorspace(ffmpeg::color::Space::BT470BG);
         enc.set_color_range(ffmpeg::color::Range::MPEG);
         if global_header {
@@ -404,6 +410,10 @@ impl VideoSink {
             ost.set_parameters(&encoder);
             ost.set_time_base(enc_tb);
             ost.set_avg_frame_rate(period.invert());
+            // SAFETY: a plain field of the stream just added, before the header is written.
+            unsafe {
+                (*ost.as_mut_ptr()).sample_aspect_ratio = sar.into();
+            }
         }
         let mut description = spec.codec.name();
         if (size.0, size.1) != (spec.width, spec.height) {

@@ -1,5 +1,6 @@
-//! The rotation of phone videos: the container's display matrix, read as the `ffmpeg` tool's
-//! autorotation reads it, and the turn that shows decoded frames upright.
+//! How decoded frames are shown: the rotation of phone videos (the container's display matrix,
+//! read as the `ffmpeg` tool's autorotation reads it, and the turn that shows decoded frames
+//! upright) and the shape of an anamorphic video's pixels.
 
 use ffmpeg::ffi;
 use ffmpeg_next as ffmpeg;
@@ -70,6 +71,48 @@ pub(super) fn display_rotation(stream: &ffmpeg::format::stream::Stream) -> Rotat
     Rotation::None
 }
 
+/// The shape of a pixel of `stream` in `input` as its frames are shown (turned by `rotation`):
+/// the container's sample aspect ratio, else the codec's (`pixel_shape`).
+pub(super) fn stream_pixel_shape(
+    input: &ffmpeg::format::context::Input,
+    stream: &ffmpeg::format::stream::Stream,
+    rotation: Rotation,
+) -> (i32, i32) {
+    // SAFETY: the format context and its stream are alive with `input`; a null frame asks for
+    // the container's or the codec's value, which is only read.
+    let sar = unsafe {
+        ffi::av_guess_sample_aspect_ratio(
+            input.as_ptr() as *mut _,
+            stream.as_ptr() as *mut _,
+            std::ptr::null_mut(),
+        )
+    };
+    pixel_shape((sar.num, sar.den), rotation)
+}
+
+/// A stream's sample aspect ratio (`num`, `den`) as the shown frames have it: reduced, square
+/// when unknown or implausible (0, negative, beyond 1:4..4:1), its terms swapped when the frames
+/// are turned a quarter.
+fn pixel_shape((num, den): (i32, i32), rotation: Rotation) -> (i32, i32) {
+    if num <= 0 || den <= 0 || num > 4 * den || den > 4 * num {
+        return (1, 1);
+    }
+    let g = gcd(num, den);
+    let (n, d) = (num / g, den / g);
+    match rotation {
+        Rotation::Cw90 | Rotation::Ccw90 => (d, n),
+        _ => (n, d),
+    }
+}
+
+fn gcd(a: i32, b: i32) -> i32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +128,19 @@ mod tests {
         assert_eq!(Rotation::from_ccw_degrees(0.0), Rotation::None);
         assert_eq!(Rotation::from_ccw_degrees(f64::NAN), Rotation::None);
         assert_eq!(Rotation::from_ccw_degrees(45.0), Rotation::None);
+    }
+
+    #[test]
+    fn a_pixel_s_shape_is_reduced_turned_with_the_frame_and_square_when_unknown() {
+        // The PAL 16:9 shape, and 4:3 pixels given unreduced.
+        assert_eq!(pixel_shape((64, 45), Rotation::None), (64, 45));
+        assert_eq!(pixel_shape((8, 6), Rotation::R180), (4, 3));
+        // A phone's frames turned a quarter: the shape turns with them.
+        assert_eq!(pixel_shape((4, 3), Rotation::Cw90), (3, 4));
+        assert_eq!(pixel_shape((4, 3), Rotation::Ccw90), (3, 4));
+        // Unknown (0/1), negative or implausible: square.
+        assert_eq!(pixel_shape((0, 1), Rotation::None), (1, 1));
+        assert_eq!(pixel_shape((-4, 3), Rotation::None), (1, 1));
+        assert_eq!(pixel_shape((9, 1), Rotation::None), (1, 1));
     }
 }

@@ -897,3 +897,61 @@ fn a_clip_cut_by_stream_copy_is_not_called_truncated() {
     let both = recs.iter().filter(|r| r["status"] == "both").count();
     assert!(both as f64 >= 0.95 * shown as f64, "{both} of {shown}");
 }
+
+/// `ffprobe`'s sample and display aspect ratios of a file's first video stream.
+fn aspect(p: &Path) -> String {
+    let o = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args([
+            "stream=sample_aspect_ratio,display_aspect_ratio",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(p)
+        .output()
+        .expect("ffprobe is installed");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// An anamorphic video (pixels wider than tall: the shared P1 challenge clip is 720x576 shown at
+/// 16:9, 64:45): the overlay keeps the input's pixel shape, so it plays at the input's shape.
+/// Before, it was written with square pixels and played squeezed (720x576 at 5:4). The
+/// diagnostic composite's panels are views of their own, of square pixels.
+#[test]
+fn an_anamorphic_video_s_overlay_plays_at_its_shape() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    // The Udacity clip stored at 960x720 and shown at 16:9 (pixels 4:3).
+    let ana = dir.path().join("ana.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-frames:v",
+        "40",
+        "-an",
+        "-vf",
+        "scale=960:720,setsar=4/3",
+        "-preset",
+        "veryfast",
+        s(&ana),
+    ]);
+    assert_eq!(aspect(&ana), "4:3,16:9");
+    let out = dir.path().join("out.mp4");
+    let o = lanes(&["video", s(&ana), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(aspect(&out), "4:3,16:9");
+    let diag = dir.path().join("diag.mp4");
+    let o = lanes(&["video", s(&ana), "-o", s(&diag), "--diagnostic"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(aspect(&diag), "1:1,4:3");
+    // The shared anamorphic clip itself.
+    if let Some(p1) = data("lanelines_p1/test_videos/challenge_720x576_transcoded.mp4") {
+        assert_eq!(aspect(&p1), "64:45,16:9");
+        let out = dir.path().join("p1.mp4");
+        let o = lanes(&["video", s(&p1), "-o", s(&out), "--frames", "30"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(aspect(&out), "64:45,16:9");
+    }
+}
