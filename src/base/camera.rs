@@ -19,9 +19,23 @@ pub const MAX_DISTORTION: f64 = 1_000.0;
 pub const ASSUMED_HFOV_DEG: f64 = 58.0;
 
 /// The camera matrix assumed without a camera file: principal point at the image centre, square
-/// pixels, focal length from [`ASSUMED_HFOV_DEG`].
+/// pixels, [`ASSUMED_HFOV_DEG`] across the frame's longer side ([`k_across_long_side`]).
 pub fn assumed_k(width: i32, height: i32) -> [[f64; 3]; 3] {
-    k_from_hfov(width, height, ASSUMED_HFOV_DEG)
+    k_across_long_side(width, height, ASSUMED_HFOV_DEG)
+}
+
+/// A pinhole camera whose field of view `fov_deg` spans the frame's longer side: a lens's field
+/// of view is quoted across its sensor's long side, so a phone filming upright (a portrait
+/// frame) sees the road through what is its vertical field of view when it films lying down,
+/// narrower across. For a landscape frame this is [`k_from_hfov`].
+pub fn k_across_long_side(width: i32, height: i32, fov_deg: f64) -> [[f64; 3]; 3] {
+    let mut k = k_from_hfov(width, height, fov_deg);
+    if height > width && width > 0 {
+        let s = height as f64 / width as f64;
+        k[0][0] *= s;
+        k[1][1] *= s;
+    }
+    k
 }
 
 /// The horizontal fields of view a pinhole geometry accepts, degrees: beyond about 160 the
@@ -445,6 +459,26 @@ mod tests {
         let p = dir.path().join("cam.yml");
         std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
         Camera::load(&p)
+    }
+
+    #[test]
+    fn the_assumed_field_of_view_spans_the_frame_s_longer_side() {
+        // Landscape: across the width, as `k_from_hfov`.
+        assert_eq!(
+            assumed_k(1280, 720),
+            k_from_hfov(1280, 720, ASSUMED_HFOV_DEG)
+        );
+        // Portrait (a phone filming upright): across the height, the principal point centred.
+        let k = assumed_k(304, 540);
+        let f = 270.0 / (ASSUMED_HFOV_DEG.to_radians() / 2.0).tan();
+        assert!(
+            (k[0][0] - f).abs() < 1e-9 && (k[1][1] - f).abs() < 1e-9,
+            "{k:?}"
+        );
+        assert_eq!((k[0][2], k[1][2]), (152.0, 270.0));
+        // 35 degrees across its width.
+        let across = 2.0 * (152.0 / k[0][0]).atan().to_degrees();
+        assert!((across - 34.6).abs() < 0.1, "{across}");
     }
 
     #[test]

@@ -735,6 +735,43 @@ fn a_large_hood_leaves_the_visible_road_to_calibrate_on() {
     radius_as_plain(&s, &p, "under the hood", &err);
 }
 
+/// A phone filming upright: the Autobahn clip cropped to 9:16 (304x540). The assumed field of
+/// view spans the frame's longer side, as a lens's is quoted: across the width it is then 35
+/// degrees, not 58. Before, 58 across its 304 columns made the focal length a third of the
+/// crop's own (in truth 18 degrees across), the yaw 9.6 degrees, the radius median 147 m and
+/// two tight-bend events (down to 59 m) on a straight Autobahn.
+#[test]
+fn a_portrait_frame_s_assumed_field_of_view_spans_its_height() {
+    let Some(clip) = data("videos/anycam/de_autobahn_akin.mp4") else {
+        return;
+    };
+    let d = tmp();
+    let crop = d.path().join("portrait.mp4");
+    ffmpeg(&[
+        "-i".as_ref(),
+        clip.as_os_str(),
+        "-vf".as_ref(),
+        "crop=304:540".as_ref(),
+        "-an".as_ref(),
+        "-preset".as_ref(),
+        "veryfast".as_ref(),
+        crop.as_os_str(),
+    ]);
+    let (s, err) = run_clip(&crop, &[], d.path());
+    assert!(
+        s.radius_median >= 500.0,
+        "radius median {:.0} m: {err}",
+        s.radius_median
+    );
+    let yaw: f64 = number_after(&err, "yaw ", " deg");
+    assert!(yaw.abs() < 7.0, "{err}");
+    let t = d.path().join("t.jsonl");
+    let o = lanes(&["events", t.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ev: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(ev.iter().all(|e| e["kind"] != "tight_bend"), "{ev:?}");
+}
+
 /// A night road dark enough to pass for a black bar (the Udacity clip darkened, gamma 0.6, with
 /// sensor noise: the asphalt of its bottom third is 90% "black" in every row): the lane's lines
 /// run on into those rows, so they are road, not a dashcam's info bar. Before, the quad ended

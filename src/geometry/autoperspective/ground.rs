@@ -113,9 +113,10 @@ pub fn side_angle_deg(
 ) -> Option<f64> {
     let k = match k {
         Some(k) => *k,
-        None => {
-            crate::base::camera::k_from_hfov(w, h, hfov_deg.unwrap_or(NARROWEST_ASSUMED_HFOV_DEG))
-        }
+        None => match hfov_deg {
+            Some(f) => crate::base::camera::k_from_hfov(w, h, f),
+            None => crate::base::camera::k_across_long_side(w, h, NARROWEST_ASSUMED_HFOV_DEG),
+        },
     };
     let km = Matrix3::new(
         k[0][0], k[0][1], k[0][2], k[1][0], k[1][1], k[1][2], k[2][0], k[2][1], k[2][2],
