@@ -500,21 +500,13 @@ fn a_stream_whose_frame_size_changes_goes_on_at_its_first_size() {
 /// between frames 586 and 670, each searched for its geometry, the tracking restarted at each.
 #[test]
 fn a_drive_with_every_frame_shown_twice_has_no_cuts() {
-    let Some(clip) = data("videos/anycam/de_autobahn_akin.mp4") else {
+    let Some((d, _, doubled)) = super::selfcal::clip_through(
+        "videos/anycam/de_autobahn_akin.mp4",
+        "fps=60",
+        &["-preset", "veryfast"],
+    ) else {
         return;
     };
-    let d = tmp();
-    let doubled = d.path().join("ab60.mp4");
-    ffmpeg(&[
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-vf".as_ref(),
-        "fps=60".as_ref(),
-        "-an".as_ref(),
-        "-preset".as_ref(),
-        "veryfast".as_ref(),
-        doubled.as_os_str(),
-    ]);
     let (recs, err) = records(&doubled, &[], d.path());
     assert_eq!(recs.len(), 780);
     assert_eq!(cuts(&recs), Vec::<u64>::new(), "{err}");

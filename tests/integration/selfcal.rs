@@ -94,7 +94,16 @@ pub(super) fn udacity_clip_through(
     filter: &str,
     opts: &[&str],
 ) -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
-    let clip = data("videos/hortovanyi/project_video_short.mp4")?;
+    clip_through("videos/hortovanyi/project_video_short.mp4", filter, opts)
+}
+
+/// The shared clip `rel` through an ffmpeg video filter, as `udacity_clip_through`.
+pub(super) fn clip_through(
+    rel: &str,
+    filter: &str,
+    opts: &[&str],
+) -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
+    let clip = data(rel)?;
     let d = tmp();
     let out = d.path().join("filtered.mp4");
     let mut args: Vec<&std::ffi::OsStr> = vec![
@@ -742,21 +751,13 @@ fn a_large_hood_leaves_the_visible_road_to_calibrate_on() {
 /// two tight-bend events (down to 59 m) on a straight Autobahn.
 #[test]
 fn a_portrait_frame_s_assumed_field_of_view_spans_its_height() {
-    let Some(clip) = data("videos/anycam/de_autobahn_akin.mp4") else {
+    let Some((d, _, crop)) = clip_through(
+        "videos/anycam/de_autobahn_akin.mp4",
+        "crop=304:540",
+        &["-preset", "veryfast"],
+    ) else {
         return;
     };
-    let d = tmp();
-    let crop = d.path().join("portrait.mp4");
-    ffmpeg(&[
-        "-i".as_ref(),
-        clip.as_os_str(),
-        "-vf".as_ref(),
-        "crop=304:540".as_ref(),
-        "-an".as_ref(),
-        "-preset".as_ref(),
-        "veryfast".as_ref(),
-        crop.as_os_str(),
-    ]);
     let (s, err) = run_clip(&crop, &[], d.path());
     assert!(
         s.radius_median >= 500.0,

@@ -919,24 +919,13 @@ fn aspect(p: &Path) -> String {
 /// diagnostic composite's panels are views of their own, of square pixels.
 #[test]
 fn an_anamorphic_video_s_overlay_plays_at_its_shape() {
-    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+    // The Udacity clip stored at 960x720 and shown at 16:9 (pixels 4:3).
+    let Some((dir, _, ana)) = super::selfcal::udacity_clip_through(
+        "scale=960:720,setsar=4/3",
+        &["-frames:v", "40", "-preset", "veryfast"],
+    ) else {
         return;
     };
-    let dir = tmp();
-    // The Udacity clip stored at 960x720 and shown at 16:9 (pixels 4:3).
-    let ana = dir.path().join("ana.mp4");
-    ffmpeg(&[
-        "-i",
-        s(&clip),
-        "-frames:v",
-        "40",
-        "-an",
-        "-vf",
-        "scale=960:720,setsar=4/3",
-        "-preset",
-        "veryfast",
-        s(&ana),
-    ]);
     assert_eq!(aspect(&ana), "4:3,16:9");
     let out = dir.path().join("out.mp4");
     let o = lanes(&["video", s(&ana), "-o", s(&out)]);
