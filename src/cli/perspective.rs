@@ -234,15 +234,26 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             .collect();
         // A pillarboxed video: the field of view spans the picture between its black bars.
         let picture_width = ap::picture_width(bars.iter().copied(), w);
-        // A dashcam's info bar at the bottom of every frame: the quad ends above it (a dark
-        // road the lines run into is no bar).
-        let rows = usable.iter().map(|f| f.marking_rows());
-        let bar = ap::bars::bottom_bar_below_road(bottom_bars.iter().copied(), rows, h);
-        let mut bottom = opts.bottom;
-        if bar > 0 {
-            bottom = ap::bars::quad_bottom(bottom, (h - bar as i32) as f64, h);
-            println!("a {bar}-row black bar at the bottom of every frame: the quad ends above it");
+        // A dashcam's info bar at the bottom of every frame, a hood: the quad ends above them,
+        // as the video search's does.
+        let end = ap::bars::road_end(
+            opts.bottom,
+            bottom_bars.iter().copied(),
+            || usable.iter().map(|f| f.marking_rows()),
+            h,
+        );
+        if end.bar > 0 {
+            println!(
+                "a {}-row black bar at the bottom of every frame: the quad ends above it",
+                end.bar
+            );
+        } else if end.hood {
+            println!(
+                "no marking below row {:.0}: a hood, or the lines leave the picture's sides; the quad ends above it",
+                end.low
+            );
         }
+        let bottom = end.bottom;
         ap::estimate(
             &usable,
             k.as_ref(),

@@ -107,16 +107,15 @@ pub fn geometry_from(
     let mut eopts = opts.estimate;
     // A pillarboxed video: the field of view spans the picture between its black side bars.
     eopts.picture_width = ap::picture_width(outcomes.iter().map(|o| o.side_bars), w);
-    // A dashcam's info bar at the bottom: the picture ends above it (a dark road the lines
-    // run into is no bar).
-    let rows = || usable.iter().map(|f| f.marking_rows());
-    let bar = ap::bars::bottom_bar_below_road(outcomes.iter().map(|o| o.bottom_bar), rows(), h);
-    let bottom = (h - bar as i32) as f64;
-    let low = ap::bars::marking_bottom(rows(), bottom).unwrap_or(bottom);
-    let hood = low < ap::bars::HOOD_BELOW * bottom;
-    if hood || bar > 0 {
-        eopts.bottom = ap::bars::quad_bottom(eopts.bottom, low, h);
-    }
+    // A dashcam's info bar at the bottom, a hood: the quad ends above them.
+    let end = ap::bars::road_end(
+        eopts.bottom,
+        outcomes.iter().map(|o| o.bottom_bar),
+        || usable.iter().map(|f| f.marking_rows()),
+        h,
+    );
+    let (bar, hood) = (end.bar, end.hood);
+    eopts.bottom = end.bottom;
     // Each frame's lines meet within `max_yaw_deg` of the camera's axis (`analyze_frame`), so
     // their medians do too.
     let est = ap::estimate(&usable, k, w, h, &eopts)?;

@@ -742,6 +742,35 @@ fn a_large_hood_leaves_the_visible_road_to_calibrate_on() {
     assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
     let (p, _) = run_clip(&plain, &[], d.path());
     radius_as_plain(&s, &p, "under the hood", &err);
+    // `lanes perspective` ends its quad above the hood too, as the video search does (it
+    // reached row 684, on the hood, and a portrait crop's quad left the frame, so that `lanes
+    // video --config` refused the config `lanes perspective` had just written).
+    let cfg = d.path().join("p.toml");
+    let o = lanes(&[
+        "perspective",
+        clip.to_str().unwrap(),
+        "-o",
+        cfg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("no marking below row"),
+        "{}",
+        stdout(&o)
+    );
+    let row = lanes::base::config::Config::load(&cfg)
+        .unwrap()
+        .perspective
+        .src[2][1];
+    assert!((540.0..580.0).contains(&row), "{row}");
+    let o = lanes(&[
+        "video",
+        clip.to_str().unwrap(),
+        "--no-render",
+        "--config",
+        cfg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 /// A phone filming upright: the Autobahn clip cropped to 9:16 (304x540). The assumed field of

@@ -133,6 +133,53 @@ where
 /// Udacity quad's bottom (0.95) is just above its car's hood.
 pub const HOOD_BELOW: f64 = 0.93;
 
+/// Where the road the sampled frames show ends, and so the quad (`road_end`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoadEnd {
+    /// Rows of a black bar at the bottom of every frame ([`bottom_bar_below_road`]), or 0.
+    pub bar: u32,
+    /// The lowest row the lanes' markings reach above the bar ([`marking_bottom`]).
+    pub low: f64,
+    /// The markings end above [`HOOD_BELOW`] of the picture: a hood (or the lines leave the
+    /// picture's sides) hides the road below.
+    pub hood: bool,
+    /// The quad's bottom row, a fraction of the height (`Options::bottom`, raised above a bar
+    /// or a hood by [`quad_bottom`]).
+    pub bottom: f64,
+}
+
+/// Where the quad of a `height`-row picture must end (`bottom`: the fraction asked for): above
+/// a dashcam's info bar (`bars`: each frame's [`bottom_bar`]; not a dark road the lines run
+/// into) and above the row below which no frame's markings were seen (`lines`: each usable
+/// frame's marking pixels' rows): a hood, a dashboard, or the lines leaving the picture's
+/// sides. The video search and `lanes perspective` end their quads alike.
+pub fn road_end<L, R>(
+    bottom: f64,
+    bars: impl Iterator<Item = u32>,
+    lines: impl Fn() -> L,
+    height: i32,
+) -> RoadEnd
+where
+    L: IntoIterator<Item = R>,
+    R: IntoIterator<Item = f64>,
+{
+    let bar = bottom_bar_below_road(bars, lines(), height);
+    let picture_bottom = (height - bar as i32) as f64;
+    let low = marking_bottom(lines(), picture_bottom).unwrap_or(picture_bottom);
+    let hood = low < HOOD_BELOW * picture_bottom;
+    let bottom = if hood || bar > 0 {
+        quad_bottom(bottom, low, height)
+    } else {
+        bottom
+    };
+    RoadEnd {
+        bar,
+        low,
+        hood,
+        bottom,
+    }
+}
+
 /// The quad's bottom row (a fraction of `height`, `Options::bottom`) for a picture of the road
 /// that ends at row `road_end` (a hood's top, or a bottom bar's): a percent of the height
 /// above it, where that is higher than `bottom`, and never above 35% of the height.
