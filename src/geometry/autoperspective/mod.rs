@@ -25,7 +25,7 @@ mod pictures;
 pub mod report;
 pub mod views;
 
-pub use bars::{bottom_bar_rows, picture_width, side_bars};
+pub use bars::{picture_width, side_bars};
 pub use candidates::RIDGE_CUE;
 pub use estimate::{
     combine, dash_cluster, estimate, frame_dashes, implausible_lines, scale_warnings,
