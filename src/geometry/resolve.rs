@@ -338,25 +338,26 @@ fn two_pictures(
     opts: &SelfCalOptions,
     command: &str,
 ) -> Result<Option<String>> {
-    let halves = if w as f64 >= SIDE_BY_SIDE_ASPECT * h as f64 {
-        [
-            ("left", (0, 0, w / 2, h), "iw/2:ih:0:0"),
-            ("right", (w - w / 2, 0, w / 2, h), "iw/2:ih:iw/2:0"),
-        ]
+    let (arrangement, halves) = if w as f64 >= SIDE_BY_SIDE_ASPECT * h as f64 {
+        (
+            "side by side",
+            [
+                ("left", (0, 0, w / 2, h), "iw/2:ih:0:0"),
+                ("right", (w - w / 2, 0, w / 2, h), "iw/2:ih:iw/2:0"),
+            ],
+        )
     } else if (STACKED_ASPECT.0..=STACKED_ASPECT.1).contains(&(h as f64 / w as f64)) {
-        [
-            ("upper", (0, 0, w, h / 2), "iw:ih/2:0:0"),
-            ("lower", (0, h - h / 2, w, h / 2), "iw:ih/2:0:ih/2"),
-        ]
+        (
+            "one above the other",
+            [
+                ("upper", (0, 0, w, h / 2), "iw:ih/2:0:0"),
+                ("lower", (0, h - h / 2, w, h / 2), "iw:ih/2:0:ih/2"),
+            ],
+        )
     } else {
         return Ok(None);
     };
     let n = frames.len();
-    let arrangement = if halves[0].0 == "left" {
-        "side by side"
-    } else {
-        "one above the other"
-    };
     for (name, (x, y, pw, ph), crop) in halves {
         let cut = frames
             .iter()

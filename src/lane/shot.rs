@@ -106,20 +106,20 @@ pub fn is_cut(diff: f64, recent: &[f64], ratio: f64) -> Option<bool> {
     // A repeated frame says nothing of how the shot moves: a drive whose frames are each shown
     // twice (30 fps made 60 by a frame-rate conversion, a dashcam writing duplicates) has half
     // its differences near 0, and their median would make each moving frame look like a cut.
-    // Its usual difference is that of the frames that move, when there are enough of them; a
-    // still shot's (all repeats) stays as it is.
+    // Its usual difference is that of the frames that move, when there are enough of them (all
+    // of them, without repeats); a still shot's (all repeats) is taken as it is.
     let moving: Vec<f64> = recent
         .iter()
         .copied()
         .filter(|d| *d >= REPEAT_DIFF)
         .collect();
-    let usual = if moving.len() < recent.len() && moving.len() >= MIN_RECENT_DIFFS {
+    let usual = if moving.len() >= MIN_RECENT_DIFFS {
         crate::base::stats::median(&moving)?
     } else {
         crate::base::stats::median(recent)?
     };
-    // The floor of 1/256: a still picture's differences (0) make no ratio.
-    Some(diff >= ratio * usual.max(1.0 / 256.0) && diff - usual >= MIN_CUT_EXCESS)
+    // The floor of one repeat's difference: a still picture's differences (0) make no ratio.
+    Some(diff >= ratio * usual.max(REPEAT_DIFF) && diff - usual >= MIN_CUT_EXCESS)
 }
 
 #[cfg(test)]
