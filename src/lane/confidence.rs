@@ -11,8 +11,8 @@
 //! tolerance (a marking is a stripe; texture or noise spreads evenly over the search band; 0
 //! at 0.3, full marks at 0.7). A line tighter than `min_radius_m`, on the wrong side of the
 //! camera or nearer to it than `min_line_distance_m` (under the car) scores 0; in a video, a line
-//! found where the tracked one is (a lane change) may come as near as
-//! `crossing_line_distance_m`. The lane then needs a plausible width (`lane_width_m`) and two
+//! found where a tracked one is (a lane change: the crossed line may be found on either side of
+//! the camera) may come as near as `crossing_line_distance_m`. The lane then needs a plausible width (`lane_width_m`) and two
 //! roughly parallel lines (`max_width_change_m` between bottom and top); when the pair fails,
 //! only the stronger line is kept. Two rules let lines seen in the near half only count, where a
 //! confirmation stands in for the far half: the partner of a line that can stand alone is
@@ -306,8 +306,8 @@ pub struct ViewGeometry {
 }
 
 /// The lane a video's tracker holds (nominal px), and how near one of its lines (px, at the
-/// car) a frame's line counts as found where the tracked one is (the prior search's margin):
-/// such a line may come nearer the camera (`crossing_line_distance_m`).
+/// car) a frame's line counts as found where a tracked one is (the prior search's margin):
+/// such a line may come nearer the camera (`crossing_line_distance_m`), on either side of it.
 #[derive(Debug, Clone, Copy)]
 pub struct Tracked {
     pub lane: (Poly2, Poly2),
@@ -383,11 +383,15 @@ impl<'a> LineJudge<'a> {
         let centre = view.width as f64 / 2.0;
         let x = f.eval(y_bottom);
         // The ego lane's lines lie on either side of the camera, at most a lane width away; a
-        // line found where the tracked one is may come nearer (a lane change).
+        // line found where a tracked one is may come nearer (a lane change). Either tracked
+        // line: the line a lane change crosses is the old lane's right line and, once the
+        // camera is over it, the new lane's left one (or the other way round). Which side of
+        // the car it lies on is what changes; where it lies, the track still says.
         let max_w_px = cfg.lane_width_m[1] / units.xm_per_px;
         let followed = self.tracked.is_some_and(|t| {
-            let e = if left { t.lane.0 } else { t.lane.1 };
-            (e.eval(y_bottom) - x).abs() <= t.margin_px
+            [t.lane.0, t.lane.1]
+                .iter()
+                .any(|e| (e.eval(y_bottom) - x).abs() <= t.margin_px)
         });
         let near_m = if followed {
             cfg.crossing_distance_m()

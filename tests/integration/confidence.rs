@@ -447,3 +447,35 @@ fn a_line_under_the_car_counts_only_where_the_tracked_line_is() {
     // 0.2 m: which side it is on is not known, tracked or not.
     assert_eq!(judge(-0.2, Some(-0.2)), LaneStatus::RightOnly);
 }
+
+/// The line a lane change crosses: the track, a prediction that lags the car, still holds it as
+/// the old lane's right line, just right of the camera (+0.05 m, the old lane's left line 3.7 m
+/// further left), while the frame, the camera now over it, finds it 0.4 m to the left as the new
+/// lane's left line, its partner 3.7 m to the right. Where a tracked line is, the line is that
+/// line whichever side of the camera it is found on: the crossing distance (0.3 m) applies, and
+/// the new lane stands. Without a tracked line there (the track well inside its lane, or none)
+/// the 0.8 m rule keeps only the far line.
+#[test]
+fn the_line_a_lane_change_crosses_is_the_new_lane_s_other_line() {
+    let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+    let view = udacity_view();
+    let px_per_m = 1.0 / units.xm_per_px;
+    let line_at = |m: f64| Poly2::new(0.0, 0.0, 640.0 + m * px_per_m);
+    let px = |p: &Poly2| pixels_along(&p.to_scaled(view.scale), 0..360, 1);
+    let judge = |tracked_right_m: Option<f64>| {
+        let (l, r) = (line_at(-0.4), line_at(3.3));
+        let fit = LaneFit {
+            left: Some(l),
+            right: Some(r),
+            left_pixels: 0,
+            right_pixels: 0,
+        };
+        let t = tracked_right_m.map(|m| tracked((line_at(m - 3.7), line_at(m))));
+        assess(&fit, &px(&l), &px(&r), view, &cfg, &units, t).status
+    };
+    assert_eq!(judge(Some(0.05)), LaneStatus::Both);
+    assert_eq!(judge(Some(-0.3)), LaneStatus::Both);
+    // The track well inside its lane: nothing holds a line near the camera.
+    assert_eq!(judge(Some(1.85)), LaneStatus::RightOnly);
+    assert_eq!(judge(None), LaneStatus::RightOnly);
+}
