@@ -1,11 +1,12 @@
 //! Video output on FFmpeg's own libraries: `VideoSink` converts BGR frames to yuv420p
 //! (libswscale), encodes them (libx264 by default, or MPEG-4 Part 2) with the input's
-//! timestamps, copies the input's audio stream, and muxes the container the output's name asks
-//! for (`container_for`: an MP4 with its index at the front, `+faststart`, for `.mp4`), written
-//! under a hidden partial name and renamed when complete.
+//! timestamps, copies the input's audio stream and subtitle tracks (`copy`), and muxes the
+//! container the output's name asks for (`container_for`: an MP4 with its index at the front,
+//! `+faststart`, for `.mp4`), written under a hidden partial name and renamed when complete.
 
+use super::copy::StreamCopy;
 use super::job::Codec;
-use super::libav::{codec_short_name, init};
+use super::libav::init;
 use crate::base::cancel::AbortCleanup;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
@@ -27,130 +28,12 @@ pub struct SinkSpec {
     /// Time base of the timestamps given to `write_at` (numerator, denominator); `None`:
     /// frames are numbered at `fps`.
     pub time_base: Option<(i32, i32)>,
-    /// Copy the audio stream of this file (the input), cut to the frames written.
-    pub audio_from: Option<PathBuf>,
+    /// Copy the audio stream and the subtitle tracks of this file (the input), cut to the
+    /// frames written.
+    pub copy_from: Option<PathBuf>,
     /// The shape of a pixel as shown (width, height): the input's, so that an anamorphic
     /// video's overlay plays at the input's shape; `(1, 1)` for square pixels.
     pub sample_aspect: (i32, i32),
-}
-
-/// The input's audio packets, copied into the output beside the video.
-struct AudioCopy {
-    input: ffmpeg::format::context::Input,
-    stream: usize,
-    in_tb: Rational,
-    out_index: usize,
-    out_tb: Rational,
-    /// The input time (s) of the output's start: the first video frame's time.
-    offset_s: Option<f64>,
-    pending: Option<ffmpeg::Packet>,
-    ended: bool,
-    codec: String,
-}
-
-impl AudioCopy {
-    /// Find the input's audio stream and add its copy to `out`; `Err(reason)` when there is
-    /// none to copy.
-    fn add(
-        path: &Path,
-        out: &mut ffmpeg::format::context::Output,
-    ) -> std::result::Result<Self, String> {
-        let input = ffmpeg::format::input(&path).map_err(|e| e.to_string())?;
-        let st = input
-            .streams()
-            .best(ffmpeg::media::Type::Audio)
-            .ok_or_else(|| "no audio stream".to_string())?;
-        let (stream, in_tb, params) = (st.index(), st.time_base(), st.parameters());
-        let codec = codec_short_name(params.id());
-        // SAFETY: the output's own format descriptor; a query only.
-        let answer = unsafe {
-            ffi::avformat_query_codec(
-                (*out.as_ptr()).oformat,
-                params.id().into(),
-                ffi::FF_COMPLIANCE_NORMAL,
-            )
-        };
-        // A muxer without a codec list (MPEG-TS) cannot say: the common audio codecs of
-        // dashcams and phones go in every container written here.
-        use ffmpeg::codec::Id;
-        let common = matches!(params.id(), Id::AAC | Id::MP3 | Id::MP2 | Id::AC3);
-        let fits = answer == 1 || (answer < 0 && common);
-        if !fits {
-            // Matroska holds every audio codec FFmpeg reads (PCM from a dashcam's MOV too).
-            return Err(format!(
-                "audio codec {codec} cannot be stored in {}; an output named .mkv keeps it",
-                out.format().name()
-            ));
-        }
-        let mut ost = out
-            .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
-            .map_err(|e| e.to_string())?;
-        ost.set_parameters(params);
-        ost.set_time_base(in_tb);
-        // SAFETY: clear the input container's codec tag so the output's muxer picks its own.
-        unsafe { (*ost.parameters().as_mut_ptr()).codec_tag = 0 };
-        let out_index = ost.index();
-        Ok(Self {
-            input,
-            stream,
-            in_tb,
-            out_index,
-            out_tb: in_tb,
-            offset_s: None,
-            pending: None,
-            ended: false,
-            codec,
-        })
-    }
-
-    /// The next audio packet of the input, kept until written.
-    fn peek(&mut self) -> Option<&ffmpeg::Packet> {
-        while self.pending.is_none() && !self.ended {
-            let mut p = ffmpeg::Packet::empty();
-            match p.read(&mut self.input) {
-                Ok(()) if p.stream() == self.stream => self.pending = Some(p),
-                Ok(()) => {}
-                Err(_) => self.ended = true,
-            }
-        }
-        self.pending.as_ref()
-    }
-
-    /// Write the audio packets that start before `until_s` (output time).
-    fn write_until(
-        &mut self,
-        until_s: f64,
-        out: &mut ffmpeg::format::context::Output,
-    ) -> std::result::Result<(), ffmpeg::Error> {
-        let Some(offset) = self.offset_s else {
-            return Ok(());
-        };
-        let tb = f64::from(self.in_tb);
-        loop {
-            let Some(p) = self.peek() else {
-                return Ok(());
-            };
-            let Some(ts) = p.pts().or(p.dts()) else {
-                self.pending = None;
-                continue;
-            };
-            let t = ts as f64 * tb - offset;
-            if t >= until_s {
-                return Ok(());
-            }
-            let mut p = self.pending.take().expect("peeked");
-            if t < -1e-3 {
-                continue; // before the first frame written (--start)
-            }
-            let shift = (offset / tb).round() as i64;
-            p.set_pts(p.pts().map(|v| v - shift));
-            p.set_dts(p.dts().map(|v| (v - shift).max(0)));
-            p.rescale_ts(self.in_tb, self.out_tb);
-            p.set_position(-1);
-            p.set_stream(self.out_index);
-            p.write_interleaved(out)?;
-        }
-    }
 }
 
 /// The container an output video is written in, chosen by its file name's extension as FFmpeg's
@@ -210,7 +93,8 @@ pub struct VideoSink {
     container: Container,
     pub codec: Codec,
     pub frames: usize,
-    /// What was written, for the summary: `H.264 (libx264, veryfast, crf 23), audio aac copied`.
+    /// What was written, for the summary: `H.264 (libx264, veryfast, crf 23), audio aac copied`
+    /// (and `subtitles mov_text copied`).
     pub description: String,
     /// Time base of the timestamps given to `write_at`, and of the encoder.
     src_tb: Rational,
@@ -223,7 +107,8 @@ pub struct VideoSink {
     /// The encoded size (even for 4:2:0) and the frames' own size.
     enc_size: (i32, i32),
     size: (i32, i32),
-    audio: Option<AudioCopy>,
+    /// The input's audio and subtitle streams, copied beside the frames.
+    copies: Vec<StreamCopy>,
     /// Set once the partial file was renamed (or removed): nothing left for `Drop`.
     done: bool,
     _cleanup: AbortCleanup,
@@ -269,7 +154,7 @@ impl VideoSink {
                 height,
                 codec,
                 time_base: None,
-                audio_from: None,
+                copy_from: None,
                 sample_aspect: (1, 1),
             },
         )
@@ -422,20 +307,31 @@ impl VideoSink {
                 spec.width, spec.height, size.0, size.1
             );
         }
-        let audio = match &spec.audio_from {
-            Some(p) => match AudioCopy::add(p, &mut out) {
+        let mut copies = Vec::new();
+        if let Some(p) = &spec.copy_from {
+            match StreamCopy::audio(p, &mut out) {
                 Ok(a) => {
                     description += &format!(", audio {} copied", a.codec);
-                    Some(a)
+                    copies.push(a);
                 }
-                Err(why) if why == "no audio stream" => None,
-                Err(why) => {
-                    description += &format!(", no audio ({why})");
-                    None
-                }
-            },
-            None => None,
-        };
+                Err(why) if why == "no audio stream" => {}
+                Err(why) => description += &format!(", no audio ({why})"),
+            }
+            let (subs, left) = StreamCopy::subtitles(p, &mut out);
+            let names = |v: Vec<String>| v.join(", ");
+            if !subs.is_empty() {
+                let codecs = subs.iter().map(|c| c.codec.clone()).collect();
+                description += &format!(", subtitles {} copied", names(codecs));
+            }
+            if !left.is_empty() {
+                description += &format!(
+                    ", subtitles {} not copied ({} cannot hold them; `ffmpeg -i IN -map 0:s OUT.srt` extracts them)",
+                    names(left),
+                    out.format().name()
+                );
+            }
+            copies.extend(subs);
+        }
         let mut header = ffmpeg::Dictionary::new();
         if container.faststart {
             header.set("movflags", "+faststart");
@@ -447,12 +343,8 @@ impl VideoSink {
             ))
         })?;
         let ost_tb = out.stream(0).map(|s| s.time_base()).unwrap_or(enc_tb);
-        let mut audio = audio;
-        if let Some(a) = audio.as_mut() {
-            a.out_tb = out
-                .stream(a.out_index)
-                .map(|s| s.time_base())
-                .unwrap_or(a.in_tb);
+        for c in copies.iter_mut() {
+            c.header_written(&out);
         }
         let frame_ticks = {
             let p = f64::from(period) / f64::from(src_tb);
@@ -481,7 +373,7 @@ impl VideoSink {
             last_pts: None,
             enc_size: size,
             size: (spec.width, spec.height),
-            audio,
+            copies,
             done: false,
             _cleanup: cleanup,
         })
@@ -517,10 +409,8 @@ impl VideoSink {
             });
         }
         let first = *self.first_pts.get_or_insert(pts.unwrap_or(0));
-        if let Some(a) = self.audio.as_mut() {
-            if a.offset_s.is_none() {
-                a.offset_s = Some(first as f64 * f64::from(self.src_tb));
-            }
+        for c in self.copies.iter_mut() {
+            c.start_at(first as f64 * f64::from(self.src_tb));
         }
         let rel = match (pts, self.last_pts) {
             (Some(p), Some(last)) if p - first <= last => last + 1,
@@ -587,7 +477,8 @@ impl VideoSink {
         Ok(())
     }
 
-    /// Write the packets the encoder has ready, with the audio that comes before them.
+    /// Write the packets the encoder has ready, with the copied streams' packets that come
+    /// before them.
     fn drain(&mut self) -> Result<()> {
         let mut packet = ffmpeg::Packet::empty();
         while self.encoder.receive_packet(&mut packet).is_ok() {
@@ -596,9 +487,9 @@ impl VideoSink {
             };
             packet.set_stream(0);
             packet.rescale_ts(self.enc_tb, self.ost_tb);
-            if let Some(a) = self.audio.as_mut() {
-                let t = packet.dts().or(packet.pts()).unwrap_or(0) as f64 * f64::from(self.ost_tb);
-                if let Err(e) = a.write_until(t, out) {
+            let t = packet.dts().or(packet.pts()).unwrap_or(0) as f64 * f64::from(self.ost_tb);
+            for c in self.copies.iter_mut() {
+                if let Err(e) = c.write_until(t, out) {
                     return Err(self.write_failed(e));
                 }
             }
@@ -609,8 +500,8 @@ impl VideoSink {
         Ok(())
     }
 
-    /// Finalise the file (the encoder's last packets, the audio up to the end of the last
-    /// frame, the index moved to the front), check that the container holds every frame
+    /// Finalise the file (the encoder's last packets, the copied streams up to the end of the
+    /// last frame, the index moved to the front), check that the container holds every frame
     /// written, and move it to its name. On any failure the partial file is deleted (by
     /// `Drop`).
     pub fn finish(mut self) -> Result<PathBuf> {
@@ -623,8 +514,8 @@ impl VideoSink {
             .map(|p| (p + self.frame_ticks) as f64 * f64::from(self.src_tb))
             .unwrap_or(0.0);
         let mut out = self.out.take().ok_or_else(|| self.write_failed("closed"))?;
-        if let Some(a) = self.audio.as_mut() {
-            if let Err(e) = a.write_until(end_s, &mut out) {
+        for i in 0..self.copies.len() {
+            if let Err(e) = self.copies[i].write_until(end_s, &mut out) {
                 self.out = Some(out);
                 return Err(self.write_failed(e));
             }

@@ -253,7 +253,7 @@ fn open_outputs(job: &VideoJob, src: &VideoSource) -> Result<Outputs> {
                 height: src.height,
                 codec: job.codec,
                 time_base: Some(src.time_base),
-                audio_from: Some(job.input.clone()),
+                copy_from: Some(job.input.clone()),
                 // The overlay is the input's picture; the diagnostic composite's panels are
                 // views of square pixels.
                 sample_aspect: if job.render == RenderMode::Overlay {

@@ -944,3 +944,125 @@ fn an_anamorphic_video_s_overlay_plays_at_its_shape() {
         assert_eq!(aspect(&out), "64:45,16:9");
     }
 }
+
+/// A dashcam's GPS track as timed text (`mov_text` in an MP4, as dashcams and phone apps write
+/// it): copied into an MP4 or MOV overlay beside the audio, each line at its time, cut to the
+/// frames written; with `--start` a line still shown at the first frame is kept from the start.
+/// Matroska cannot hold `mov_text`: the summary says so and how to extract the track.
+#[test]
+fn a_gps_subtitle_track_is_copied_beside_the_frames() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let srt = dir.path().join("gps.srt");
+    std::fs::write(
+        &srt,
+        "1\n00:00:00,000 --> 00:00:04,000\nGPS 37.4N 122.1W 88 km/h\n\n\
+         2\n00:00:04,000 --> 00:00:08,000\nGPS 37.5N 122.1W 90 km/h\n",
+    )
+    .unwrap();
+    let input = dir.path().join("gps.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-i",
+        s(&srt),
+        "-map",
+        "0",
+        "-map",
+        "1",
+        "-c:v",
+        "copy",
+        "-c:a",
+        "copy",
+        "-c:s",
+        "mov_text",
+        s(&input),
+    ]);
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "video",
+            "--camera",
+            "calibration/udacity.yml",
+            "--config",
+            "calibration/udacity.toml",
+            s(&input),
+            "-o",
+            s(&out),
+        ];
+        args.extend_from_slice(extra);
+        let o = lanes(&args);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        (out, stderr(&o))
+    };
+    // The lines (start s, end s, text) of a file's subtitle track, as SubRip.
+    let cues = |p: &Path| -> Vec<(f64, f64, String)> {
+        let o = Command::new("ffmpeg")
+            .args(["-v", "error", "-i"])
+            .arg(p)
+            .args(["-map", "0:s:0", "-f", "srt", "-"])
+            .output()
+            .unwrap();
+        let t = |s: &str| -> f64 {
+            let v: Vec<f64> = s
+                .trim()
+                .replace(',', ":")
+                .split(':')
+                .map(|x| x.parse().unwrap())
+                .collect();
+            v[0] * 3600.0 + v[1] * 60.0 + v[2] + v[3] / 1000.0
+        };
+        String::from_utf8_lossy(&o.stdout)
+            .split("\n\n")
+            .filter_map(|block| {
+                let lines: Vec<&str> = block.lines().collect();
+                let (a, b) = lines.get(1)?.split_once(" --> ")?;
+                Some((t(a), t(b), lines.get(2)?.to_string()))
+            })
+            .collect()
+    };
+    let near = |got: &[(f64, f64, String)], want: &[(f64, f64, &str)]| {
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g.0 - w.0).abs() < 0.01 && (g.1 - w.1).abs() < 0.01 && g.2 == w.2,
+                "{got:?}"
+            );
+        }
+    };
+    for name in ["o.mp4", "o.mov"] {
+        let (out, err) = run(name, &[]);
+        assert!(
+            err.contains("audio aac copied, subtitles mov_text copied"),
+            "{err}"
+        );
+        assert_eq!(probe(&out, "s:0", "codec_name")["codec_name"], "mov_text");
+        near(
+            &cues(&out),
+            &[
+                (0.0, 4.0, "GPS 37.4N 122.1W 88 km/h"),
+                (4.0, 8.0, "GPS 37.5N 122.1W 90 km/h"),
+            ],
+        );
+    }
+    // From frame 60 (2.4 s): the first line shown for its last 1.6 s, the second after it.
+    let (out, _) = run("start.mp4", &["--start", "60"]);
+    near(
+        &cues(&out),
+        &[
+            (0.0, 1.6, "GPS 37.4N 122.1W 88 km/h"),
+            (1.6, 5.6, "GPS 37.5N 122.1W 90 km/h"),
+        ],
+    );
+    let (out, err) = run("o.mkv", &[]);
+    assert!(
+        err.contains("subtitles mov_text not copied (matroska cannot hold them; `ffmpeg -i IN -map 0:s OUT.srt` extracts them)"),
+        "{err}"
+    );
+    assert!(
+        probe(&out, "s", "codec_name").is_empty(),
+        "no subtitle stream"
+    );
+}

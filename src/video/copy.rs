@@ -1,0 +1,212 @@
+//! Streams of the input copied into an output video beside its frames: the audio stream and the
+//! subtitle tracks (a dashcam's or phone app's GPS position and speed, as timed text), cut to the
+//! frames written and kept in step with them.
+
+use super::libav::codec_short_name;
+use ffmpeg::ffi;
+use ffmpeg::media::Type;
+use ffmpeg::Rational;
+use ffmpeg_next as ffmpeg;
+use std::path::Path;
+
+/// One input stream's packets, copied into the output (each copy reads the input on its own).
+pub(super) struct StreamCopy {
+    input: ffmpeg::format::context::Input,
+    stream: usize,
+    in_tb: Rational,
+    out_index: usize,
+    out_tb: Rational,
+    /// The input time (s) of the output's start: the first video frame's time.
+    offset_s: Option<f64>,
+    pending: Option<ffmpeg::Packet>,
+    ended: bool,
+    /// The stream's codec (`aac`, `mov_text`), for the summary.
+    pub codec: String,
+    /// A subtitle track: a line shown when the output starts is kept, from the start.
+    subtitle: bool,
+}
+
+/// Whether the output's muxer holds `id`: FFmpeg's answer, or `None` for a muxer without a
+/// codec list (MPEG-TS).
+fn muxer_holds(out: &ffmpeg::format::context::Output, id: ffmpeg::codec::Id) -> Option<bool> {
+    // SAFETY: the output's own format descriptor; a query only.
+    let answer = unsafe {
+        ffi::avformat_query_codec(
+            (*out.as_ptr()).oformat,
+            id.into(),
+            ffi::FF_COMPLIANCE_NORMAL,
+        )
+    };
+    (answer >= 0).then_some(answer == 1)
+}
+
+impl StreamCopy {
+    /// The input's audio stream (FFmpeg's choice), added to `out`; `Err(reason)` when there is
+    /// none ("no audio stream") or the container cannot hold its codec.
+    pub(super) fn audio(
+        path: &Path,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> std::result::Result<Self, String> {
+        let input = ffmpeg::format::input(&path).map_err(|e| e.to_string())?;
+        let stream = input
+            .streams()
+            .best(Type::Audio)
+            .ok_or_else(|| "no audio stream".to_string())?
+            .index();
+        let id = input
+            .stream(stream)
+            .map(|st| st.parameters().id())
+            .unwrap_or(ffmpeg::codec::Id::None);
+        // A muxer without a codec list cannot say: the common audio codecs of dashcams and
+        // phones go in every container written here.
+        use ffmpeg::codec::Id;
+        let common = matches!(id, Id::AAC | Id::MP3 | Id::MP2 | Id::AC3);
+        if !muxer_holds(out, id).unwrap_or(common) {
+            // Matroska holds every audio codec FFmpeg reads (PCM from a dashcam's MOV too).
+            return Err(format!(
+                "audio codec {} cannot be stored in {}; an output named .mkv keeps it",
+                codec_short_name(id),
+                out.format().name()
+            ));
+        }
+        Self::add(input, stream, out)
+    }
+
+    /// The input's subtitle tracks, each added to `out` where the container holds its codec
+    /// (an MP4 holds `mov_text`, Matroska SubRip, ASS and WebVTT); the codecs of those it does
+    /// not hold, for a note.
+    pub(super) fn subtitles(
+        path: &Path,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> (Vec<Self>, Vec<String>) {
+        let Ok(input) = ffmpeg::format::input(&path) else {
+            return (Vec::new(), Vec::new());
+        };
+        let tracks: Vec<(usize, ffmpeg::codec::Id)> = input
+            .streams()
+            .filter(|st| st.parameters().medium() == Type::Subtitle)
+            .map(|st| (st.index(), st.parameters().id()))
+            .collect();
+        drop(input);
+        let (mut copied, mut left) = (Vec::new(), Vec::new());
+        for (stream, id) in tracks {
+            let added = if muxer_holds(out, id) == Some(true) {
+                ffmpeg::format::input(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|input| Self::add(input, stream, out))
+                    .ok()
+            } else {
+                None
+            };
+            match added {
+                Some(c) => copied.push(c),
+                None => left.push(codec_short_name(id)),
+            }
+        }
+        (copied, left)
+    }
+
+    /// Add a copy of `input`'s stream `stream` to `out`.
+    fn add(
+        input: ffmpeg::format::context::Input,
+        stream: usize,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> std::result::Result<Self, String> {
+        let st = input.stream(stream).ok_or("no such stream")?;
+        let (in_tb, params) = (st.time_base(), st.parameters());
+        let codec = codec_short_name(params.id());
+        let subtitle = params.medium() == Type::Subtitle;
+        let mut ost = out
+            .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
+            .map_err(|e| e.to_string())?;
+        ost.set_parameters(params);
+        ost.set_time_base(in_tb);
+        // SAFETY: clear the input container's codec tag so the output's muxer picks its own.
+        unsafe { (*ost.parameters().as_mut_ptr()).codec_tag = 0 };
+        let out_index = ost.index();
+        Ok(Self {
+            input,
+            stream,
+            in_tb,
+            out_index,
+            out_tb: in_tb,
+            offset_s: None,
+            pending: None,
+            ended: false,
+            codec,
+            subtitle,
+        })
+    }
+
+    /// The output stream's time base, as the muxer set it when it wrote the header.
+    pub(super) fn header_written(&mut self, out: &ffmpeg::format::context::Output) {
+        self.out_tb = out
+            .stream(self.out_index)
+            .map(|s| s.time_base())
+            .unwrap_or(self.in_tb);
+    }
+
+    /// The output starts at input time `s` (its first video frame's), once.
+    pub(super) fn start_at(&mut self, s: f64) {
+        self.offset_s.get_or_insert(s);
+    }
+
+    /// The next packet of the stream, kept until written.
+    fn peek(&mut self) -> Option<&ffmpeg::Packet> {
+        while self.pending.is_none() && !self.ended {
+            let mut p = ffmpeg::Packet::empty();
+            match p.read(&mut self.input) {
+                Ok(()) if p.stream() == self.stream => self.pending = Some(p),
+                Ok(()) => {}
+                Err(_) => self.ended = true,
+            }
+        }
+        self.pending.as_ref()
+    }
+
+    /// Write the packets that start before `until_s` (output time).
+    pub(super) fn write_until(
+        &mut self,
+        until_s: f64,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> std::result::Result<(), ffmpeg::Error> {
+        let Some(offset) = self.offset_s else {
+            return Ok(());
+        };
+        let tb = f64::from(self.in_tb);
+        loop {
+            let Some(p) = self.peek() else {
+                return Ok(());
+            };
+            let Some(ts) = p.pts().or(p.dts()) else {
+                self.pending = None;
+                continue;
+            };
+            let t = ts as f64 * tb - offset;
+            if t >= until_s {
+                return Ok(());
+            }
+            let Some(mut p) = self.pending.take() else {
+                return Ok(());
+            };
+            let shift = (offset / tb).round() as i64;
+            if t < -1e-3 {
+                // Before the first frame written (--start): dropped, but for a subtitle line
+                // still shown then (a GPS position held for seconds), kept from the start.
+                let end = p.duration() as f64 * tb + t;
+                if !self.subtitle || end <= 1e-3 {
+                    continue;
+                }
+                p.set_duration((end / tb).round() as i64);
+                p.set_pts(Some(shift));
+                p.set_dts(Some(shift));
+            }
+            p.set_pts(p.pts().map(|v| v - shift));
+            p.set_dts(p.dts().map(|v| (v - shift).max(0)));
+            p.rescale_ts(self.in_tb, self.out_tb);
+            p.set_position(-1);
+            p.set_stream(self.out_index);
+            p.write_interleaved(out)?;
+        }
+    }
+}
