@@ -414,6 +414,25 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
     assert!(confirm(&d, &lpx, &texture, expected).is_none());
 }
 
+/// The status `assess` gives straight solid lines at `left_m` and `right_m` from the camera
+/// (metres, at the default units, in the Udacity view), with the tracker holding lines at
+/// `tracked_m` (left, right) or no track.
+fn status_at(left_m: f64, right_m: f64, tracked_m: Option<(f64, f64)>) -> LaneStatus {
+    let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
+    let view = udacity_view();
+    let line_at = |m: f64| Poly2::new(0.0, 0.0, 640.0 + m / units.xm_per_px);
+    let px = |p: &Poly2| pixels_along(&p.to_scaled(view.scale), 0..360, 1);
+    let (l, r) = (line_at(left_m), line_at(right_m));
+    let fit = LaneFit {
+        left: Some(l),
+        right: Some(r),
+        left_pixels: 0,
+        right_pixels: 0,
+    };
+    let t = tracked_m.map(|(tl, tr)| tracked((line_at(tl), line_at(tr))));
+    assess(&fit, &px(&l), &px(&r), view, &cfg, &units, t).status
+}
+
 /// A lane change: the car 1.35 m left of its lane's centre in a 3.7 m lane puts the left line
 /// 0.5 m from the camera. Without a tracked lane (a still, a fresh search) a line that near
 /// runs under the car and is not the ego lane's (`min_line_distance_m`, 0.8 m); found where
@@ -421,21 +440,12 @@ fn a_tracked_lane_confirms_lines_seen_as_one_far_dash_each() {
 /// within the prior search's margin of the tracked line.
 #[test]
 fn a_line_under_the_car_counts_only_where_the_tracked_line_is() {
-    let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
-    let view = udacity_view();
-    let px_per_m = 1.0 / units.xm_per_px;
-    let line_at = |m: f64| Poly2::new(0.0, 0.0, 640.0 + m * px_per_m);
-    let px = |p: &Poly2| pixels_along(&p.to_scaled(view.scale), 0..360, 1);
     let judge = |left_m: f64, tracked_left_m: Option<f64>| {
-        let (l, r) = (line_at(left_m), line_at(left_m + 3.7));
-        let fit = LaneFit {
-            left: Some(l),
-            right: Some(r),
-            left_pixels: 0,
-            right_pixels: 0,
-        };
-        let t = tracked_left_m.map(|m| tracked((line_at(m), r)));
-        assess(&fit, &px(&l), &px(&r), view, &cfg, &units, t).status
+        status_at(
+            left_m,
+            left_m + 3.7,
+            tracked_left_m.map(|m| (m, left_m + 3.7)),
+        )
     };
     // Well to the side: both lines, tracked or not.
     assert_eq!(judge(-1.85, None), LaneStatus::Both);
@@ -457,22 +467,8 @@ fn a_line_under_the_car_counts_only_where_the_tracked_line_is() {
 /// the 0.8 m rule keeps only the far line.
 #[test]
 fn the_line_a_lane_change_crosses_is_the_new_lane_s_other_line() {
-    let (cfg, units) = (ConfidenceConfig::default(), UnitsConfig::default());
-    let view = udacity_view();
-    let px_per_m = 1.0 / units.xm_per_px;
-    let line_at = |m: f64| Poly2::new(0.0, 0.0, 640.0 + m * px_per_m);
-    let px = |p: &Poly2| pixels_along(&p.to_scaled(view.scale), 0..360, 1);
-    let judge = |tracked_right_m: Option<f64>| {
-        let (l, r) = (line_at(-0.4), line_at(3.3));
-        let fit = LaneFit {
-            left: Some(l),
-            right: Some(r),
-            left_pixels: 0,
-            right_pixels: 0,
-        };
-        let t = tracked_right_m.map(|m| tracked((line_at(m - 3.7), line_at(m))));
-        assess(&fit, &px(&l), &px(&r), view, &cfg, &units, t).status
-    };
+    let judge =
+        |tracked_right_m: Option<f64>| status_at(-0.4, 3.3, tracked_right_m.map(|m| (m - 3.7, m)));
     assert_eq!(judge(Some(0.05)), LaneStatus::Both);
     assert_eq!(judge(Some(-0.3)), LaneStatus::Both);
     // The track well inside its lane: nothing holds a line near the camera.
