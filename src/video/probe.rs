@@ -1,5 +1,5 @@
-//! What a video file holds besides the stream `VideoSource` reads: a second video stream (a
-//! dual dashcam's rear camera), named in a note.
+//! What a video file holds, read from its header: a second video stream besides the one
+//! `VideoSource` reads (a dual dashcam's rear camera), named in a note; the work its run costs.
 
 use ffmpeg_next as ffmpeg;
 use std::path::Path;
@@ -42,4 +42,35 @@ pub fn other_streams_note(path: &Path) -> Option<String> {
         path.display(),
         others.first().map(|v| v.0).unwrap_or(0)
     ))
+}
+
+/// About how much CPU a video's run costs, in 720p-frame units, from its header (no frame
+/// decoded): its frames, each costing the analysis (about 1 ms whatever the size) plus its
+/// decoding (about 2 ms for 1280x720, in proportion to the pixels; `lanes bench`). `None` for a
+/// file FFmpeg cannot open or without a video stream. `lanes batch` starts the costliest
+/// videos first, so that one long video does not run alone at the end.
+pub fn work_estimate(path: &Path) -> Option<f64> {
+    super::libav::init();
+    let input = ffmpeg::format::input(&path).ok()?;
+    let st = input.streams().best(ffmpeg::media::Type::Video)?;
+    // SAFETY: the stream's own parameters, read only.
+    let (w, h) = unsafe {
+        let p = st.parameters().as_ptr();
+        ((*p).width as f64, (*p).height as f64)
+    };
+    let rate = f64::from(st.avg_frame_rate());
+    let secs = if st.duration() > 0 {
+        st.duration() as f64 * f64::from(st.time_base())
+    } else {
+        input.duration().max(0) as f64 / f64::from(ffmpeg::ffi::AV_TIME_BASE)
+    };
+    let frames = if st.frames() > 0 {
+        st.frames() as f64
+    } else if rate.is_finite() && rate > 0.0 {
+        secs * rate
+    } else {
+        secs * 25.0
+    };
+    let per_frame = 1.0 + 2.0 * (w * h) / (1280.0 * 720.0);
+    Some(frames.max(0.0) * per_frame)
 }
