@@ -324,10 +324,17 @@ impl VideoSink {
                 description += &format!(", subtitles {} copied", names(codecs));
             }
             if !left.is_empty() {
+                // What keeps them: an MP4 or MOV holds `mov_text`, Matroska the other text formats.
+                let keeps = if left.iter().all(|c| c == "mov_text") {
+                    "an output named .mp4 keeps them"
+                } else {
+                    "an output named .mkv keeps SubRip, ASS and WebVTT"
+                };
                 description += &format!(
-                    ", subtitles {} not copied ({} cannot hold them; `ffmpeg -i IN -map 0:s OUT.srt` extracts them)",
+                    ", subtitles {} not copied ({} cannot hold them; {keeps}, or `ffmpeg -i {} -map 0:s:0 gps.srt` extracts the first)",
                     names(left),
-                    out.format().name()
+                    out.format().name(),
+                    p.display()
                 );
             }
             copies.extend(subs);

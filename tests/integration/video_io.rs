@@ -1058,7 +1058,10 @@ fn a_gps_subtitle_track_is_copied_beside_the_frames() {
     );
     let (out, err) = run("o.mkv", &[]);
     assert!(
-        err.contains("subtitles mov_text not copied (matroska cannot hold them; `ffmpeg -i IN -map 0:s OUT.srt` extracts them)"),
+        err.contains(&format!(
+            "subtitles mov_text not copied (matroska cannot hold them; an output named .mp4 keeps them, or `ffmpeg -i {} -map 0:s:0 gps.srt` extracts the first)",
+            input.display()
+        )),
         "{err}"
     );
     assert!(
