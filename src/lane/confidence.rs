@@ -12,9 +12,9 @@
 //! at 0.3, full marks at 0.7). A line tighter than `min_radius_m`, on the wrong side of the
 //! camera or nearer to it than `min_line_distance_m` (under the car) scores 0; in a video, a line
 //! found where a tracked one is (a lane change: the crossed line may be found on either side of
-//! the camera) may come as near as `crossing_line_distance_m`. The lane then needs a plausible width (`lane_width_m`) and two
-//! roughly parallel lines (`max_width_change_m` between bottom and top); when the pair fails,
-//! only the stronger line is kept. Two rules let lines seen in the near half only count, where a
+//! the camera) may come as near as `crossing_line_distance_m`. The lane then needs a plausible
+//! width (`lane_width_m`) and two roughly parallel lines (`max_width_change_m` between bottom
+//! and top); when the pair fails, only the stronger line is kept. Two rules let lines seen in the near half only count, where a
 //! confirmation stands in for the far half: the partner of a line that can stand alone is
 //! refitted as its parallel (the curvature given) and needs near-half support only, or failing
 //! that as its shifted copy (curvature and heading given) with support in either half (one

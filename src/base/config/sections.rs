@@ -364,9 +364,10 @@ pub struct ConfidenceConfig {
     /// frame finds it where one of the tracked lines is (within `search.prior_margin`): the car
     /// is changing lanes, and the ego lane is the lane the camera is in until the camera is over
     /// the line; past it, the line is the new lane's other line (the old lane's right line is
-    /// the new one's left), though the track, a prediction, may still hold it on the other side. Nearer than the line's own half-width (a marking is at most 30 cm wide) plus
-    /// the fit's error at the car (about 10 px, 0.1 m), which side of the camera it is on is
-    /// not known. Default 0.3. A line found without that history (a still, a fresh search)
+    /// the new one's left), though the track, a prediction, may still hold it on the other
+    /// side. Nearer than the line's own half-width (a marking is at most 30 cm wide) plus the
+    /// fit's error at the car (about 10 px, 0.1 m), which side of the camera it is on is not
+    /// known. Default 0.3. A line found without that history (a still, a fresh search)
     /// keeps `min_line_distance_m`: under the camera it is as likely an edge of something else
     /// (a chessboard's squares).
     pub crossing_line_distance_m: f64,
