@@ -44,7 +44,7 @@ pub fn other_streams_note(path: &Path) -> Option<String> {
     ))
 }
 
-/// About how much CPU a video's run costs, in 720p-frame units, from its header (no frame
+/// About how much CPU a video's run costs, in milliseconds, from its header (no frame
 /// decoded): its frames, each costing the analysis (about 1 ms whatever the size) plus its
 /// decoding (about 2 ms for 1280x720, in proportion to the pixels; `lanes bench`). `None` for a
 /// file FFmpeg cannot open or without a video stream. `lanes batch` starts the costliest
