@@ -23,8 +23,9 @@ pub struct VideoArgs {
     /// More inputs (a shell's `*.mp4`): refused with the command that takes several.
     #[arg(hide = true)]
     pub more: Vec<PathBuf>,
-    /// Output video (same size, frame rate and frame count as the input); the container follows
-    /// the name (.mp4, .mkv, .mov, .avi, .ts). Not needed with --no-render.
+    /// Output video (same size, frame rate and frame count as the input, its audio and subtitle
+    /// tracks copied); the container follows the name (.mp4, .mkv, .mov, .avi, .ts). Not needed
+    /// with --no-render.
     #[arg(short, long, value_name = "OUT.mp4")]
     pub output: Option<PathBuf>,
     /// Write the 2x2 diagnostic composite instead of the overlay.
