@@ -10,12 +10,10 @@ use super::libav::init;
 use crate::base::cancel::AbortCleanup;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
-use crate::video::yuv::Sws;
 use ffmpeg::ffi;
 use ffmpeg::Rational;
 use ffmpeg_next as ffmpeg;
 use opencv::core::{self, Mat};
-use opencv::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// What a sink writes besides its frames.
@@ -87,7 +85,6 @@ pub struct VideoSink {
     out: Option<ffmpeg::format::context::Output>,
     encoder: ffmpeg::encoder::Video,
     yuv: ffmpeg::frame::Video,
-    sws: Sws,
     partial: PathBuf,
     path: PathBuf,
     container: Container,
@@ -365,7 +362,6 @@ impl VideoSink {
                 size.0 as u32,
                 size.1 as u32,
             ),
-            sws: Sws::fast(),
             partial,
             container,
             path: path.to_path_buf(),
@@ -458,27 +454,12 @@ impl VideoSink {
         } else {
             frame.mat()
         };
-        let step = src.mat_step().first().copied().unwrap_or(w as usize * 3) as i32;
-        // SAFETY: the source Mat holds h rows of `step` bytes; the destination is our own
-        // yuv420p frame of w x h, its planes and strides from FFmpeg.
+        // SAFETY: our own yuv420p frame of w x h, its planes and strides from FFmpeg.
         unsafe {
             let p = self.yuv.as_mut_ptr();
             let d = (*p).data;
             let ls = (*p).linesize;
-            self.sws
-                .convert_raw(
-                    &[
-                        src.data(),
-                        std::ptr::null(),
-                        std::ptr::null(),
-                        std::ptr::null(),
-                    ],
-                    &[step, 0, 0, 0],
-                    (w, h, ffi::AVPixelFormat::AV_PIX_FMT_BGR24),
-                    &[d[0], d[1], d[2], std::ptr::null_mut()],
-                    &[ls[0], ls[1], ls[2], 0],
-                    (w, h, ffi::AVPixelFormat::AV_PIX_FMT_YUV420P),
-                )
+            crate::video::yuv::bgr_into_yuv420p(src, &[d[0], d[1], d[2]], &[ls[0], ls[1], ls[2]])
                 .map_err(|e| self.write_failed(e))?;
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! The decoder's own frames: `Yuv420` (video-range 8-bit 4:2:0 planes as FFmpeg decoded them,
 //! shared, not copied; what the analysis reads) and the conversions to BGR, done only where
-//! something needs BGR: OpenCV's fixed-point BT.601 for 4:2:0, libswscale for the rest.
+//! something needs BGR: OpenCV's fixed-point BT.601 for 4:2:0, libswscale for the rest; and
+//! back, a drawn BGR frame into the encoder's yuv420p (`bgr_into_yuv420p`).
 
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
@@ -12,10 +13,9 @@ use opencv::core::{self, Mat};
 use opencv::prelude::*;
 use std::cell::RefCell;
 
-/// A libswscale context, freed on drop; `exact` asks for the bit-exact mode.
+/// A libswscale context in its bit-exact mode, freed on drop.
 pub(crate) struct Sws {
     ctx: *mut ffi::SwsContext,
-    exact: bool,
 }
 
 // SAFETY: a SwsContext may be used from any thread, one at a time (`&mut self` below).
@@ -26,24 +26,12 @@ impl Sws {
     pub(crate) const fn new() -> Self {
         Sws {
             ctx: std::ptr::null_mut(),
-            exact: true,
-        }
-    }
-
-    /// A context for frames written to a video: libswscale's fast paths (a pixel may differ by
-    /// one level between CPUs, which no viewer sees; `accurate_rnd` would triple the
-    /// conversion's time, about 3.5 ms of a 720p frame here).
-    pub(crate) const fn fast() -> Self {
-        Sws {
-            ctx: std::ptr::null_mut(),
-            exact: false,
         }
     }
 
     /// Convert `f` (any pixel format libswscale reads) into `dst` planes of `dst_fmt`, same
     /// size (bicubic flags, as OpenCV's FFmpeg reader asks; a same-size conversion does not
-    /// resample); an `exact` context adds `accurate_rnd` and `bitexact`: libswscale's fast x86
-    /// paths give results that differ by the machine's CPU features, and a frame the analysis
+    /// resample), with `accurate_rnd` and `bitexact`: libswscale's fast x86 paths give results that differ by the machine's CPU features, and a frame the analysis
     /// reads must be the same on every machine (self-calibration judges frames at an
     /// acceptance edge; CI runs elsewhere).
     /// `dst` and `dst_stride` are the destination's plane pointers and strides.
@@ -60,11 +48,7 @@ impl Sws {
         dst_stride: &[i32; 4],
         (dw, dh, dst_fmt): (i32, i32, ffi::AVPixelFormat),
     ) -> std::result::Result<(), String> {
-        let flags = if self.exact {
-            ffi::SWS_BICUBIC | ffi::SWS_ACCURATE_RND | ffi::SWS_BITEXACT
-        } else {
-            ffi::SWS_BICUBIC
-        };
+        let flags = ffi::SWS_BICUBIC | ffi::SWS_ACCURATE_RND | ffi::SWS_BITEXACT;
         let ctx = unsafe {
             ffi::sws_getCachedContext(
                 self.ctx,
@@ -266,5 +250,150 @@ impl Yuv420 {
     /// The frame as BGR (the same conversion `VideoSource::read` does).
     pub fn to_bgr(&self) -> Result<BgrFrame> {
         self.planes()?.to_bgr()
+    }
+}
+
+/// Video-range BT.601 chroma from full-range (JPEG) chroma: `128 + (c - 128) * 224 / 255`,
+/// rounded.
+fn video_range_chroma() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    for (c, v) in t.iter_mut().enumerate() {
+        *v = (128.0 + (c as f64 - 128.0) * 224.0 / 255.0).round() as u8;
+    }
+    t
+}
+
+/// A BGR image (`src`, even width and height) into video-range BT.601 yuv420p planes `dst`
+/// with strides `dst_stride`, as libswscale writes it, in three SIMD passes of OpenCV: the luma
+/// of every pixel (`COLOR_BGR2YUV_I420`, whose own chroma is one pixel's of each 2x2 block),
+/// the 2x2 blocks averaged (`INTER_AREA` at half size) and their full-range chroma
+/// (`COLOR_BGR2YCrCb`) scaled to video range. About a third of libswscale's time for
+/// BGR24 (its `rgb24toyv12`, MMX), within one level of it.
+///
+/// # Safety
+/// `dst` must point at a `src`-sized yuv420p image's planes with the given strides.
+pub(crate) unsafe fn bgr_into_yuv420p(
+    src: &Mat,
+    dst: &[*mut u8; 3],
+    dst_stride: &[i32; 3],
+) -> Result<()> {
+    use opencv::imgproc;
+    let (w, h) = (src.cols(), src.rows());
+    let mut i420 = Mat::default();
+    imgproc::cvt_color_def(src, &mut i420, imgproc::COLOR_BGR2YUV_I420)?;
+    let mut half = Mat::default();
+    imgproc::resize(
+        src,
+        &mut half,
+        core::Size::new(w / 2, h / 2),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
+    let mut ycc = Mat::default();
+    imgproc::cvt_color_def(&half, &mut ycc, imgproc::COLOR_BGR2YCrCb)?;
+    let (w, h) = (w as usize, h as usize);
+    for y in 0..h {
+        let row = i420.at_row::<u8>(y as i32)?;
+        // SAFETY (caller): plane 0 holds h rows of at least w bytes at `dst_stride[0]`.
+        let out = std::slice::from_raw_parts_mut(dst[0].add(y * dst_stride[0] as usize), w);
+        out.copy_from_slice(&row[..w]);
+    }
+    let lut = video_range_chroma();
+    for y in 0..h / 2 {
+        let row = ycc.at_row::<core::Vec3b>(y as i32)?;
+        // SAFETY (caller): planes 1 and 2 hold h/2 rows of at least w/2 bytes.
+        let u = std::slice::from_raw_parts_mut(dst[1].add(y * dst_stride[1] as usize), w / 2);
+        let v = std::slice::from_raw_parts_mut(dst[2].add(y * dst_stride[2] as usize), w / 2);
+        for ((p, u), v) in row.iter().zip(u.iter_mut()).zip(v.iter_mut()) {
+            // YCrCb: [Y, Cr, Cb].
+            *u = lut[p[2] as usize];
+            *v = lut[p[1] as usize];
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bgr_into_yuv420p` on a picture with smooth ramps and sharp coloured edges, against
+    /// BT.601's video-range formulas in floating point: luma within one level of each pixel's,
+    /// chroma within two of each 2x2 block's mean colour (three roundings: the block mean, the
+    /// full-range chroma, its scaling). libswscale's fast path, which wrote the overlay before,
+    /// takes one pixel's chroma per block: 76 levels off at this picture's sharpest edges.
+    #[test]
+    fn bgr_to_yuv420p_follows_bt601_with_2x2_chroma() {
+        let (w, h) = (64i32, 48i32);
+        let mut m =
+            Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, core::Scalar::all(0.0)).unwrap();
+        for y in 0..h {
+            for x in 0..w {
+                let px: &mut core::Vec3b = m.at_2d_mut(y, x).unwrap();
+                *px = if x < 20 {
+                    core::Vec3b::from([(4 * x) as u8, (5 * y) as u8, 200])
+                } else if (x / 3 + y / 5) % 2 == 0 {
+                    core::Vec3b::from([0, 255, 0])
+                } else {
+                    core::Vec3b::from([230, 30, 90 + (x as u8)])
+                };
+            }
+        }
+        let (mut yp, mut up, mut vp) = (
+            vec![0u8; (w * h) as usize],
+            vec![0u8; (w * h / 4) as usize],
+            vec![0u8; (w * h / 4) as usize],
+        );
+        // SAFETY: planes of a w x h yuv420p image with these strides.
+        unsafe {
+            bgr_into_yuv420p(
+                &m,
+                &[yp.as_mut_ptr(), up.as_mut_ptr(), vp.as_mut_ptr()],
+                &[w, w / 2, w / 2],
+            )
+            .unwrap();
+        }
+        let bgr = |x: i32, y: i32| {
+            let p: &core::Vec3b = m.at_2d(y, x).unwrap();
+            (p[0] as f64, p[1] as f64, p[2] as f64)
+        };
+        let luma = |(b, g, r): (f64, f64, f64)| 0.299 * r + 0.587 * g + 0.114 * b;
+        for y in 0..h {
+            for x in 0..w {
+                let want = 16.0 + 219.0 / 255.0 * luma(bgr(x, y));
+                let got = yp[(y * w + x) as usize] as f64;
+                assert!(
+                    (got - want).abs() <= 1.0,
+                    "Y at {x},{y}: {got} vs {want:.2}"
+                );
+            }
+        }
+        for y in 0..h / 2 {
+            for x in 0..w / 2 {
+                let mut sum = (0.0, 0.0, 0.0);
+                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    let p = bgr(2 * x + dx, 2 * y + dy);
+                    sum = (sum.0 + p.0 / 4.0, sum.1 + p.1 / 4.0, sum.2 + p.2 / 4.0);
+                }
+                let l = luma(sum);
+                let k = 224.0 / 255.0;
+                let (u, v) = (
+                    128.0 + k * 0.5 * (sum.0 - l) / (1.0 - 0.114),
+                    128.0 + k * 0.5 * (sum.2 - l) / (1.0 - 0.299),
+                );
+                let i = (y * w / 2 + x) as usize;
+                assert!(
+                    (up[i] as f64 - u).abs() <= 2.0,
+                    "U at {x},{y}: {} vs {u:.2}",
+                    up[i]
+                );
+                assert!(
+                    (vp[i] as f64 - v).abs() <= 2.0,
+                    "V at {x},{y}: {} vs {v:.2}",
+                    vp[i]
+                );
+            }
+        }
     }
 }
