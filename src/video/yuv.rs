@@ -31,9 +31,10 @@ impl Sws {
 
     /// Convert `f` (any pixel format libswscale reads) into `dst` planes of `dst_fmt`, same
     /// size (bicubic flags, as OpenCV's FFmpeg reader asks; a same-size conversion does not
-    /// resample), with `accurate_rnd` and `bitexact`: libswscale's fast x86 paths give results that differ by the machine's CPU features, and a frame the analysis
-    /// reads must be the same on every machine (self-calibration judges frames at an
-    /// acceptance edge; CI runs elsewhere).
+    /// resample), with `accurate_rnd` and `bitexact`: libswscale's fast x86 paths give results
+    /// that differ by the machine's CPU features, and a frame the analysis reads must be the
+    /// same on every machine (self-calibration judges frames at an acceptance edge; CI runs
+    /// elsewhere).
     /// `dst` and `dst_stride` are the destination's plane pointers and strides.
     ///
     /// # Safety
@@ -264,7 +265,7 @@ fn video_range_chroma() -> [u8; 256] {
 }
 
 /// A BGR image (`src`, even width and height) into video-range BT.601 yuv420p planes `dst`
-/// with strides `dst_stride`, as libswscale writes it, in three SIMD passes of OpenCV: the luma
+/// with strides `dst_stride`, in three SIMD passes of OpenCV: the luma
 /// of every pixel (`COLOR_BGR2YUV_I420`, whose own chroma is one pixel's of each 2x2 block),
 /// the 2x2 blocks averaged (`INTER_AREA` at half size) and their full-range chroma
 /// (`COLOR_BGR2YCrCb`) scaled to video range. libswscale's fast path for BGR24 (MMX) was 8%
