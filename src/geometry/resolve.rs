@@ -266,8 +266,13 @@ pub fn refusal_hint(
     let frames = crate::geometry::sample::sample_video_frames(path, HINT_SAMPLES).ok()?;
     let first = frames.first()?;
     let size = (first.frame.width(), first.frame.height());
+    // The turn the file's rotation flag already asks for (a display matrix): the frames above
+    // are shown with it.
+    let flagged = crate::video::VideoSource::open(path)
+        .map(|s| s.rotation.degrees())
+        .unwrap_or(0);
     let hint = || -> Result<Option<String>> {
-        if let Some(h) = upside_down(&frames, size, path, camera, opts, command)? {
+        if let Some(h) = upside_down(&frames, size, flagged, path, camera, opts, command)? {
             return Ok(Some(h));
         }
         match camera {
@@ -279,14 +284,16 @@ pub fn refusal_hint(
     hint().ok().flatten()
 }
 
-/// Whether sampled `frames` (of `size`) show a road when turned 180 degrees, searched as the
-/// opening's samples are (`find_in_frames`). When they do, what a user is told: what they
-/// showed, and the command that marks the file turned without re-encoding. A dashcam hung from
-/// the mirror records upside down when its flip setting is off; the search, which looks for the
-/// road below the horizon, then finds nothing.
+/// Whether sampled `frames` (of `size`, shown with the file's rotation flag `flagged`, degrees
+/// clockwise) show a road when turned 180 degrees, searched as the opening's samples are
+/// (`find_in_frames`). When they do, what a user is told: what they showed, and the command that
+/// marks the file turned without re-encoding (its flag set to `flagged` + 180). A dashcam hung
+/// from the mirror records upside down when its flip setting is off; a file's flag can also be
+/// wrong. The search, which looks for the road below the horizon, then finds nothing.
 fn upside_down(
     frames: &[SampledFrame],
     size: (i32, i32),
+    flagged: u32,
     path: &Path,
     camera: Option<&Camera>,
     opts: &SelfCalOptions,
@@ -307,9 +314,15 @@ fn upside_down(
     Ok(find_in_frames(turned, size, camera, opts, std::time::Instant::now())?
         .ok()
         .map(|g| {
+            let why = if flagged == 0 {
+                "the camera records upside down (a dashcam hung from the mirror with its flip setting off)".to_string()
+            } else {
+                format!("the file's rotation flag ({flagged} degrees) shows the road upside down")
+            };
             format!(
-                "turned 180 degrees, {} of {n} sampled frames show the ego lane's two lines: the camera records upside down (a dashcam hung from the mirror with its flip setting off). Mark it turned, without re-encoding: `ffmpeg -i {p} -c copy -metadata:s:v:0 rotate=180 turned.mp4`, then `lanes {command} turned.mp4`",
+                "turned 180 degrees, {} of {n} sampled frames show the ego lane's two lines: {why}. Mark it turned, without re-encoding: `ffmpeg -i {p} -c copy -metadata:s:v:0 rotate={turn} turned.mp4`, then `lanes {command} turned.mp4`",
                 g.frames_used,
+                turn = (flagged + 180) % 360,
                 p = path.display()
             )
         }))

@@ -925,7 +925,8 @@ fn two_pictures_side_by_side_are_named_with_the_crop_that_parts_them() {
 /// no geometry is found (the search looks for the road below the horizon), and the error says
 /// that the frames turned 180 degrees show the lane, with the command that marks the file
 /// turned without re-encoding; the file so marked is then processed as recorded the right way
-/// up (the decoder honours the rotation).
+/// up (the decoder honours the rotation). An upright recording whose file flags it turned 180
+/// degrees gets the command that sets the flag to 0.
 #[test]
 fn an_upside_down_video_is_named_with_the_fix() {
     let Some((d, _, clip)) = udacity_clip_through("hflip,vflip", &["-preset", "veryfast"]) else {
@@ -962,6 +963,39 @@ fn an_upside_down_video_is_named_with_the_fix() {
         turned.as_os_str(),
     ]);
     let (s, err) = run_clip(&turned, &[], d.path());
+    assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+    // The other way round: frames recorded upright, in a file whose rotation flag turns them
+    // upside down. The fix sets the flag to 0, not to 180 (which it already is).
+    let Some(upright) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let flagged = d.path().join("flagged.mp4");
+    let copy_with_flag = |src: &Path, deg: &str, dst: &Path| {
+        let tag = format!("rotate={deg}");
+        ffmpeg(&[
+            "-i".as_ref(),
+            src.as_os_str(),
+            "-c".as_ref(),
+            "copy".as_ref(),
+            "-metadata:s:v:0".as_ref(),
+            tag.as_ref(),
+            dst.as_os_str(),
+        ]);
+    };
+    copy_with_flag(&upright, "180", &flagged);
+    let o = lanes(&["video", flagged.to_str().unwrap(), "--no-render"]);
+    assert_one_line_error(
+        &o,
+        "the file's rotation flag (180 degrees) shows the road upside down",
+    );
+    assert!(
+        stderr(&o).contains("-c copy -metadata:s:v:0 rotate=0"),
+        "{}",
+        stderr(&o)
+    );
+    let unflagged = d.path().join("unflagged.mp4");
+    copy_with_flag(&flagged, "0", &unflagged);
+    let (s, err) = run_clip(&unflagged, &[], d.path());
     assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
 }
 
