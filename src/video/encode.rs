@@ -10,6 +10,7 @@ use super::libav::init;
 use crate::base::cancel::AbortCleanup;
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
+use crate::video::yuv::BgrToYuv420p;
 use ffmpeg::ffi;
 use ffmpeg::Rational;
 use ffmpeg_next as ffmpeg;
@@ -85,6 +86,7 @@ pub struct VideoSink {
     out: Option<ffmpeg::format::context::Output>,
     encoder: ffmpeg::encoder::Video,
     yuv: ffmpeg::frame::Video,
+    to_yuv: BgrToYuv420p,
     partial: PathBuf,
     path: PathBuf,
     container: Container,
@@ -362,6 +364,7 @@ impl VideoSink {
                 size.0 as u32,
                 size.1 as u32,
             ),
+            to_yuv: BgrToYuv420p::new(),
             partial,
             container,
             path: path.to_path_buf(),
@@ -459,7 +462,8 @@ impl VideoSink {
             let p = self.yuv.as_mut_ptr();
             let d = (*p).data;
             let ls = (*p).linesize;
-            crate::video::yuv::bgr_into_yuv420p(src, &[d[0], d[1], d[2]], &[ls[0], ls[1], ls[2]])
+            self.to_yuv
+                .convert(src, &[d[0], d[1], d[2]], &[ls[0], ls[1], ls[2]])
                 .map_err(|e| self.write_failed(e))?;
         }
         Ok(())

@@ -97,19 +97,11 @@ fn pixel_shape((num, den): (i32, i32), rotation: Rotation) -> (i32, i32) {
     if num <= 0 || den <= 0 || num > 4 * den || den > 4 * num {
         return (1, 1);
     }
-    let g = gcd(num, den);
-    let (n, d) = (num / g, den / g);
+    let r = ffmpeg::Rational::new(num, den).reduce();
+    let (n, d) = (r.numerator(), r.denominator());
     match rotation {
         Rotation::Cw90 | Rotation::Ccw90 => (d, n),
         _ => (n, d),
-    }
-}
-
-fn gcd(a: i32, b: i32) -> i32 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The decoder's own frames: `Yuv420` (video-range 8-bit 4:2:0 planes as FFmpeg decoded them,
 //! shared, not copied; what the analysis reads) and the conversions to BGR, done only where
 //! something needs BGR: OpenCV's fixed-point BT.601 for 4:2:0, libswscale for the rest; and
-//! back, a drawn BGR frame into the encoder's yuv420p (`bgr_into_yuv420p`).
+//! back, a drawn BGR frame into the encoder's yuv420p (`BgrToYuv420p`).
 
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
@@ -254,72 +254,85 @@ impl Yuv420 {
     }
 }
 
-/// Video-range BT.601 chroma from full-range (JPEG) chroma: `128 + (c - 128) * 224 / 255`,
-/// rounded.
-fn video_range_chroma() -> [u8; 256] {
-    let mut t = [0u8; 256];
-    for (c, v) in t.iter_mut().enumerate() {
-        *v = (128.0 + (c as f64 - 128.0) * 224.0 / 255.0).round() as u8;
-    }
-    t
+/// Drawn BGR frames into the encoder's video-range BT.601 yuv420p planes, in three SIMD passes
+/// of OpenCV: the luma of every pixel (`COLOR_BGR2YUV_I420`, whose own chroma is one pixel's of
+/// each 2x2 block), the 2x2 blocks averaged (`INTER_AREA` at half size) and their full-range
+/// chroma (`COLOR_BGR2YCrCb`) scaled to video range. libswscale's fast path for BGR24 (MMX) was
+/// 8% of an overlay run's CPU and does not average the block. Made once per output video: its
+/// scratch images are reused from frame to frame.
+pub(crate) struct BgrToYuv420p {
+    i420: Mat,
+    half: Mat,
+    ycc: Mat,
+    /// Video-range chroma from full-range (JPEG) chroma: `128 + (c - 128) * 224 / 255`,
+    /// rounded.
+    chroma: [u8; 256],
 }
 
-/// A BGR image (`src`, even width and height) into video-range BT.601 yuv420p planes `dst`
-/// with strides `dst_stride`, in three SIMD passes of OpenCV: the luma
-/// of every pixel (`COLOR_BGR2YUV_I420`, whose own chroma is one pixel's of each 2x2 block),
-/// the 2x2 blocks averaged (`INTER_AREA` at half size) and their full-range chroma
-/// (`COLOR_BGR2YCrCb`) scaled to video range. libswscale's fast path for BGR24 (MMX) was 8%
-/// of an overlay run's CPU and does not average the block.
-///
-/// # Safety
-/// `dst` must point at a `src`-sized yuv420p image's planes with the given strides.
-pub(crate) unsafe fn bgr_into_yuv420p(
-    src: &Mat,
-    dst: &[*mut u8; 3],
-    dst_stride: &[i32; 3],
-) -> Result<()> {
-    use opencv::imgproc;
-    let (w, h) = (src.cols(), src.rows());
-    let mut i420 = Mat::default();
-    imgproc::cvt_color_def(src, &mut i420, imgproc::COLOR_BGR2YUV_I420)?;
-    let mut half = Mat::default();
-    imgproc::resize(
-        src,
-        &mut half,
-        core::Size::new(w / 2, h / 2),
-        0.0,
-        0.0,
-        imgproc::INTER_AREA,
-    )?;
-    let mut ycc = Mat::default();
-    imgproc::cvt_color_def(&half, &mut ycc, imgproc::COLOR_BGR2YCrCb)?;
-    let (w, h) = (w as usize, h as usize);
-    for y in 0..h {
-        let row = i420.at_row::<u8>(y as i32)?;
-        // SAFETY (caller): plane 0 holds h rows of at least w bytes at `dst_stride[0]`.
-        let out = std::slice::from_raw_parts_mut(dst[0].add(y * dst_stride[0] as usize), w);
-        out.copy_from_slice(&row[..w]);
-    }
-    let lut = video_range_chroma();
-    for y in 0..h / 2 {
-        let row = ycc.at_row::<core::Vec3b>(y as i32)?;
-        // SAFETY (caller): planes 1 and 2 hold h/2 rows of at least w/2 bytes.
-        let u = std::slice::from_raw_parts_mut(dst[1].add(y * dst_stride[1] as usize), w / 2);
-        let v = std::slice::from_raw_parts_mut(dst[2].add(y * dst_stride[2] as usize), w / 2);
-        for ((p, u), v) in row.iter().zip(u.iter_mut()).zip(v.iter_mut()) {
-            // YCrCb: [Y, Cr, Cb].
-            *u = lut[p[2] as usize];
-            *v = lut[p[1] as usize];
+impl BgrToYuv420p {
+    pub(crate) fn new() -> Self {
+        let mut chroma = [0u8; 256];
+        for (c, v) in chroma.iter_mut().enumerate() {
+            *v = (128.0 + (c as f64 - 128.0) * 224.0 / 255.0).round() as u8;
+        }
+        Self {
+            i420: Mat::default(),
+            half: Mat::default(),
+            ycc: Mat::default(),
+            chroma,
         }
     }
-    Ok(())
+
+    /// `src` (BGR, even width and height) into the yuv420p planes `dst` with strides
+    /// `dst_stride`.
+    ///
+    /// # Safety
+    /// `dst` must point at a `src`-sized yuv420p image's planes with the given strides.
+    pub(crate) unsafe fn convert(
+        &mut self,
+        src: &Mat,
+        dst: &[*mut u8; 3],
+        dst_stride: &[i32; 3],
+    ) -> Result<()> {
+        use opencv::imgproc;
+        let (w, h) = (src.cols(), src.rows());
+        imgproc::cvt_color_def(src, &mut self.i420, imgproc::COLOR_BGR2YUV_I420)?;
+        imgproc::resize(
+            src,
+            &mut self.half,
+            core::Size::new(w / 2, h / 2),
+            0.0,
+            0.0,
+            imgproc::INTER_AREA,
+        )?;
+        imgproc::cvt_color_def(&self.half, &mut self.ycc, imgproc::COLOR_BGR2YCrCb)?;
+        let (w, h) = (w as usize, h as usize);
+        for y in 0..h {
+            let row = self.i420.at_row::<u8>(y as i32)?;
+            // SAFETY (caller): plane 0 holds h rows of at least w bytes at `dst_stride[0]`.
+            let out = std::slice::from_raw_parts_mut(dst[0].add(y * dst_stride[0] as usize), w);
+            out.copy_from_slice(&row[..w]);
+        }
+        for y in 0..h / 2 {
+            let row = self.ycc.at_row::<core::Vec3b>(y as i32)?;
+            // SAFETY (caller): planes 1 and 2 hold h/2 rows of at least w/2 bytes.
+            let u = std::slice::from_raw_parts_mut(dst[1].add(y * dst_stride[1] as usize), w / 2);
+            let v = std::slice::from_raw_parts_mut(dst[2].add(y * dst_stride[2] as usize), w / 2);
+            for ((p, u), v) in row.iter().zip(u.iter_mut()).zip(v.iter_mut()) {
+                // YCrCb: [Y, Cr, Cb].
+                *u = self.chroma[p[2] as usize];
+                *v = self.chroma[p[1] as usize];
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// `bgr_into_yuv420p` on a picture with smooth ramps and sharp coloured edges, against
+    /// `BgrToYuv420p` on a picture with smooth ramps and sharp coloured edges, against
     /// BT.601's video-range formulas in floating point: luma within one level of each pixel's,
     /// chroma within two of each 2x2 block's mean colour (three roundings: the block mean, the
     /// full-range chroma, its scaling). libswscale's fast path, which wrote the overlay before,
@@ -348,12 +361,13 @@ mod tests {
         );
         // SAFETY: planes of a w x h yuv420p image with these strides.
         unsafe {
-            bgr_into_yuv420p(
-                &m,
-                &[yp.as_mut_ptr(), up.as_mut_ptr(), vp.as_mut_ptr()],
-                &[w, w / 2, w / 2],
-            )
-            .unwrap();
+            BgrToYuv420p::new()
+                .convert(
+                    &m,
+                    &[yp.as_mut_ptr(), up.as_mut_ptr(), vp.as_mut_ptr()],
+                    &[w, w / 2, w / 2],
+                )
+                .unwrap();
         }
         let bgr = |x: i32, y: i32| {
             let p: &core::Vec3b = m.at_2d(y, x).unwrap();

@@ -118,6 +118,16 @@ pub(super) fn clip_through(
     Some((d, clip, out))
 }
 
+/// `lanes perspective CLIP -o CFG`.
+fn perspective_to(clip: &Path, cfg: &Path) -> std::process::Output {
+    lanes(&[
+        "perspective",
+        clip.to_str().unwrap(),
+        "-o",
+        cfg.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn p1_solid_white_right_with_no_setup() {
     let Some(clip) = data("lanelines_p1/test_videos/solidWhiteRight.mp4") else {
@@ -748,12 +758,7 @@ fn a_large_hood_leaves_the_visible_road_to_calibrate_on() {
     // reached row 684, on the hood, and a portrait crop's quad left the frame, so that `lanes
     // video --config` refused the config `lanes perspective` had just written).
     let cfg = d.path().join("p.toml");
-    let o = lanes(&[
-        "perspective",
-        clip.to_str().unwrap(),
-        "-o",
-        cfg.to_str().unwrap(),
-    ]);
+    let o = perspective_to(&clip, &cfg);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("no marking below row"),
@@ -847,12 +852,7 @@ fn a_dashcam_info_bar_is_below_the_road() {
     assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
     // `lanes perspective` ends its quad above the bar too (it was at its default row 684).
     let p = d.path().join("p.toml");
-    let o = lanes(&[
-        "perspective",
-        clip.to_str().unwrap(),
-        "-o",
-        p.to_str().unwrap(),
-    ]);
+    let o = perspective_to(&clip, &p);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("a 60-row black bar at the bottom of every frame"));
     let cfg = lanes::base::config::Config::load(&p).unwrap();
@@ -940,12 +940,7 @@ fn an_upside_down_video_is_named_with_the_fix() {
     assert!(err.contains("-c copy -metadata:s:v:0 rotate=180"), "{err}");
     // `lanes perspective` on it says the same.
     let cfg = d.path().join("up.toml");
-    let o = lanes(&[
-        "perspective",
-        clip.to_str().unwrap(),
-        "-o",
-        cfg.to_str().unwrap(),
-    ]);
+    let o = perspective_to(&clip, &cfg);
     assert!(!o.status.success() && !cfg.exists());
     assert!(
         stderr(&o).contains("the camera records upside down"),
@@ -1016,12 +1011,7 @@ fn a_video_turned_on_its_side_gives_no_geometry() {
     assert!(height > 6.0, "{}", stderr(&o));
     assert!(!out.exists());
     let cfg = d.path().join("side.toml");
-    let o = lanes(&[
-        "perspective",
-        clip.to_str().unwrap(),
-        "-o",
-        cfg.to_str().unwrap(),
-    ]);
+    let o = perspective_to(&clip, &cfg);
     assert!(!o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("no config written"), "{}", stderr(&o));
     assert!(!cfg.exists());
