@@ -72,6 +72,32 @@ fn child_video(args: &[String]) -> Result<Child> {
     })
 }
 
+/// Start-up as a user meets it: `still_args` (a `lanes image` run on one still) against
+/// `lanes --version`, `rounds` interleaved runs of each; their medians, seconds.
+fn startup(still_args: &[String], rounds: usize) -> Result<(f64, f64)> {
+    let exe = std::env::current_exe()?;
+    let time = |args: &[String]| -> Result<f64> {
+        let t = std::time::Instant::now();
+        let out = Command::new(&exe).args(args).output()?;
+        let s = t.elapsed().as_secs_f64();
+        if !out.status.success() {
+            anyhow::bail!(
+                "lanes {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(s)
+    };
+    let (mut version, mut image) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        version.push(time(&["--version".to_string()])?);
+        image.push(time(still_args)?);
+    }
+    let median = |v: &[f64]| lanes::base::stats::median(v).unwrap_or(f64::NAN);
+    Ok((median(&version), median(&image)))
+}
+
 fn pct(v: &[f64], p: f64) -> f64 {
     lanes::base::stats::percentile(v, p * 100.0).unwrap_or(f64::NAN)
 }
@@ -227,6 +253,32 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             ana.wall_s
         );
     }
+    // Start-up: `lanes image` on one still (the input's first frame, as JPEG) with the runs'
+    // camera and geometry, against the process that only prints its version.
+    let still = tmp.join("first_frame.jpg");
+    VideoSource::open(&a.input)?
+        .read()?
+        .context("the input has no frame")?
+        .write(&still)?;
+    let mut still_args: Vec<String> = vec!["image".into()];
+    still_args.extend(base[..base.len() - 1].iter().cloned());
+    still_args.extend([
+        still.to_string_lossy().to_string(),
+        "-o".into(),
+        tmp.join("still_out").to_string_lossy().to_string(),
+    ]);
+    let rounds = 5 * repeat;
+    let (version_s, image_s) = startup(&still_args, rounds)?;
+    let ratio = image_s / version_s;
+    println!(
+        "{:<34} {:>6.0}ms {:>9.2}x {:>5.2}x {}  (lanes image on the input's first frame against lanes --version {:.0} ms; medians of {rounds})",
+        "7 lanes image start-up",
+        image_s * 1e3,
+        ratio,
+        1.5,
+        if ratio <= 1.5 { "ok" } else { "ABOVE" },
+        version_s * 1e3,
+    );
     println!(
         "(3-5: the frame loop's rate from the run's summary{}; best of {repeat} interleaved rounds)",
         if finds {
