@@ -7,8 +7,9 @@
 use crate::base::error::{Error, Result};
 use crate::base::frame::BgrFrame;
 use crate::lane::shot::LumaSample;
-use crate::lane::track::ShotTracker;
+use crate::lane::track::{ShotTracker, CONFIRM_FRAMES};
 use crate::video::VideoSource;
+use std::collections::VecDeque;
 use std::path::Path;
 
 /// One sampled frame, its 0-based index in the video and its time.
@@ -91,10 +92,14 @@ pub fn sample_video_frames(path: &Path, count: usize) -> Result<Vec<SampledFrame
 /// Cuts among the frames decoded while sampling (the frame loop's rule, `lane::shot`, on the
 /// decoder's Y plane as stored), so that a search can keep to one shot of an edited video. A
 /// frame that is not 8-bit planar YUV, or frames passed over by a seek, leave it `blind`.
+/// A frame is judged once the [`CONFIRM_FRAMES`] after it are seen (as the frame loop judges
+/// it, reading them ahead), or when the watch ends or goes blind, with those seen by then.
 #[derive(Debug, Clone)]
 pub struct ShotWatch {
     tracker: ShotTracker,
-    /// Frames that begin a new shot, ascending.
+    /// Frames seen and not judged yet, oldest first.
+    waiting: VecDeque<(usize, LumaSample)>,
+    /// Frames that begin a new shot, ascending (those judged so far: see `finish`).
     pub cuts: Vec<usize>,
     pub blind: bool,
 }
@@ -104,6 +109,7 @@ impl ShotWatch {
     pub fn new(ratio: f64) -> Self {
         Self {
             tracker: ShotTracker::new(ratio),
+            waiting: VecDeque::new(),
             cuts: Vec::new(),
             blind: false,
         }
@@ -112,12 +118,42 @@ impl ShotWatch {
     fn see(&mut self, index: usize, sample: Option<LumaSample>) {
         match sample {
             Some(s) if !self.blind => {
-                if self.tracker.update(s) {
-                    self.cuts.push(index);
+                self.waiting.push_back((index, s));
+                while self.waiting.len() > CONFIRM_FRAMES {
+                    self.judge_oldest();
                 }
             }
-            _ => self.blind = true,
+            Some(_) => {}
+            None => self.go_blind(),
         }
+    }
+
+    /// Judge the oldest frame waiting, against the frames seen after it.
+    fn judge_oldest(&mut self) {
+        let Some((index, sample)) = self.waiting.pop_front() else {
+            return;
+        };
+        let waiting = &self.waiting;
+        if self
+            .tracker
+            .update(sample, &mut |k| waiting.get(k).map(|(_, s)| s.clone()))
+        {
+            self.cuts.push(index);
+        }
+    }
+
+    /// Judge every frame still waiting, with the frames seen: the watch ends here.
+    pub fn finish(&mut self) {
+        while !self.waiting.is_empty() {
+            self.judge_oldest();
+        }
+    }
+
+    /// Frames from here on are not watched (passed over by a seek, or not planar YUV): those
+    /// seen are judged first.
+    pub fn go_blind(&mut self) {
+        self.finish();
+        self.blind = true;
     }
 }
 
@@ -142,7 +178,7 @@ pub fn read_frames_at(
         }
         if seek && i > pos + 50 && src.seek(i)? {
             if let Some(w) = watch.as_deref_mut() {
-                w.blind = true;
+                w.go_blind();
             }
             pos = i;
         }

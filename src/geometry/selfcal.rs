@@ -250,9 +250,12 @@ pub fn find_on(
             // Past a cut the samples show other shots: the frame loop searches the opening
             // shot on its own frames (`opening_geometry`), so enough for a run's geometry ends
             // the search there.
-            let cut_seen = watch
-                .as_deref()
-                .is_some_and(|w| !w.blind && !w.cuts.is_empty());
+            // (The frames the watch has not judged yet are judged with those seen so far.)
+            let cut_seen = watch.as_deref().is_some_and(|w| {
+                let mut seen = w.clone();
+                seen.finish();
+                !seen.blind && !seen.cuts.is_empty()
+            });
             if views(outcomes) >= enough || (cut_seen && views(outcomes) >= opts.min_frames) {
                 break;
             }
@@ -345,6 +348,10 @@ pub fn find_on(
         *src = VideoSource::open(&path)?;
     }
     let first_cut = watch
+        .map(|mut w| {
+            w.finish();
+            w
+        })
         .filter(|w| !w.blind)
         .and_then(|w| w.cuts.first().copied());
     let mut r = opening_geometry(

@@ -165,8 +165,23 @@ impl<'a> Analyser<'a> {
             (self.pipe.width, self.pipe.height),
             frame.size(),
         )?;
-        let cut = match self.shots.as_mut() {
-            Some(shots) => shots.update(luma_sample(&frame.raw()?)?),
+        // A would-be cut is checked against the frames after it (read ahead into `pending`).
+        let cut = match self.shots.take() {
+            Some(mut shots) => {
+                let sample = luma_sample(&frame.raw()?)?;
+                let mut failed = None;
+                let cut = shots.update(sample, &mut |k| {
+                    self.sample_ahead(k, next_frame).unwrap_or_else(|e| {
+                        failed = Some(e);
+                        None
+                    })
+                });
+                self.shots = Some(shots);
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                cut
+            }
             None => false,
         };
         let at = self.job.start + frame_idx;
@@ -201,6 +216,27 @@ impl<'a> Analyser<'a> {
         }
         self.restart_trackers();
         Ok(true)
+    }
+
+    /// The luma grid of the `k`-th frame after the one being analysed (`pending[k]`), reading
+    /// frames ahead into `pending` as needed; `None` past the end, or where reading failed (the
+    /// error is reported once the frames before it are analysed).
+    fn sample_ahead(
+        &mut self,
+        k: usize,
+        next_frame: &mut dyn FnMut() -> Result<Option<VideoFrame>>,
+    ) -> Result<Option<crate::lane::shot::LumaSample>> {
+        while self.pending.len() <= k && self.deferred.is_none() && !self.ended {
+            match next_frame() {
+                Ok(Some(f)) => self.pending.push_back(f),
+                Ok(None) => self.ended = true,
+                Err(e) => self.deferred = Some(e),
+            }
+        }
+        match self.pending.get(k) {
+            Some(f) => Ok(Some(luma_sample(&f.raw()?)?)),
+            None => Ok(None),
+        }
     }
 
     /// The lane and pitch trackers as at the start of a video, for the current shot's geometry.
@@ -238,30 +274,28 @@ impl<'a> Analyser<'a> {
             .min(SHOT_LOOKAHEAD_BYTES / frame_bytes)
             .max(1);
         // The shot's frames after `first`: those read ahead already, then new ones.
+        // Each frame is checked against the frames after it, as the frame loop checks them.
         let mut len = 0;
         let mut ends_at_cut = false;
-        for f in &self.pending {
-            if len + 1 >= most {
+        while len + 1 < most {
+            let Some(sample) = self.sample_ahead(len, next_frame)? else {
                 break;
+            };
+            let mut failed = None;
+            ends_at_cut = probe.update(sample, &mut |k| {
+                self.sample_ahead(len + 1 + k, next_frame)
+                    .unwrap_or_else(|e| {
+                        failed = Some(e);
+                        None
+                    })
+            });
+            if let Some(e) = failed {
+                return Err(e);
             }
-            if probe.update(luma_sample(&f.raw()?)?) {
-                ends_at_cut = true;
+            if ends_at_cut {
                 break;
             }
             len += 1;
-        }
-        while !ends_at_cut && len + 1 < most && self.deferred.is_none() && !self.ended {
-            match next_frame() {
-                Ok(Some(f)) => {
-                    ends_at_cut = probe.update(luma_sample(&f.raw()?)?);
-                    self.pending.push_back(f);
-                    if !ends_at_cut {
-                        len += 1;
-                    }
-                }
-                Ok(None) => self.ended = true,
-                Err(e) => self.deferred = Some(e),
-            }
         }
         if only_if_short && !ends_at_cut {
             return Ok(());

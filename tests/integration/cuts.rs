@@ -514,3 +514,35 @@ fn a_drive_with_every_frame_shown_twice_has_no_cuts() {
     let both = recs.iter().filter(|r| r["status"] == "both").count();
     assert!(both >= 772, "both lines on {both} of 780: {err}");
 }
+
+/// A corrupt frame decoded grey (frame 100 of the project clip painted grey) and a two-frame
+/// flash (150-151 brightened) in a drive: the picture comes back within three frames, so
+/// neither is a cut (`track::shot::CONFIRM_FRAMES`). The tracker predicts through the grey
+/// frame, so a lane is drawn on every frame, and no shot is searched for its geometry. Before,
+/// both were cuts: the note called the drive an edited video, the tracking restarted at each
+/// and the grey frame had no lane.
+#[test]
+fn a_grey_frame_or_a_flash_is_no_cut() {
+    let Some((d, _, glitched)) = super::selfcal::clip_through(
+        "videos/hortovanyi/project_video_short.mp4",
+        "drawbox=x=0:y=0:w=iw:h=ih:color=gray@1:t=fill:enable='eq(n,100)',eq=brightness=0.6:enable='between(n,150,151)'",
+        &["-preset", "veryfast", "-crf", "18"],
+    ) else {
+        return;
+    };
+    let (recs, err) = records(&glitched, &[], d.path());
+    assert_eq!(recs.len(), 200);
+    assert_eq!(cuts(&recs), Vec::<u64>::new(), "{err}");
+    assert!(
+        !err.contains("edited video") && !err.contains("shot at frame"),
+        "{err}"
+    );
+    assert_eq!(recs[100]["status"], "predicted", "{}", recs[100]);
+    let drawn = recs
+        .iter()
+        .filter(|r| r["left_fit"].is_array() && r["right_fit"].is_array())
+        .count();
+    assert_eq!(drawn, 200, "{err}");
+    let (both, _) = both_lines(&recs);
+    assert!(both >= 197, "both lines on {both} of 200: {err}");
+}

@@ -13,4 +13,4 @@ pub use average::{AverageTracker, LineTrack};
 pub use lane::*;
 pub use output::{TrackOutput, Verdict};
 pub use pitch::PitchTracker;
-pub use shot::ShotTracker;
+pub use shot::{ShotTracker, CONFIRM_FRAMES};

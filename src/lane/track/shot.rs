@@ -4,6 +4,13 @@
 //! lane and pitch trackers, so that no lane of the shot before is predicted into a picture that
 //! no longer shows it.
 //!
+//! A cut's new picture stays. A picture that comes back within [`CONFIRM_FRAMES`] frames (the
+//! frame before the would-be cut and one of the next few differ by no more than the shot's own
+//! motion) was a glitch, not a cut: a corrupt or dropped frame decoded grey or green, a flash, a
+//! wiper or a bird across the lens. Such a frame is passed over (the next frame is compared
+//! with the one before it) and the trackers go on through it, predicting, as through any frame
+//! that shows no lane.
+//!
 //! A shot after a cut may come from another camera, or be a zoomed replay, for which the
 //! geometry (given, or found in the video's opening) is wrong. A pair of lines a plausible lane
 //! width apart and parallel in the bird's-eye view shows that it holds; a lone line shows
@@ -13,6 +20,13 @@
 use crate::lane::confidence::{Detection, LaneStatus};
 use crate::lane::shot::{is_cut, mean_abs_diff, LumaSample, RECENT_DIFFS};
 use std::collections::VecDeque;
+
+/// Frames after a would-be cut compared with the frame before it: 3 (a tenth of a second at
+/// 30 fps). A decoding glitch or a flash lasts a frame or two; a cut's new shot differs from
+/// the old picture in every frame after it, however alike the two roads (the same drive 2 s
+/// later: 0.043 of full scale, `lane::shot::MIN_CUT_EXCESS`), while the road moving on over
+/// four frames stays within the rule's margin of the frame before.
+pub const CONFIRM_FRAMES: usize = 3;
 
 /// Follows the frames of a video for cuts.
 #[derive(Debug, Clone)]
@@ -65,20 +79,39 @@ impl ShotTracker {
         self.pair_seen = seen;
     }
 
-    /// Whether this frame starts a new shot. After a cut (and after a change of frame size)
-    /// the new shot's usual difference is learnt again from its own frames.
-    pub fn update(&mut self, sample: LumaSample) -> bool {
-        let diff = self.prev.as_ref().and_then(|p| mean_abs_diff(p, &sample));
-        self.prev = Some(sample);
-        let Some(diff) = diff else {
+    /// Whether this frame starts a new shot. `ahead(k)` gives the luma grid of the `k`-th frame
+    /// after this one (`None` past the end): a would-be cut whose old picture comes back within
+    /// [`CONFIRM_FRAMES`] frames is no cut, and this frame is passed over. After a cut (and
+    /// after a change of frame size) the new shot's usual difference is learnt again from its
+    /// own frames.
+    pub fn update(
+        &mut self,
+        sample: LumaSample,
+        ahead: &mut dyn FnMut(usize) -> Option<LumaSample>,
+    ) -> bool {
+        let Some(diff) = self.prev.as_ref().and_then(|p| mean_abs_diff(p, &sample)) else {
+            self.prev = Some(sample);
             self.recent.clear();
             return false;
         };
-        let cut = is_cut(diff, self.recent.make_contiguous(), self.ratio) == Some(true);
+        let recent = self.recent.make_contiguous();
+        let cut = is_cut(diff, recent, self.ratio) == Some(true);
         if cut {
+            let before = self.prev.as_ref();
+            let comes_back = (0..CONFIRM_FRAMES).map_while(&mut *ahead).any(|later| {
+                before
+                    .and_then(|b| mean_abs_diff(b, &later))
+                    .and_then(|d| is_cut(d, recent, self.ratio))
+                    == Some(false)
+            });
+            if comes_back {
+                return false;
+            }
+            self.prev = Some(sample);
             self.recent.clear();
             self.pair_seen = false;
         } else {
+            self.prev = Some(sample);
             self.recent.push_back(diff);
             if self.recent.len() > RECENT_DIFFS {
                 self.recent.pop_front();
@@ -102,6 +135,50 @@ mod tests {
         }
     }
 
+    /// The frames at which a tracker that sees each frame's successors finds cuts.
+    fn cuts_in(frames: &[LumaSample]) -> Vec<usize> {
+        let mut t = ShotTracker::new(4.0);
+        (0..frames.len())
+            .filter(|&i| t.update(frames[i].clone(), &mut |k| frames.get(i + 1 + k).cloned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_picture_that_comes_back_within_three_frames_was_no_cut() {
+        let road = |i: usize| frame(100, 6, i);
+        // One grey frame (a corrupt frame decoded grey) in a drive, and a flash of two.
+        let mut frames: Vec<LumaSample> = (0..40).map(road).collect();
+        frames[20] = frame(200, 6, 20);
+        frames[30] = frame(20, 6, 30);
+        frames[31] = frame(240, 6, 31);
+        assert_eq!(cuts_in(&frames), Vec::<usize>::new());
+        // Without the frames after it, the grey frame alone looks like a cut.
+        let mut t = ShotTracker::new(4.0);
+        let seen: Vec<bool> = frames[..21]
+            .iter()
+            .map(|f| t.update(f.clone(), &mut |_| None))
+            .collect();
+        assert_eq!(seen.iter().filter(|c| **c).count(), 1);
+        assert!(seen[20]);
+        // A cut's new picture stays: found at its first frame, with its successors seen.
+        let cut: Vec<LumaSample> = (0..40)
+            .map(|i| if i < 25 { road(i) } else { frame(40, 6, i) })
+            .collect();
+        assert_eq!(cuts_in(&cut), vec![25]);
+        // A picture that stays away longer than three frames (four frames of another view,
+        // then the road again) was a cut (its way back comes before the new shot's own motion
+        // is known, so it is not a second).
+        let mut away: Vec<LumaSample> = (0..40).map(road).collect();
+        for (i, f) in away.iter_mut().enumerate().skip(20).take(4) {
+            *f = frame(200, 6, i);
+        }
+        assert_eq!(cuts_in(&away), vec![20]);
+        // A change in the last frame of a video has no frame after it: a cut, as before.
+        let mut last: Vec<LumaSample> = (0..30).map(road).collect();
+        last[29] = frame(200, 6, 29);
+        assert_eq!(cuts_in(&last), vec![29]);
+    }
+
     #[test]
     fn a_cut_is_found_once_and_motion_is_not() {
         let mut t = ShotTracker::new(4.0);
@@ -112,19 +189,19 @@ mod tests {
         // A road moving past: small frame-to-frame changes.
         let mut cuts = Vec::new();
         for i in 0..30 {
-            if t.update(frame(100, 6, i)) {
+            if t.update(frame(100, 6, i), &mut |_| None) {
                 cuts.push(i);
             }
         }
         // The next clip of a compilation: much darker everywhere, then moving again; and a
         // second cut as soon as the new shot's own differences are known.
         for i in 30..60 {
-            if t.update(frame(40, 6, i)) {
+            if t.update(frame(40, 6, i), &mut |_| None) {
                 cuts.push(i);
             }
         }
         for i in 60..70 {
-            if t.update(frame(160, 6, i)) {
+            if t.update(frame(160, 6, i), &mut |_| None) {
                 cuts.push(i);
             }
         }
@@ -157,13 +234,13 @@ mod tests {
         let mut lone = det(None, line, LaneStatus::RightOnly);
         t.admit(&mut lone);
         assert_eq!(lone.status, LaneStatus::RightOnly);
-        assert!(!t.update(frame(160, 6, 70)));
+        assert!(!t.update(frame(160, 6, 70), &mut |_| None));
         assert!(t.lone_lines_trusted());
         // A frame of another size (a different stream) is not compared.
         let other = LumaSample {
             size: (160, 80),
             values: vec![250; 50],
         };
-        assert!(!t.update(other));
+        assert!(!t.update(other, &mut |_| None));
     }
 }
