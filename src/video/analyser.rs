@@ -166,9 +166,12 @@ impl<'a> Analyser<'a> {
             frame.size(),
         )?;
         // A would-be cut is checked against the frames after it (read ahead into `pending`).
-        let cut = match self.shots.take() {
-            Some(mut shots) => {
-                let sample = luma_sample(&frame.raw()?)?;
+        let sample = match self.shots {
+            Some(_) => Some(luma_sample(&frame.raw()?)?),
+            None => None,
+        };
+        let cut = match (self.shots.take(), sample) {
+            (Some(mut shots), Some(sample)) => {
                 let mut failed = None;
                 let cut = shots.update(sample, &mut |k| {
                     self.sample_ahead(k, next_frame).unwrap_or_else(|e| {
@@ -182,7 +185,10 @@ impl<'a> Analyser<'a> {
                 }
                 cut
             }
-            None => false,
+            (shots, _) => {
+                self.shots = shots;
+                false
+            }
         };
         let at = self.job.start + frame_idx;
         let search = self

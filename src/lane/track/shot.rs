@@ -6,8 +6,9 @@
 //!
 //! A cut's new picture stays. A picture that comes back within [`CONFIRM_FRAMES`] frames (the
 //! frame before the would-be cut and one of the next few differ by no more than the shot's own
-//! motion) was a glitch, not a cut: a corrupt or dropped frame decoded grey or green, a flash, a
-//! wiper or a bird across the lens. Such a frame is passed over (the next frame is compared
+//! motion) was a glitch, not a cut: a corrupt or dropped frame decoded grey or green, a flash,
+//! something crossing the lens for a frame or two (an occlusion that stays longer, a wiper's
+//! sweep, is not told from a cut). Such a frame is passed over (the next frame is compared
 //! with the one before it) and the trackers go on through it, predicting, as through any frame
 //! that shows no lane.
 //!
