@@ -165,30 +165,14 @@ impl<'a> Analyser<'a> {
             (self.pipe.width, self.pipe.height),
             frame.size(),
         )?;
-        // A would-be cut is checked against the frames after it (read ahead into `pending`).
-        let sample = match self.shots {
-            Some(_) => Some(luma_sample(&frame.raw()?)?),
-            None => None,
-        };
-        let cut = match (self.shots.take(), sample) {
-            (Some(mut shots), Some(sample)) => {
-                let mut failed = None;
-                let cut = shots.update(sample, &mut |k| {
-                    self.sample_ahead(k, next_frame).unwrap_or_else(|e| {
-                        failed = Some(e);
-                        None
-                    })
-                });
+        let cut = match self.shots.take() {
+            Some(mut shots) => {
+                let cut = luma_sample(&frame.raw()?)
+                    .and_then(|sample| self.judge_cut(&mut shots, sample, 0, next_frame));
                 self.shots = Some(shots);
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-                cut
+                cut?
             }
-            (shots, _) => {
-                self.shots = shots;
-                false
-            }
+            None => false,
         };
         let at = self.job.start + frame_idx;
         let search = self
@@ -222,6 +206,28 @@ impl<'a> Analyser<'a> {
         }
         self.restart_trackers();
         Ok(true)
+    }
+
+    /// Whether `shots` takes a frame (its luma grid `sample`) for a cut, the frames after it
+    /// being `pending[from..]` (a would-be cut is checked against them, read ahead as needed).
+    fn judge_cut(
+        &mut self,
+        shots: &mut ShotTracker,
+        sample: crate::lane::shot::LumaSample,
+        from: usize,
+        next_frame: &mut dyn FnMut() -> Result<Option<VideoFrame>>,
+    ) -> Result<bool> {
+        let mut failed = None;
+        let cut = shots.update(sample, &mut |k| {
+            self.sample_ahead(from + k, next_frame).unwrap_or_else(|e| {
+                failed = Some(e);
+                None
+            })
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(cut),
+        }
     }
 
     /// The luma grid of the `k`-th frame after the one being analysed (`pending[k]`), reading
@@ -287,17 +293,7 @@ impl<'a> Analyser<'a> {
             let Some(sample) = self.sample_ahead(len, next_frame)? else {
                 break;
             };
-            let mut failed = None;
-            ends_at_cut = probe.update(sample, &mut |k| {
-                self.sample_ahead(len + 1 + k, next_frame)
-                    .unwrap_or_else(|e| {
-                        failed = Some(e);
-                        None
-                    })
-            });
-            if let Some(e) = failed {
-                return Err(e);
-            }
+            ends_at_cut = self.judge_cut(&mut probe, sample, len + 1, next_frame)?;
             if ends_at_cut {
                 break;
             }
