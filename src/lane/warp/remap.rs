@@ -43,6 +43,14 @@ impl BirdseyeRemap {
             // scaled view maps back exactly with `Poly2::from_scaled`.
             let cols: Vec<f64> = (0..w).map(|u| u as f64 / scale.x).collect();
             let minv = persp.inverse();
+            // `Perspective::apply` per pixel is `minv * (un, vn, 1)`: each component
+            // `(m0 * un + m1 * vn) + m2`. The products with a column's `un` are formed once per
+            // column and those with a row's `vn` once per row, then added in that same order:
+            // the same values to the bit (`a_map_s_sums_hoisted_out_of_the_pixel_loop...`).
+            let col_terms: Vec<[f64; 3]> = cols
+                .iter()
+                .map(|&un| [minv[(0, 0)] * un, minv[(1, 0)] * un, minv[(2, 0)] * un])
+                .collect();
             let fill = |v0: usize, ints: &mut [core::Vec2s], fracs: &mut [u16]| {
                 for (k, (ints, fracs)) in ints
                     .chunks_mut(w as usize)
@@ -50,20 +58,20 @@ impl BirdseyeRemap {
                     .enumerate()
                 {
                     let vn = (v0 + k) as f64 / scale.y;
-                    for ((int, frac), &un) in ints.iter_mut().zip(fracs.iter_mut()).zip(&cols) {
-                        let (x, y) = Perspective::apply(minv, un, vn);
+                    let row = [minv[(0, 1)] * vn, minv[(1, 1)] * vn, minv[(2, 1)] * vn];
+                    let last = [minv[(0, 2)], minv[(1, 2)], minv[(2, 2)]];
+                    for ((int, frac), c) in ints.iter_mut().zip(fracs.iter_mut()).zip(&col_terms) {
+                        let v = [
+                            (c[0] + row[0]) + last[0],
+                            (c[1] + row[1]) + last[1],
+                            (c[2] + row[2]) + last[2],
+                        ];
+                        let (x, y) = (v[0] / v[2], v[1] / v[2]);
                         let (sx, sy) = match camera {
                             Some(cam) => cam.distort_pixel(x, y),
                             None => (x, y),
                         };
-                        let finite =
-                            sx.is_finite() && sy.is_finite() && sx.abs() < 1e6 && sy.abs() < 1e6;
-                        let (sx, sy) = if finite {
-                            (sx as f32, sy as f32)
-                        } else {
-                            (-1.0e5, -1.0e5)
-                        };
-                        (*int, *frac) = fixed_point(sx, sy);
+                        (*int, *frac) = map_entry(sx, sy);
                     }
                 }
             };
@@ -211,6 +219,18 @@ impl BirdseyeRemap {
 /// A source position as `remap`'s fixed-point maps hold it, exactly as OpenCV's `convertMaps`
 /// computes it: x and y times 32 rounded to the nearest integer (ties to even, as `cvRound`),
 /// the integer pixel saturated to 16 bits, and the fraction's index `(y & 31) * 32 + (x & 31)`.
+/// A map entry for source position `(sx, sy)`: its fixed point, or a point far outside the
+/// frame (black) where the position is not finite or beyond a million pixels.
+#[inline(always)]
+fn map_entry(sx: f64, sy: f64) -> (core::Vec2s, u16) {
+    let finite = sx.is_finite() && sy.is_finite() && sx.abs() < 1e6 && sy.abs() < 1e6;
+    if finite {
+        fixed_point(sx as f32, sy as f32)
+    } else {
+        fixed_point(-1.0e5, -1.0e5)
+    }
+}
+
 pub(super) fn fixed_point(sx: f32, sy: f32) -> (core::Vec2s, u16) {
     const BITS: i32 = 5;
     const MASK: i32 = (1 << BITS) - 1;
@@ -430,4 +450,68 @@ pub struct Span {
     pub packed: usize,
     pub view: usize,
     pub len: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::config::Scale;
+
+    /// The maps as they were first written: `Perspective::apply` per pixel.
+    fn reference(persp: &Perspective, scale: Scale) -> (Vec<core::Vec2s>, Vec<u16>) {
+        let w = ((persp.width as f64 * scale.x).round() as i32).max(1);
+        let h = ((persp.height as f64 * scale.y).round() as i32).max(1);
+        let (mut ints, mut fracs) = (Vec::new(), Vec::new());
+        for v in 0..h {
+            for u in 0..w {
+                let (x, y) =
+                    Perspective::apply(persp.inverse(), u as f64 / scale.x, v as f64 / scale.y);
+                let (i, f) = map_entry(x, y);
+                ints.push(i);
+                fracs.push(f);
+            }
+        }
+        (ints, fracs)
+    }
+
+    #[test]
+    fn a_map_s_sums_hoisted_out_of_the_pixel_loop_give_the_same_entries() {
+        let quads: [[[f64; 2]; 4]; 3] = [
+            // The Udacity default, a found geometry's odd corners, a quad reaching outside the
+            // frame (entries far outside: black).
+            [
+                [585.0, 455.0],
+                [705.0, 455.0],
+                [190.0, 720.0],
+                [1130.0, 720.0],
+            ],
+            [
+                [397.60071153383063, 279.60602353794627],
+                [497.46330851839934, 279.60602353794627],
+                [215.7948474669489, 456.0],
+                [803.221888552647, 456.0],
+            ],
+            [
+                [600.0, 300.0],
+                [640.0, 300.0],
+                [-900.0, 720.0],
+                [2100.0, 720.0],
+            ],
+        ];
+        let dst = [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]];
+        for src in &quads {
+            let persp = Perspective::new(src, &dst, 1280, 720).unwrap();
+            for scale in [Scale { x: 1.0, y: 0.5 }, Scale { x: 0.75, y: 1.0 }] {
+                let map = BirdseyeRemap::new(&persp, None, scale).unwrap();
+                let (ints, fracs) = reference(&persp, scale);
+                let got_ints: &[core::Vec2s] = map.map1.data_typed().unwrap();
+                let got_fracs: &[u16] = map.map2.data_typed().unwrap();
+                assert_eq!(got_ints.len(), ints.len());
+                let differ = (0..ints.len())
+                    .filter(|&i| got_ints[i] != ints[i] || got_fracs[i] != fracs[i])
+                    .count();
+                assert_eq!(differ, 0, "{src:?} at {scale:?}");
+            }
+        }
+    }
 }
