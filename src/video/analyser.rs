@@ -3,7 +3,7 @@
 
 use super::decode::VideoFrame;
 use super::job::{
-    RenderMode, ShotFound, ShotNote, ShotSearch, StageSeries, VideoJob, VideoSummary,
+    RenderMode, ShotFound, ShotNote, ShotSearch, StageSeries, Stall, VideoJob, VideoSummary,
 };
 use crate::base::error::{Error, Result};
 use crate::base::planes::RawFrame;
@@ -59,6 +59,8 @@ pub(super) struct Analyser<'a> {
     pending: VecDeque<VideoFrame>,
     deferred: Option<Error>,
     ended: bool,
+    /// The timestamp of the frame analysed last (seconds), to tell frames missing before a cut.
+    last_time_s: Option<f64>,
     pub(super) summary: VideoSummary,
     telemetry: Option<TelemetryWriter>,
     on_record: &'a mut (dyn FnMut(&FrameRecord) + Send),
@@ -87,6 +89,7 @@ impl<'a> Analyser<'a> {
             pending: VecDeque::new(),
             deferred: None,
             ended: false,
+            last_time_s: None,
             summary,
             pipe,
             job,
@@ -133,6 +136,7 @@ impl<'a> Analyser<'a> {
                 }
             };
             let cut = self.new_shot(&raw, frame_idx, next_frame)?;
+            self.last_time_s = Some(raw.time_s);
             let (rec, item) = self.analyse_frame(raw, frame_idx, cut)?;
             (self.on_record)(&rec);
             self.summary.measures.add(&rec);
@@ -201,6 +205,14 @@ impl<'a> Analyser<'a> {
             return Ok(false);
         }
         self.summary.cuts.push(at);
+        let frozen = self
+            .shots
+            .as_ref()
+            .map_or(0, ShotTracker::frozen_before_cut);
+        let step = self.last_time_s.map(|t| frame.time_s - t);
+        self.summary
+            .stalls
+            .extend(Stall::at_cut(at, frozen, step, self.fps));
         if let Some(search) = search {
             self.find_shot_geometry(frame, at, next_frame, search.as_ref(), false)?;
         }

@@ -244,12 +244,59 @@ pub struct VideoSummary {
     /// Frames that begin a new shot of an edited video (`tracking.restart_at_cuts`): the
     /// trackers started again there.
     pub cuts: Vec<usize>,
+    /// The cuts where the picture jumped after it had stood still or frames were missing (a
+    /// recording that froze or skipped, not an edit), with what came before them.
+    pub stalls: Vec<Stall>,
     /// What the search for each such shot's geometry found (`VideoJob::shot_search`), by
     /// frame.
     pub shot_geometry: Vec<(usize, std::result::Result<ShotNote, String>)>,
     /// The sensor noise (grey levels) of each frame smoothed before its analysis
     /// (`lane::denoise`).
     pub smoothed_noise: Vec<f64>,
+}
+
+/// A cut after an unchanging picture or a gap in the timestamps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stall {
+    /// The frame the picture jumped at.
+    pub at: usize,
+    /// Frames before it that each repeated the frame before them.
+    pub frozen_frames: usize,
+    /// Seconds missing before it (its timestamp's step beyond one frame), when frames were.
+    pub skipped_s: Option<f64>,
+}
+
+impl Stall {
+    /// Frames of an unchanging picture that make a cut after them a stall: 3 (0.1 s at 30 fps;
+    /// a moving drive never repeats a frame thrice, and a video shown at twice its rate
+    /// repeats each once).
+    pub const MIN_FROZEN_FRAMES: usize = 3;
+    /// A timestamp step of more than this many frames' time before a cut: frames missing.
+    pub const MIN_GAP_FRAMES: f64 = 2.5;
+
+    /// The stall at cut frame `at`, if the picture stood still for `frozen_frames` before it
+    /// or its timestamp stepped `step_s` from the frame before (at `fps`).
+    pub fn at_cut(at: usize, frozen_frames: usize, step_s: Option<f64>, fps: f64) -> Option<Self> {
+        let period = 1.0 / fps.max(1e-3);
+        let skipped_s = step_s
+            .filter(|s| *s > Self::MIN_GAP_FRAMES * period)
+            .map(|s| s - period);
+        (frozen_frames >= Self::MIN_FROZEN_FRAMES || skipped_s.is_some()).then_some(Self {
+            at,
+            frozen_frames,
+            skipped_s,
+        })
+    }
+
+    fn describe(&self) -> String {
+        match self.skipped_s {
+            Some(s) => format!("frame {} after {s:.1} s missing", self.at),
+            None => format!(
+                "frame {} after {} frames of an unchanging picture",
+                self.at, self.frozen_frames
+            ),
+        }
+    }
 }
 
 /// What a shot's search found, as the summary says it.
@@ -279,6 +326,7 @@ impl VideoSummary {
             quad_note: None,
             measures: Default::default(),
             cuts: Vec::new(),
+            stalls: Vec::new(),
             shot_geometry: Vec::new(),
             smoothed_noise: Vec::new(),
         }
@@ -294,26 +342,49 @@ impl VideoSummary {
         ))
     }
 
-    /// What the summary says of the cuts found, if any: how many and the first frames.
+    /// What the summary says of the cuts found, if any: how many and the first frames; the
+    /// jumps after a frozen picture or missing frames (`stalls`) are told apart from edits.
     pub fn cuts_note(&self) -> Option<String> {
         const LISTED: usize = 5;
-        if self.cuts.is_empty() {
-            return None;
-        }
-        let mut frames: Vec<String> = self
+        let listed = |items: Vec<String>| {
+            let n = items.len();
+            let mut shown: Vec<String> = items.into_iter().take(LISTED).collect();
+            if n > LISTED {
+                shown.push("...".into());
+            }
+            shown.join(", ")
+        };
+        let edits: Vec<String> = self
             .cuts
             .iter()
-            .take(LISTED)
+            .filter(|c| !self.stalls.iter().any(|s| s.at == **c))
             .map(|f| f.to_string())
             .collect();
-        if self.cuts.len() > LISTED {
-            frames.push("...".into());
+        let mut parts = Vec::new();
+        if !edits.is_empty() {
+            parts.push(format!(
+                "an edited video: {} at frame{} {}",
+                if edits.len() == 1 {
+                    "1 cut".to_string()
+                } else {
+                    format!("{} cuts", edits.len())
+                },
+                if edits.len() == 1 { "" } else { "s" },
+                listed(edits)
+            ));
+        }
+        if !self.stalls.is_empty() {
+            parts.push(format!(
+                "the picture jumped on at {} (a recording that froze or skipped)",
+                listed(self.stalls.iter().map(Stall::describe).collect())
+            ));
+        }
+        if parts.is_empty() {
+            return None;
         }
         Some(format!(
-            "an edited video: {} at frame{} {}; the lane tracking started again there (telemetry: \"cut\": true)",
-            if self.cuts.len() == 1 { "1 cut".to_string() } else { format!("{} cuts", self.cuts.len()) },
-            if self.cuts.len() == 1 { "" } else { "s" },
-            frames.join(", ")
+            "{}; the lane tracking started again there (telemetry: \"cut\": true)",
+            parts.join("; ")
         ))
     }
 
@@ -353,6 +424,36 @@ impl VideoSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jump_after_a_frozen_picture_or_missing_frames_is_told_from_an_edit() {
+        // Three repeated frames make a stall, two do not; at 25 fps a timestamp step over
+        // 2.5 frames (0.1 s) means frames missing.
+        assert_eq!(Stall::at_cut(125, 2, Some(0.04), 25.0), None);
+        assert_eq!(
+            Stall::at_cut(125, 24, Some(0.04), 25.0).map(|s| s.frozen_frames),
+            Some(24)
+        );
+        let gap = Stall::at_cut(300, 0, Some(1.0), 25.0).unwrap();
+        assert!((gap.skipped_s.unwrap() - 0.96).abs() < 1e-9, "{gap:?}");
+        assert_eq!(Stall::at_cut(300, 0, Some(0.09), 25.0), None);
+        // The note lists the edits as cuts and the stalls apart.
+        let mut s = VideoSummary::new(None, 400);
+        s.cuts = vec![100, 125, 300];
+        assert_eq!(
+            s.cuts_note().unwrap(),
+            "an edited video: 3 cuts at frames 100, 125, 300; the lane tracking started again there (telemetry: \"cut\": true)"
+        );
+        s.stalls = vec![Stall::at_cut(125, 24, Some(0.04), 25.0).unwrap(), gap];
+        assert_eq!(
+            s.cuts_note().unwrap(),
+            "an edited video: 1 cut at frame 100; the picture jumped on at frame 125 after 24 frames of an unchanging picture, frame 300 after 1.0 s missing (a recording that froze or skipped); the lane tracking started again there (telemetry: \"cut\": true)"
+        );
+        s.cuts = vec![125];
+        s.stalls.truncate(1);
+        let note = s.cuts_note().unwrap();
+        assert!(!note.contains("edited"), "{note}");
+    }
 
     #[test]
     fn the_loop_filter_is_skipped_only_on_finely_quantised_streams() {

@@ -546,3 +546,28 @@ fn a_grey_frame_or_a_flash_is_no_cut() {
     let (both, _) = both_lines(&recs);
     assert!(both >= 197, "both lines on {both} of 200: {err}");
 }
+
+/// The project clip with its picture frozen for a second (frames 100-124 show frame 100, as a
+/// recording that stalls writes it), then going on where the drive has got to: the jump is a
+/// cut (the trackers start again: the lane has moved on), but the note says the picture jumped
+/// after an unchanging picture rather than calling the drive an edited video.
+#[test]
+fn a_jump_after_a_frozen_picture_is_no_edit() {
+    let Some((d, _, frozen)) = super::selfcal::clip_through(
+        "videos/hortovanyi/project_video_short.mp4",
+        "split[a][b];[a][b]freezeframes=first=100:last=124:replace=100",
+        &["-preset", "veryfast", "-crf", "18"],
+    ) else {
+        return;
+    };
+    let (recs, err) = records(&frozen, &[], d.path());
+    assert_eq!(recs.len(), 200);
+    assert_eq!(cuts(&recs), vec![125], "{err}");
+    assert!(
+        err.contains("the picture jumped on at frame 125 after 24 frames of an unchanging picture"),
+        "{err}"
+    );
+    assert!(!err.contains("edited video"), "{err}");
+    let (both, _) = both_lines(&recs);
+    assert!(both >= 198, "both lines on {both} of 200: {err}");
+}

@@ -19,7 +19,7 @@
 //! frame of the new shot has shown both lines, its lone lines are not reported.
 
 use crate::lane::confidence::{Detection, LaneStatus};
-use crate::lane::shot::{is_cut, mean_abs_diff, LumaSample, RECENT_DIFFS};
+use crate::lane::shot::{is_cut, mean_abs_diff, LumaSample, RECENT_DIFFS, REPEAT_DIFF};
 use std::collections::VecDeque;
 
 /// Frames after a would-be cut compared with the frame before it: 3 (a tenth of a second at
@@ -39,6 +39,10 @@ pub struct ShotTracker {
     /// A frame of the current shot has shown both lines (the opening shot: its geometry was
     /// given for it or found in it).
     pair_seen: bool,
+    /// Frames in a row, up to the last one, that repeated the frame before them.
+    repeats: usize,
+    /// At the last cut: how many frames before it repeated the frame before them.
+    frozen_before: usize,
 }
 
 impl ShotTracker {
@@ -50,6 +54,8 @@ impl ShotTracker {
             prev: None,
             recent: VecDeque::with_capacity(RECENT_DIFFS + 1),
             pair_seen: true,
+            repeats: 0,
+            frozen_before: 0,
         }
     }
 
@@ -80,6 +86,12 @@ impl ShotTracker {
         self.pair_seen = seen;
     }
 
+    /// At the last cut, how many frames before it showed an unchanging picture (each repeated
+    /// the one before it: a recording that froze, a paused camera), 0 for none.
+    pub fn frozen_before_cut(&self) -> usize {
+        self.frozen_before
+    }
+
     /// Whether this frame starts a new shot. `ahead(k)` gives the luma grid of the `k`-th frame
     /// after this one (`None` past the end): a would-be cut whose old picture comes back within
     /// [`CONFIRM_FRAMES`] frames is no cut, and this frame is passed over. After a cut (and
@@ -93,6 +105,7 @@ impl ShotTracker {
         let Some(diff) = self.prev.as_ref().and_then(|p| mean_abs_diff(p, &sample)) else {
             self.prev = Some(sample);
             self.recent.clear();
+            self.repeats = 0;
             return false;
         };
         let recent = self.recent.make_contiguous();
@@ -111,8 +124,15 @@ impl ShotTracker {
             self.prev = Some(sample);
             self.recent.clear();
             self.pair_seen = false;
+            self.frozen_before = self.repeats;
+            self.repeats = 0;
         } else {
             self.prev = Some(sample);
+            self.repeats = if diff < REPEAT_DIFF {
+                self.repeats + 1
+            } else {
+                0
+            };
             self.recent.push_back(diff);
             if self.recent.len() > RECENT_DIFFS {
                 self.recent.pop_front();
@@ -178,6 +198,31 @@ mod tests {
         let mut last: Vec<LumaSample> = (0..30).map(road).collect();
         last[29] = frame(200, 6, 29);
         assert_eq!(cuts_in(&last), vec![29]);
+    }
+
+    #[test]
+    fn a_cut_after_an_unchanging_picture_says_how_long_it_stood_still() {
+        // A drive, then its picture frozen (frame 20 shown five more times), then the drive
+        // again where it has got to: a cut, after 5 repeated frames.
+        let mut frames: Vec<LumaSample> = (0..20).map(|i| frame(100, 6, i)).collect();
+        frames.extend((0..5).map(|_| frame(100, 6, 19)));
+        frames.extend((25..40).map(|i| frame(150, 6, i)));
+        let mut t = ShotTracker::new(4.0);
+        let cuts: Vec<usize> = (0..frames.len())
+            .filter(|&i| t.update(frames[i].clone(), &mut |k| frames.get(i + 1 + k).cloned()))
+            .collect();
+        assert_eq!(cuts, vec![25]);
+        assert_eq!(t.frozen_before_cut(), 5);
+        // A cut out of a moving picture: no frame before it repeated.
+        let mut t = ShotTracker::new(4.0);
+        let moving: Vec<LumaSample> = (0..40)
+            .map(|i| frame(if i < 25 { 100 } else { 40 }, 6, i))
+            .collect();
+        let cuts: Vec<usize> = (0..moving.len())
+            .filter(|&i| t.update(moving[i].clone(), &mut |k| moving.get(i + 1 + k).cloned()))
+            .collect();
+        assert_eq!(cuts, vec![25]);
+        assert_eq!(t.frozen_before_cut(), 0);
     }
 
     #[test]
