@@ -245,7 +245,7 @@ pub struct VideoSummary {
     /// trackers started again there.
     pub cuts: Vec<usize>,
     /// The cuts where the picture jumped after it had stood still or frames were missing (a
-    /// recording that froze or skipped, not an edit), with what came before them.
+    /// recording that froze, skipped or went blank, not an edit), with what came before them.
     pub stalls: Vec<Stall>,
     /// What the search for each such shot's geometry found (`VideoJob::shot_search`), by
     /// frame.
@@ -375,7 +375,7 @@ impl VideoSummary {
         }
         if !self.stalls.is_empty() {
             parts.push(format!(
-                "the picture jumped on at {} (a recording that froze or skipped)",
+                "the picture jumped on at {} (a recording that froze, skipped or went blank)",
                 listed(self.stalls.iter().map(Stall::describe).collect())
             ));
         }
@@ -447,7 +447,7 @@ mod tests {
         s.stalls = vec![Stall::at_cut(125, 24, Some(0.04), 25.0).unwrap(), gap];
         assert_eq!(
             s.cuts_note().unwrap(),
-            "an edited video: 1 cut at frame 100; the picture jumped on at frame 125 after 24 frames of an unchanging picture, frame 300 after 1.0 s missing (a recording that froze or skipped); the lane tracking started again there (telemetry: \"cut\": true)"
+            "an edited video: 1 cut at frame 100; the picture jumped on at frame 125 after 24 frames of an unchanging picture, frame 300 after 1.0 s missing (a recording that froze, skipped or went blank); the lane tracking started again there (telemetry: \"cut\": true)"
         );
         s.cuts = vec![125];
         s.stalls.truncate(1);
