@@ -244,8 +244,9 @@ pub struct VideoSummary {
     /// Frames that begin a new shot of an edited video (`tracking.restart_at_cuts`): the
     /// trackers started again there.
     pub cuts: Vec<usize>,
-    /// The cuts where the picture jumped after it had stood still or frames were missing (a
-    /// recording that froze, skipped or went blank, not an edit), with what came before them.
+    /// The cuts where the picture changed after it had stood still or frames were missing (a
+    /// recording that froze, skipped or went blank, or a car that waited: not told as an
+    /// edit), with what came before them.
     pub stalls: Vec<Stall>,
     /// What the search for each such shot's geometry found (`VideoJob::shot_search`), by
     /// frame.
@@ -375,7 +376,7 @@ impl VideoSummary {
         }
         if !self.stalls.is_empty() {
             parts.push(format!(
-                "the picture jumped on at {} (a recording that froze, skipped or went blank)",
+                "the picture changed at once at {}",
                 listed(self.stalls.iter().map(Stall::describe).collect())
             ));
         }
@@ -447,7 +448,7 @@ mod tests {
         s.stalls = vec![Stall::at_cut(125, 24, Some(0.04), 25.0).unwrap(), gap];
         assert_eq!(
             s.cuts_note().unwrap(),
-            "an edited video: 1 cut at frame 100; the picture jumped on at frame 125 after 24 frames of an unchanging picture, frame 300 after 1.0 s missing (a recording that froze, skipped or went blank); the lane tracking started again there (telemetry: \"cut\": true)"
+            "an edited video: 1 cut at frame 100; the picture changed at once at frame 125 after 24 frames of an unchanging picture, frame 300 after 1.0 s missing; the lane tracking started again there (telemetry: \"cut\": true)"
         );
         s.cuts = vec![125];
         s.stalls.truncate(1);

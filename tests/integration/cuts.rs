@@ -549,7 +549,7 @@ fn a_grey_frame_or_a_flash_is_no_cut() {
 
 /// The project clip with its picture frozen for a second (frames 100-124 show frame 100, as a
 /// recording that stalls writes it), then going on where the drive has got to: the jump is a
-/// cut (the trackers start again: the lane has moved on), but the note says the picture jumped
+/// cut (the trackers start again: the lane has moved on), but the note says the picture changed
 /// after an unchanging picture rather than calling the drive an edited video.
 #[test]
 fn a_jump_after_a_frozen_picture_is_no_edit() {
@@ -564,7 +564,9 @@ fn a_jump_after_a_frozen_picture_is_no_edit() {
     assert_eq!(recs.len(), 200);
     assert_eq!(cuts(&recs), vec![125], "{err}");
     assert!(
-        err.contains("the picture jumped on at frame 125 after 24 frames of an unchanging picture"),
+        err.contains(
+            "the picture changed at once at frame 125 after 24 frames of an unchanging picture"
+        ),
         "{err}"
     );
     assert!(!err.contains("edited video"), "{err}");
