@@ -82,6 +82,7 @@ impl PerspectiveArgs {
             fit_from: self.fit_from,
             hfov_deg: self.fov,
             picture_width: None,
+            pixel_aspect: 1.0,
             max_yaw_deg: Options::default().max_yaw_deg,
             ym_source: match self.ym_from {
                 YmFrom::Auto => YmSource::Auto,
@@ -93,7 +94,7 @@ impl PerspectiveArgs {
 }
 
 pub fn run(a: PerspectiveArgs) -> Result<i32> {
-    let opts = a.options();
+    let mut opts = a.options();
     opts.validate()?;
     let out = &a.output;
     let out_dir = match out.parent() {
@@ -124,6 +125,15 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     // Frames sampled from videos carry their time: a video's frames less than a second apart
     // are never taken for one view (`ap::views`).
     let mut sampled: Vec<(PathBuf, BgrFrame, Option<f64>)> = Vec::new();
+    // Videos of one pixel shape (an anamorphic camera's): the geometry on it; stills and
+    // videos of several shapes: square pixels.
+    let aspects: Vec<f64> = videos
+        .iter()
+        .map(|v| Ok(lanes::video::VideoSource::open(v)?.pixel_aspect()))
+        .collect::<Result<_>>()?;
+    if images.is_empty() && aspects.windows(2).all(|p| p[0] == p[1]) {
+        opts.pixel_aspect = aspects.first().copied().unwrap_or(1.0);
+    }
     for v in &videos {
         let stem = v
             .file_stem()

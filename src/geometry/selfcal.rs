@@ -200,6 +200,10 @@ pub fn find_on(
     let t0 = std::time::Instant::now();
     let path = src.path().to_path_buf();
     let (w, h) = (src.width, src.height);
+    // The camera height and pitch as on square pixels (an anamorphic video's pixel shape).
+    let mut opts = *opts;
+    opts.estimate.pixel_aspect = src.pixel_aspect();
+    let opts = &opts;
     if let Some(c) = camera {
         crate::base::frame::check_size(&path, (c.width, c.height), (w, h))?;
     }

@@ -234,6 +234,12 @@ pub fn estimate(
         kk[0][0] *= s;
         kk[1][1] *= s;
     }
+    // Pixels wider than tall (an anamorphic video): the field of view spans the picture's
+    // stored width, and a row is `pixel_aspect` times as many pixels per radian as a column.
+    // (A camera file's matrix is its own.)
+    if k.is_none() {
+        kk[1][1] *= opts.pixel_aspect;
+    }
     let (yt, yb) = quad_rows(combined.vp.1, height, opts);
     let dst_h = perspective.dst[2][1] - perspective.dst[0][1];
     let g = super::ground::ground_scale(
@@ -529,5 +535,49 @@ mod tests {
         // 280 px apart: 4.2 m, a truck's cab on a narrow lane; warned of, not refused.
         let (h, why) = height_of(500.0, 780.0);
         assert!((4.0..6.0).contains(&h) && why.is_none(), "{h} {why:?}");
+    }
+
+    /// The same road filmed on square pixels (1280x720) and stored anamorphic (960x720 shown at
+    /// 16:9, pixels 4:3 wide, every column at 3/4 of its place): with the pixel shape, the
+    /// camera height, pitch and scale along the road are those of the square frame; without
+    /// it the height came out 4/3 as high and the pitch 4/3 as steep.
+    #[test]
+    fn an_anamorphic_frame_s_geometry_is_that_of_its_square_picture() {
+        let geometry = |squeeze: f64, pixel_aspect: f64| {
+            let vp = (640.0 * squeeze, 400.0);
+            let frames: Vec<LaneLines> = (0..3)
+                .map(|i| frame_at(vp, 290.0 * squeeze, 990.0 * squeeze, scene(20 + i)))
+                .collect();
+            let refs: Vec<&LaneLines> = frames.iter().collect();
+            let opts = Options {
+                pixel_aspect,
+                ..Options::default()
+            };
+            let w = (1280.0 * squeeze) as i32;
+            estimate(&refs, None, w, 720, &opts)
+                .unwrap()
+                .ground
+                .unwrap()
+        };
+        let square = geometry(1.0, 1.0);
+        let stored = geometry(0.75, 4.0 / 3.0);
+        let rel = |a: f64, b: f64| (a / b - 1.0).abs();
+        assert!(
+            rel(stored.camera_height_m, square.camera_height_m) < 1e-6,
+            "{stored:?} {square:?}"
+        );
+        assert!(
+            rel(stored.pitch_deg, square.pitch_deg) < 1e-6,
+            "{stored:?} {square:?}"
+        );
+        assert!(
+            rel(stored.ym_per_px, square.ym_per_px) < 1e-6,
+            "{stored:?} {square:?}"
+        );
+        let unshaped = geometry(0.75, 1.0);
+        assert!(
+            rel(unshaped.camera_height_m, square.camera_height_m * 4.0 / 3.0) < 0.01,
+            "{unshaped:?}"
+        );
     }
 }

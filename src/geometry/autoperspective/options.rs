@@ -49,6 +49,10 @@ pub struct Options {
     /// picture padded to 16:9), in the frames' pixels: the field of view, given or assumed,
     /// spans the picture, not the bars. Default: none, the frame's width.
     pub picture_width: Option<f64>,
+    /// The frames' pixel shape, width over height (an anamorphic video's sample aspect ratio:
+    /// 64:45 for 720x576 shown at 16:9): the focal length along the rows is this times the one
+    /// across, so that the camera height and pitch come out as on square pixels. Default 1.
+    pub pixel_aspect: f64,
     /// Largest angle between the camera's axis and where a frame's lines meet, degrees: a
     /// frame whose lines meet further to the side is not used. Default 10: a dashcam is
     /// mounted facing along the road (within a few degrees), and on a bend the near-range
@@ -71,6 +75,7 @@ impl Default for Options {
             fit_from: 0.1,
             hfov_deg: None,
             picture_width: None,
+            pixel_aspect: 1.0,
             max_yaw_deg: 10.0,
         }
     }
@@ -113,6 +118,13 @@ impl Options {
             if !(w.is_finite() && w > 0.0) {
                 return bad("picture_width", w, "pixels > 0");
             }
+        }
+        if !(self.pixel_aspect.is_finite() && (0.25..=4.0).contains(&self.pixel_aspect)) {
+            return bad(
+                "pixel_aspect",
+                self.pixel_aspect,
+                "0.25 <= width/height <= 4",
+            );
         }
         if !(self.max_angle_deg > 0.0 && self.max_angle_deg < 45.0) {
             return bad("--max-angle", self.max_angle_deg, "0 < degrees < 45");
