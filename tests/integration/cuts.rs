@@ -23,6 +23,19 @@ fn records(clip: &Path, args: &[&str], dir: &Path) -> (Vec<Value>, String) {
     (recs, err)
 }
 
+/// A shared clip through the ffmpeg `filter` (`selfcal::clip_through`), then `records` of it:
+/// the folder holding it (kept while it lives), the records and stderr; `None` without the
+/// data.
+fn filtered_records(
+    rel: &str,
+    filter: &str,
+    opts: &[&str],
+) -> Option<(tempfile::TempDir, Vec<Value>, String)> {
+    let (d, _, clip) = super::selfcal::clip_through(rel, filter, opts)?;
+    let (recs, err) = records(&clip, &[], d.path());
+    Some((d, recs, err))
+}
+
 /// The frames whose records say `"cut": true`.
 fn cuts(recs: &[Value]) -> Vec<u64> {
     recs.iter()
@@ -500,14 +513,13 @@ fn a_stream_whose_frame_size_changes_goes_on_at_its_first_size() {
 /// between frames 586 and 670, each searched for its geometry, the tracking restarted at each.
 #[test]
 fn a_drive_with_every_frame_shown_twice_has_no_cuts() {
-    let Some((d, _, doubled)) = super::selfcal::clip_through(
+    let Some((_d, recs, err)) = filtered_records(
         "videos/anycam/de_autobahn_akin.mp4",
         "fps=60",
         &["-preset", "veryfast"],
     ) else {
         return;
     };
-    let (recs, err) = records(&doubled, &[], d.path());
     assert_eq!(recs.len(), 780);
     assert_eq!(cuts(&recs), Vec::<u64>::new(), "{err}");
     assert!(!err.contains("shot at frame"), "{err}");
@@ -523,14 +535,13 @@ fn a_drive_with_every_frame_shown_twice_has_no_cuts() {
 /// and the grey frame had no lane.
 #[test]
 fn a_grey_frame_or_a_flash_is_no_cut() {
-    let Some((d, _, glitched)) = super::selfcal::clip_through(
+    let Some((_d, recs, err)) = filtered_records(
         "videos/hortovanyi/project_video_short.mp4",
         "drawbox=x=0:y=0:w=iw:h=ih:color=gray@1:t=fill:enable='eq(n,100)',eq=brightness=0.6:enable='between(n,150,151)'",
         &["-preset", "veryfast", "-crf", "18"],
     ) else {
         return;
     };
-    let (recs, err) = records(&glitched, &[], d.path());
     assert_eq!(recs.len(), 200);
     assert_eq!(cuts(&recs), Vec::<u64>::new(), "{err}");
     assert!(
@@ -553,14 +564,13 @@ fn a_grey_frame_or_a_flash_is_no_cut() {
 /// after an unchanging picture rather than calling the drive an edited video.
 #[test]
 fn a_jump_after_a_frozen_picture_is_no_edit() {
-    let Some((d, _, frozen)) = super::selfcal::clip_through(
+    let Some((_d, recs, err)) = filtered_records(
         "videos/hortovanyi/project_video_short.mp4",
         "split[a][b];[a][b]freezeframes=first=100:last=124:replace=100",
         &["-preset", "veryfast", "-crf", "18"],
     ) else {
         return;
     };
-    let (recs, err) = records(&frozen, &[], d.path());
     assert_eq!(recs.len(), 200);
     assert_eq!(cuts(&recs), vec![125], "{err}");
     assert!(
