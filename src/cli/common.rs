@@ -274,7 +274,7 @@ impl GeometryArgs {
         let resolve::Resolved { cfg, found, source } =
             resolve::resolve(input, &cfg, choice, camera, &opts)?;
         // Each shot's geometry, as the opening's, on the video's pixel shape.
-        opts.estimate.pixel_aspect = source.pixel_aspect();
+        opts.estimate.pixel_aspect = lanes::video::pixel_aspect(source.sample_aspect);
         // Found in the video: each shot after a cut gets its own.
         let shot_search = found.is_some().then(|| {
             lanes::geometry::resolve::shot_search(base, camera.cloned(), opts, found.clone())

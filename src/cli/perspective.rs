@@ -129,7 +129,11 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     // videos of several shapes: square pixels.
     let aspects: Vec<f64> = videos
         .iter()
-        .map(|v| Ok(lanes::video::VideoSource::open(v)?.pixel_aspect()))
+        .map(|v| {
+            Ok(lanes::video::pixel_aspect(
+                lanes::video::VideoSource::open(v)?.sample_aspect,
+            ))
+        })
         .collect::<Result<_>>()?;
     if images.is_empty() && aspects.windows(2).all(|p| p[0] == p[1]) {
         opts.pixel_aspect = aspects.first().copied().unwrap_or(1.0);

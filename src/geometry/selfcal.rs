@@ -202,7 +202,7 @@ pub fn find_on(
     let (w, h) = (src.width, src.height);
     // The camera height and pitch as on square pixels (an anamorphic video's pixel shape).
     let mut opts = *opts;
-    opts.estimate.pixel_aspect = src.pixel_aspect();
+    opts.estimate.pixel_aspect = crate::video::pixel_aspect(src.sample_aspect);
     let opts = &opts;
     if let Some(c) = camera {
         crate::base::frame::check_size(&path, (c.width, c.height), (w, h))?;

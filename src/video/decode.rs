@@ -361,16 +361,6 @@ impl VideoSource {
         }
     }
 
-    /// A pixel's width over its height as shown (`sample_aspect`; 1 for square pixels).
-    pub fn pixel_aspect(&self) -> f64 {
-        let (w, h) = self.sample_aspect;
-        if w > 0 && h > 0 {
-            w as f64 / h as f64
-        } else {
-            1.0
-        }
-    }
-
     /// Bytes one decoded frame holds (its planes at the decoder's pixel format, rows aligned
     /// to 64 bytes), as a recording counts them; 0 when the format is not known yet.
     pub fn frame_bytes(&self) -> usize {

@@ -22,4 +22,4 @@ pub use files::{is_video_path, VIDEO_EXTENSIONS};
 pub use frame_loop::{analyze_video, run, run_with};
 pub use job::*;
 pub use probe::{other_streams_note, work_estimate};
-pub use rotation::Rotation;
+pub use rotation::{pixel_aspect, Rotation};

@@ -105,6 +105,16 @@ fn pixel_shape((num, den): (i32, i32), rotation: Rotation) -> (i32, i32) {
     }
 }
 
+/// A pixel's width over its height for a pixel shape (width, height) such as
+/// `VideoSource::sample_aspect`: 64:45 is 1.42; 1 for square pixels or an unknown shape.
+pub fn pixel_aspect((w, h): (i32, i32)) -> f64 {
+    if w > 0 && h > 0 {
+        w as f64 / h as f64
+    } else {
+        1.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

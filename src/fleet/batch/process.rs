@@ -400,7 +400,7 @@ pub(super) fn run_one(
         sc.searches_at_once = opts.videos_at_once;
         sc.cut_ratio = setup.cfg.tracking.cuts();
         // Each shot's geometry, as the opening's (`find_on`), on the video's pixel shape.
-        sc.estimate.pixel_aspect = src.pixel_aspect();
+        sc.estimate.pixel_aspect = crate::video::pixel_aspect(src.sample_aspect);
         let g = crate::geometry::selfcal::find_on(&mut src, setup.camera.as_ref(), &sc)?.map_err(
             |reason| Error::Video {
                 path: item.path.clone(),
