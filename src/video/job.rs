@@ -268,9 +268,11 @@ pub struct Stall {
 }
 
 impl Stall {
-    /// Frames of an unchanging picture that make a cut after them a stall: 3 (0.1 s at 30 fps;
-    /// a moving drive never repeats a frame thrice, and a video shown at twice its rate
-    /// repeats each once).
+    /// How long a picture stands still before a cut for the cut to be a stall: a quarter of a
+    /// second, and at least 3 frames. A moving drive never repeats a frame, and a video
+    /// converted to a higher rate repeats each frame once (30 to 60 fps) or thrice (25 to
+    /// 100 fps); a card that stalls freezes the picture for half a second or more.
+    pub const MIN_FROZEN_S: f64 = 0.25;
     pub const MIN_FROZEN_FRAMES: usize = 3;
     /// A timestamp step of more than this many frames' time before a cut: frames missing.
     pub const MIN_GAP_FRAMES: f64 = 2.5;
@@ -282,7 +284,9 @@ impl Stall {
         let skipped_s = step_s
             .filter(|s| *s > Self::MIN_GAP_FRAMES * period)
             .map(|s| s - period);
-        (frozen_frames >= Self::MIN_FROZEN_FRAMES || skipped_s.is_some()).then_some(Self {
+        let frozen = frozen_frames >= Self::MIN_FROZEN_FRAMES
+            && frozen_frames as f64 >= Self::MIN_FROZEN_S * fps;
+        (frozen || skipped_s.is_some()).then_some(Self {
             at,
             frozen_frames,
             skipped_s,
@@ -428,9 +432,14 @@ mod tests {
 
     #[test]
     fn a_jump_after_a_frozen_picture_or_missing_frames_is_told_from_an_edit() {
-        // Three repeated frames make a stall, two do not; at 25 fps a timestamp step over
-        // 2.5 frames (0.1 s) means frames missing.
+        // A quarter of a second of repeated frames makes a stall (at 25 fps 7 frames, not 6;
+        // never fewer than 3); a 100 fps video made of 25 fps frames repeats each thrice: no
+        // stall. At 25 fps a timestamp step over 2.5 frames (0.1 s) means frames missing.
         assert_eq!(Stall::at_cut(125, 2, Some(0.04), 25.0), None);
+        assert_eq!(Stall::at_cut(125, 6, Some(0.04), 25.0), None);
+        assert!(Stall::at_cut(125, 7, Some(0.04), 25.0).is_some());
+        assert_eq!(Stall::at_cut(125, 3, Some(0.01), 100.0), None);
+        assert!(Stall::at_cut(125, 3, Some(0.2), 10.0).is_some());
         assert_eq!(
             Stall::at_cut(125, 24, Some(0.04), 25.0).map(|s| s.frozen_frames),
             Some(24)
