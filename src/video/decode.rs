@@ -241,11 +241,7 @@ impl VideoSource {
             .filter(|b| *b > 0)
             .unwrap_or(input.bit_rate());
         let tb = stream.time_base();
-        let rate = [stream.avg_frame_rate(), stream.rate()]
-            .into_iter()
-            .map(f64::from)
-            .find(|r| r.is_finite() && *r > 0.0 && *r < 1000.0)
-            .unwrap_or(25.0);
+        let (rate, announced) = super::probe::header_rate_and_frames(&input, &stream);
         let rotation = display_rotation(&stream);
         let sample_aspect = stream_pixel_shape(&input, &stream, rotation);
         let start = stream.start_time();
@@ -253,23 +249,6 @@ impl VideoSource {
             0
         } else {
             start
-        };
-        let d = stream.duration();
-        let secs = if d > 0 && d != ffi::AV_NOPTS_VALUE {
-            d as f64 * f64::from(tb)
-        } else if input.duration() > 0 {
-            input.duration() as f64 / ffi::AV_TIME_BASE as f64
-        } else {
-            0.0
-        };
-        let by_duration = (secs * rate).round() as i64;
-        // The frames shown: an MP4 cut with `-c copy` holds the packets from the keyframe
-        // before its cut, which its edit list leaves out; its sample count counts them, its
-        // duration does not.
-        let announced = match (stream.frames(), by_duration) {
-            (nb, d) if nb > 0 && d > 0 => nb.min(d),
-            (nb, _) if nb > 0 => nb,
-            (_, d) => d,
         };
         let mut ctx =
             ffmpeg::codec::context::Context::from_parameters(params).map_err(|e| Error::Video {

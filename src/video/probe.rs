@@ -44,6 +44,37 @@ pub fn other_streams_note(path: &Path) -> Option<String> {
     ))
 }
 
+/// The frame rate a video `stream` of `input` announces (its average, else its base rate; 25
+/// when neither is plausible) and the frames it shows: its sample count, or its duration
+/// times the rate, the smaller of the two when both are known (an MP4 cut with `-c copy` holds
+/// the packets from the keyframe before its cut, which its edit list leaves out: its sample
+/// count counts them, its duration does not); 0 when unknown.
+pub(super) fn header_rate_and_frames(
+    input: &ffmpeg::format::context::Input,
+    stream: &ffmpeg::format::stream::Stream,
+) -> (f64, i64) {
+    let rate = [stream.avg_frame_rate(), stream.rate()]
+        .into_iter()
+        .map(f64::from)
+        .find(|r| r.is_finite() && *r > 0.0 && *r < 1000.0)
+        .unwrap_or(25.0);
+    let d = stream.duration();
+    let secs = if d > 0 && d != ffmpeg::ffi::AV_NOPTS_VALUE {
+        d as f64 * f64::from(stream.time_base())
+    } else if input.duration() > 0 {
+        input.duration() as f64 / ffmpeg::ffi::AV_TIME_BASE as f64
+    } else {
+        0.0
+    };
+    let by_duration = (secs * rate).round() as i64;
+    let frames = match (stream.frames(), by_duration) {
+        (nb, d) if nb > 0 && d > 0 => nb.min(d),
+        (nb, _) if nb > 0 => nb,
+        (_, d) => d,
+    };
+    (rate, frames)
+}
+
 /// About how much CPU a video's run costs, in milliseconds, from its header (no frame
 /// decoded): its frames, each costing the analysis (about 1 ms whatever the size) plus its
 /// decoding (about 2 ms for 1280x720, in proportion to the pixels; `lanes bench`). `None` for a
@@ -58,19 +89,7 @@ pub fn work_estimate(path: &Path) -> Option<f64> {
         let p = st.parameters().as_ptr();
         ((*p).width as f64, (*p).height as f64)
     };
-    let rate = f64::from(st.avg_frame_rate());
-    let secs = if st.duration() > 0 {
-        st.duration() as f64 * f64::from(st.time_base())
-    } else {
-        input.duration().max(0) as f64 / f64::from(ffmpeg::ffi::AV_TIME_BASE)
-    };
-    let frames = if st.frames() > 0 {
-        st.frames() as f64
-    } else if rate.is_finite() && rate > 0.0 {
-        secs * rate
-    } else {
-        secs * 25.0
-    };
+    let (_, frames) = header_rate_and_frames(&input, &st);
     let per_frame = 1.0 + 2.0 * (w * h) / (1280.0 * 720.0);
-    Some(frames.max(0.0) * per_frame)
+    Some(frames.max(0) as f64 * per_frame)
 }
