@@ -102,6 +102,9 @@ pub struct Pipeline {
     rows: std::sync::Arc<RowPlan>,
     /// The geometry's horizon (for the online pitch); `None` for an affine quad.
     horizon: Option<Horizon>,
+    /// A pixel's width over its height in the frames (1: square; 64:45 in an anamorphic
+    /// PAL video), for the online pitch's focal length in rows ([`Pipeline::with_pixel_aspect`]).
+    pixel_aspect: f64,
     /// The remap to the diagnostic panel's bird's-eye view, built on first use.
     panel: std::sync::OnceLock<std::result::Result<BirdseyeRemap, String>>,
     pub width: i32,
@@ -139,6 +142,7 @@ impl Pipeline {
             birdseye,
             rows,
             horizon,
+            pixel_aspect: 1.0,
             panel: std::sync::OnceLock::new(),
             width,
             height,
@@ -356,6 +360,27 @@ impl Pipeline {
     /// one does not).
     pub fn horizon(&self) -> Option<&Horizon> {
         self.horizon.as_ref()
+    }
+
+    /// For frames whose pixels are `pixel_aspect` times as wide as tall (`video::pixel_aspect`
+    /// of a video's sample aspect): without a camera file the field of view spans the stored
+    /// width, so a row is that many times as many pixels per radian as a column, and the online
+    /// pitch's degrees are those of the square picture (as `geometry::autoperspective` finds
+    /// them). A camera file's matrix is its own; square pixels change nothing.
+    pub fn with_pixel_aspect(mut self, pixel_aspect: f64) -> Self {
+        if self.camera.is_some() || pixel_aspect == self.pixel_aspect || !pixel_aspect.is_finite() {
+            return self;
+        }
+        let mut k = Focal::of(false, self.cfg.camera.hfov_deg).k(None, self.width, self.height);
+        k[1][1] *= pixel_aspect;
+        self.horizon = Horizon::new(&self.persp, &k);
+        self.pixel_aspect = pixel_aspect;
+        self
+    }
+
+    /// A pixel's width over its height ([`Pipeline::with_pixel_aspect`]).
+    pub fn pixel_aspect(&self) -> f64 {
+        self.pixel_aspect
     }
 }
 
@@ -596,5 +621,47 @@ mod tests {
                 "{fa:?} vs {fb:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_anamorphic_video_s_online_pitch_is_that_of_its_square_picture() {
+        // The Udacity quad on 1280x720, and the same picture stored squeezed to 960x720 with
+        // pixels 4/3 as wide as tall (the field of view spans either frame's width).
+        let square = Pipeline::new(Config::default(), None, 1280, 720).unwrap();
+        let mut cfg = Config::default();
+        for p in cfg.perspective.src.iter_mut() {
+            p[0] *= 0.75;
+        }
+        cfg.perspective.view = Some([1280, 720]);
+        let stored = Pipeline::new(cfg, None, 960, 720).unwrap();
+        let pitch = |p: &Pipeline| p.horizon().unwrap().base_pitch().to_degrees();
+        let row = |p: &Pipeline| {
+            p.horizon()
+                .unwrap()
+                .horizon_row(p.horizon().unwrap().base_pitch())
+        };
+        // Taken as square pixels, the rows' focal length is 3/4 of the picture's: the pitch
+        // reads a third too steep.
+        assert!(
+            (pitch(&stored) - pitch(&square)).abs() > 0.5,
+            "{} {}",
+            pitch(&stored),
+            pitch(&square)
+        );
+        let shaped = stored.with_pixel_aspect(4.0 / 3.0);
+        assert_eq!(shaped.pixel_aspect(), 4.0 / 3.0);
+        assert!(
+            (pitch(&shaped) - pitch(&square)).abs() < 1e-9,
+            "{} {}",
+            pitch(&shaped),
+            pitch(&square)
+        );
+        // The horizon stays on the same row.
+        assert!((row(&shaped) - row(&square)).abs() < 1e-9);
+        // A camera file's matrix is its own.
+        let cam = Camera::load(&repo("calibration/udacity.yml")).unwrap();
+        let calibrated = Pipeline::new(Config::default(), Some(&cam), 1280, 720).unwrap();
+        let before = pitch(&calibrated);
+        assert_eq!(pitch(&calibrated.with_pixel_aspect(4.0 / 3.0)), before);
     }
 }

@@ -326,7 +326,8 @@ impl<'a> Analyser<'a> {
         let found = search(&samples)?;
         self.shot_pipe = match &found {
             Ok((ShotFound::Own(cfg), _)) => {
-                let p = Pipeline::new((**cfg).clone(), self.pipe.camera(), w, h)?;
+                let p = Pipeline::new((**cfg).clone(), self.pipe.camera(), w, h)?
+                    .with_pixel_aspect(self.pipe.pixel_aspect());
                 p.prepare_for_video()?;
                 Some(Arc::new(p))
             }

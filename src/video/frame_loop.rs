@@ -139,7 +139,8 @@ pub fn run(
             (src.width, src.height),
         )?;
     }
-    let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?;
+    let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?
+        .with_pixel_aspect(super::pixel_aspect(src.sample_aspect));
     run_with(&pipe, src, job, on_record, progress)
 }
 

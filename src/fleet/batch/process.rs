@@ -408,7 +408,8 @@ pub(super) fn run_one(
             },
         )?;
         let cfg = g.apply(&setup.cfg);
-        let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?;
+        let pipe = Pipeline::new(cfg, setup.camera.as_ref(), src.width, src.height)?
+            .with_pixel_aspect(sc.estimate.pixel_aspect);
         // Each shot after a cut of an edited video gets its own.
         let shots = crate::geometry::resolve::shot_search(
             setup.cfg.clone(),
@@ -418,7 +419,13 @@ pub(super) fn run_one(
         );
         (Arc::new(pipe), Some(g.note()), Some(shots), g.first_cut)
     } else {
-        (setup.pipeline(src.width, src.height)?, None, None, None)
+        let aspect = crate::video::pixel_aspect(src.sample_aspect);
+        (
+            setup.pipeline(src.width, src.height, aspect)?,
+            None,
+            None,
+            None,
+        )
     };
     let telemetry = dir.join(TELEMETRY);
     let telemetry_tmp = partial(&telemetry);

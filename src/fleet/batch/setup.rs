@@ -19,7 +19,7 @@ pub struct Setup {
     pub camera_hash: String,
     /// FNV-1a of the resolved configuration (preset and file merged) as JSON.
     pub config_hash: String,
-    pipelines: Mutex<HashMap<(i32, i32), Arc<Pipeline>>>,
+    pipelines: Mutex<HashMap<(i32, i32, u64), Arc<Pipeline>>>,
     /// Find each video's road geometry in the video itself (the config names no
     /// `[perspective]`), as `lanes video` does; else every video uses the config's.
     pub find_geometry: bool,
@@ -74,22 +74,22 @@ impl Setup {
         Ok(self)
     }
 
-    /// The pipeline for frames of this size, built on first use.
-    pub fn pipeline(&self, width: i32, height: i32) -> Result<Arc<Pipeline>> {
+    /// The pipeline for frames of this size and pixel shape (`Pipeline::with_pixel_aspect`),
+    /// built on first use.
+    pub fn pipeline(&self, width: i32, height: i32, pixel_aspect: f64) -> Result<Arc<Pipeline>> {
         let mut map = self
             .pipelines
             .lock()
             .map_err(|_| Error::Invalid("pipeline cache poisoned".into()))?;
-        if let Some(p) = map.get(&(width, height)) {
+        let key = (width, height, pixel_aspect.to_bits());
+        if let Some(p) = map.get(&key) {
             return Ok(Arc::clone(p));
         }
-        let p = Arc::new(Pipeline::new(
-            self.cfg.clone(),
-            self.camera.as_ref(),
-            width,
-            height,
-        )?);
-        map.insert((width, height), Arc::clone(&p));
+        let p = Arc::new(
+            Pipeline::new(self.cfg.clone(), self.camera.as_ref(), width, height)?
+                .with_pixel_aspect(pixel_aspect),
+        );
+        map.insert(key, Arc::clone(&p));
         Ok(p)
     }
 }
