@@ -1,7 +1,9 @@
 //! Streams of the input copied into an output video beside its frames: the audio stream and the
 //! subtitle tracks (a dashcam's or phone app's GPS position and speed, as timed text), cut to the
-//! frames written and kept in step with them.
+//! frames written and kept in step with them. Audio the container cannot hold is converted to
+//! AAC (`audio::AacConvert`).
 
+use super::audio::AacConvert;
 use super::libav::codec_short_name;
 use ffmpeg::ffi;
 use ffmpeg::media::Type;
@@ -24,6 +26,8 @@ pub(super) struct StreamCopy {
     pub codec: String,
     /// A subtitle track: a line shown when the output starts is kept, from the start.
     subtitle: bool,
+    /// Audio the output's container cannot hold, converted to AAC in place of a copy.
+    convert: Option<AacConvert>,
 }
 
 /// Whether the output's muxer holds `id`: FFmpeg's answer, or `None` for a muxer without a
@@ -62,14 +66,59 @@ impl StreamCopy {
         use ffmpeg::codec::Id;
         let common = matches!(id, Id::AAC | Id::MP3 | Id::MP2 | Id::AC3);
         if !muxer_holds(out, id).unwrap_or(common) {
-            // Matroska holds every audio codec FFmpeg reads (PCM from a dashcam's MOV too).
-            return Err(format!(
-                "audio codec {} cannot be stored in {}; an output named .mkv keeps it",
-                codec_short_name(id),
-                out.format().name()
-            ));
+            // Converted to AAC, as FFmpeg's own tool would; where even that fails, Matroska
+            // holds every audio codec FFmpeg reads (PCM from a dashcam's MOV too).
+            return Self::converted(input, stream, out).map_err(|why| {
+                format!(
+                    "audio codec {} cannot be stored in {} and was not converted to AAC: {why}; an output named .mkv keeps it",
+                    codec_short_name(id),
+                    out.format().name()
+                )
+            });
         }
         Self::add(input, stream, out)
+    }
+
+    /// What the output got of this stream, for the summary: `audio aac copied`, `audio
+    /// pcm_s16le converted to AAC (128 kb/s)`, `subtitles`' codec names are listed by the caller.
+    pub(super) fn described(&self) -> String {
+        match &self.convert {
+            Some(c) => format!(
+                "audio {} converted to AAC ({} kb/s)",
+                self.codec,
+                c.bit_rate / 1000
+            ),
+            None => format!("audio {} copied", self.codec),
+        }
+    }
+
+    /// `input`'s audio stream `stream` converted to AAC, added to `out`.
+    fn converted(
+        input: ffmpeg::format::context::Input,
+        stream: usize,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> std::result::Result<Self, String> {
+        let st = input.stream(stream).ok_or("no such stream")?;
+        let (in_tb, params) = (st.time_base(), st.parameters());
+        let codec = codec_short_name(params.id());
+        let (convert, out_index) = AacConvert::new(params, out)?;
+        let out_tb = out
+            .stream(out_index)
+            .map(|s| s.time_base())
+            .unwrap_or(in_tb);
+        Ok(Self {
+            input,
+            stream,
+            in_tb,
+            out_index,
+            out_tb,
+            offset_s: None,
+            pending: None,
+            ended: false,
+            codec,
+            subtitle: false,
+            convert: Some(convert),
+        })
     }
 
     /// The input's subtitle tracks, each added to `out` where the container holds its codec
@@ -135,6 +184,7 @@ impl StreamCopy {
             ended: false,
             codec,
             subtitle,
+            convert: None,
         })
     }
 
@@ -189,6 +239,12 @@ impl StreamCopy {
             let Some(mut p) = self.pending.take() else {
                 return Ok(());
             };
+            if let Some(c) = self.convert.as_mut() {
+                if t >= -1e-3 {
+                    c.push(&p, t, (self.out_index, self.out_tb), out)?;
+                }
+                continue;
+            }
             let shift = (offset / tb).round() as i64;
             if t < -1e-3 {
                 // Before the first frame written (--start): dropped, but for a subtitle line
@@ -207,6 +263,19 @@ impl StreamCopy {
             p.set_position(-1);
             p.set_stream(self.out_index);
             p.write_interleaved(out)?;
+        }
+    }
+
+    /// The end of the output at `end_s` (output seconds): a converted stream's last samples
+    /// and the encoder's last packets (a copy has nothing held back).
+    pub(super) fn finish(
+        &mut self,
+        end_s: f64,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> std::result::Result<(), ffmpeg::Error> {
+        match self.convert.as_mut() {
+            Some(c) => c.finish(end_s, (self.out_index, self.out_tb), out),
+            None => Ok(()),
         }
     }
 }

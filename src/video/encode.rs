@@ -310,7 +310,7 @@ impl VideoSink {
         if let Some(p) = &spec.copy_from {
             match StreamCopy::audio(p, &mut out) {
                 Ok(a) => {
-                    description += &format!(", audio {} copied", a.codec);
+                    description += &format!(", {}", a.described());
                     copies.push(a);
                 }
                 Err(why) if why == "no audio stream" => {}
@@ -507,7 +507,11 @@ impl VideoSink {
             .unwrap_or(0.0);
         let mut out = self.out.take().ok_or_else(|| self.write_failed("closed"))?;
         for i in 0..self.copies.len() {
-            if let Err(e) = self.copies[i].write_until(end_s, &mut out) {
+            let copy = &mut self.copies[i];
+            if let Err(e) = copy
+                .write_until(end_s, &mut out)
+                .and_then(|()| copy.finish(end_s, &mut out))
+            {
                 self.out = Some(out);
                 return Err(self.write_failed(e));
             }

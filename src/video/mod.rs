@@ -3,6 +3,7 @@
 //! decode, analyse + track (`analyser`), render, encode.
 
 mod analyser;
+mod audio;
 mod copy;
 mod decode;
 mod encode;

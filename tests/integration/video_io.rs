@@ -232,8 +232,9 @@ fn the_output_container_follows_its_name() {
         assert!(stderr(&o).contains(example), "{}", stderr(&o));
     }
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
-    // A dashcam's MOV with PCM audio: an MP4 cannot hold it, and the note names the container
-    // that keeps it; an .mkv output copies it.
+    // A dashcam's MOV with PCM audio: an MP4 cannot hold it, so it is converted to AAC (the
+    // sound itself is checked in `pcm_audio_is_converted_to_aac_in_step_with_the_frames`); an
+    // .mkv output copies it.
     let pcm = dir.path().join("pcm.mov");
     ffmpeg(&[
         "-i",
@@ -247,7 +248,7 @@ fn the_output_container_follows_its_name() {
         s(&pcm),
     ]);
     for (name, needle) in [
-        ("pcm.mp4", "no audio (audio codec pcm_s16le cannot be stored in mp4; an output named .mkv keeps it)"),
+        ("pcm.mp4", "audio pcm_s16le converted to AAC"),
         ("pcm.mkv", "audio pcm_s16le copied"),
     ] {
         let out = dir.path().join(name);
@@ -261,8 +262,134 @@ fn the_output_container_follows_its_name() {
             "-o",
             s(&out),
         ]);
-        assert!(o.status.success() && stderr(&o).contains(needle), "{name}: {}", stderr(&o));
+        assert!(
+            o.status.success() && stderr(&o).contains(needle),
+            "{name}: {}",
+            stderr(&o)
+        );
     }
+}
+
+/// Samples of a raw 48 kHz stereo f32 decode of `p`'s audio (by ffmpeg), left and right.
+fn audio_samples(p: &Path, dir: &Path) -> (Vec<f32>, Vec<f32>) {
+    let raw = dir.join("audio.f32");
+    ffmpeg(&[
+        "-i",
+        s(p),
+        "-map",
+        "0:a",
+        "-f",
+        "f32le",
+        "-ac",
+        "2",
+        "-ar",
+        "48000",
+        s(&raw),
+    ]);
+    let bytes = std::fs::read(&raw).unwrap();
+    let v: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    (
+        v.iter().step_by(2).copied().collect(),
+        v.iter().skip(1).step_by(2).copied().collect(),
+    )
+}
+
+/// A cheap dashcam's AVI or MOV records PCM, which an MP4 (what a browser plays) cannot hold:
+/// the overlay gets it converted to AAC, as FFmpeg's own tool would, in step with the frames.
+/// The input's left channel beeps (440 Hz, 0.1 s) at every whole second, its right channel is
+/// a steady 660 Hz at amplitude 0.2. From frame 38 (1.52 s) on, the output's beeps start at
+/// 0.48, 1.48 and 2.48 s (within 10 ms: a beep's start measured on a 10 ms envelope), the
+/// right channel's RMS is 0.2/sqrt(2) within 5%, and the audio lasts as long as the frames
+/// (within one AAC frame, 21 ms). Before, the MP4 had no audio.
+#[test]
+fn pcm_audio_is_converted_to_aac_in_step_with_the_frames() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let beeps = dir.path().join("beeps.mov");
+    let tone = "aevalsrc=sin(2*PI*440*t)*lt(mod(t\\,1)\\,0.1)*0.5|sin(2*PI*660*t)*0.2:s=48000:d=8";
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-f",
+        "lavfi",
+        "-i",
+        tone,
+        "-map",
+        "0:v",
+        "-map",
+        "1:a",
+        "-c:v",
+        "copy",
+        "-c:a",
+        "pcm_s16le",
+        "-t",
+        "5",
+        s(&beeps),
+    ]);
+    let out = dir.path().join("beeps.mp4");
+    let o = lanes(&[
+        "video",
+        "--camera",
+        "calibration/udacity.yml",
+        "--config",
+        "calibration/udacity.toml",
+        s(&beeps),
+        "--start",
+        "38",
+        "-o",
+        s(&out),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("audio pcm_s16le converted to AAC (128 kb/s)"),
+        "{err}"
+    );
+    let a = probe(&out, "a:0", "codec_name,sample_rate,channels,duration");
+    assert_eq!(a["codec_name"], "aac");
+    assert_eq!(a["sample_rate"], "48000");
+    assert_eq!(a["channels"], "2");
+    let v = probe(&out, "v:0", "duration,nb_read_frames");
+    assert_eq!(v["nb_read_frames"], "87");
+    let (da, dv): (f64, f64) = (
+        a["duration"].parse().unwrap(),
+        v["duration"].parse().unwrap(),
+    );
+    assert!((da - dv).abs() <= 0.022, "audio {da} s, video {dv} s");
+    let (left, right) = audio_samples(&out, dir.path());
+    // Beep starts: where a 10 ms mean of |left| rises through 0.15.
+    let w = 480;
+    let mut sum: f32 = left[..w].iter().map(|x| x.abs()).sum();
+    let mut onsets = Vec::new();
+    let mut before = sum / w as f32;
+    for i in w..left.len() {
+        sum += left[i].abs() - left[i - w].abs();
+        let now = sum / w as f32;
+        if now > 0.15 && before <= 0.15 {
+            onsets.push((i - w / 2) as f64 / 48000.0);
+        }
+        before = now;
+    }
+    assert_eq!(onsets.len(), 3, "{onsets:?}");
+    for (got, want) in onsets.iter().zip([0.48, 1.48, 2.48]) {
+        assert!((got - want).abs() <= 0.01, "beeps at {onsets:?}");
+    }
+    // The steady tone, away from the first and last AAC frames.
+    let mid = &right[4800..right.len() - 4800];
+    let rms = (mid.iter().map(|x| x * x).sum::<f32>() / mid.len() as f32).sqrt();
+    let want = 0.2 / 2f32.sqrt();
+    assert!((rms / want - 1.0).abs() < 0.05, "right channel RMS {rms}");
+    let hidden = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .count();
+    assert_eq!(hidden, 0, "partial files left");
 }
 
 /// A dual dashcam's file (front and rear cameras as two video streams): the note names the
