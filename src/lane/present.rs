@@ -29,6 +29,7 @@ pub fn overlay_undistorted(
         m,
         status,
         cfg,
+        pipe.pixel_aspect(),
     )
 }
 
@@ -54,6 +55,7 @@ pub fn overlay_raw(
         m,
         status,
         cfg,
+        pipe.pixel_aspect(),
     )
 }
 

@@ -1,7 +1,7 @@
 //! The lane overlay: the lane area between the fits, warped back by its vertices and blended,
 //! with the radius and offset as text.
 
-use super::text::draw_text_lines;
+use super::text::draw_text_lines_squeezed;
 use crate::base::config::RenderConfig;
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
@@ -164,6 +164,9 @@ impl<'a> LaneToDraw<'a> {
 ///
 /// Draws in place on `frame` (which is consumed). `to_frame` maps undistorted-frame pixels to
 /// the pixels of `frame` (identity for an undistorted frame; the lens distortion for a raw one).
+/// `pixel_aspect`: a pixel's width over its height (1, or an anamorphic video's, shown wider
+/// than stored): the text is sized for the frame as shown and narrowed by it as stored.
+#[allow(clippy::too_many_arguments)]
 pub fn overlay(
     frame: BgrFrame,
     lane: Option<LaneToDraw>,
@@ -172,6 +175,7 @@ pub fn overlay(
     measure: Option<&LaneMeasure>,
     status: LaneStatus,
     cfg: &RenderConfig,
+    pixel_aspect: f64,
 ) -> Result<BgrFrame> {
     let width = frame.width();
     let mut out = frame.into_mat();
@@ -183,7 +187,12 @@ pub fn overlay(
                 .collect();
         fill_polygon_blended(&mut out, &poly, cfg.lane_color, cfg.alpha)?;
     }
-    let scale = (width as f64 / 1280.0).max(0.4);
+    let aspect = if pixel_aspect.is_finite() && pixel_aspect > 0.0 {
+        pixel_aspect
+    } else {
+        1.0
+    };
+    let scale = (width as f64 * aspect / 1280.0).max(0.4);
     let mut lines = match (measure, lane) {
         (Some(m), Some(_)) => vec![
             radius_text(m.radius_m, cfg.straight_above_m),
@@ -199,12 +208,12 @@ pub fn overlay(
             LaneStatus::Both | LaneStatus::None => {}
         }
     }
-    let origin = ((40.0 * scale) as i32, (60.0 * scale) as i32);
-    draw_text_lines(
+    let origin = ((40.0 * scale / aspect) as i32, (60.0 * scale) as i32);
+    draw_text_lines_squeezed(
         &mut out,
         &lines,
         origin,
-        1.2 * scale,
+        (1.2 * scale, 1.0 / aspect),
         Scalar::new(255.0, 255.0, 255.0, 0.0),
     )?;
     BgrFrame::new(out)

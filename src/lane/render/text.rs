@@ -20,6 +20,9 @@ pub struct TextStamp {
     pad: i32,
     /// Printable ASCII, from ' '.
     glyphs: Vec<std::sync::OnceLock<Glyph>>,
+    /// Glyphs' widths and advances times this: 1, or the inverse of an anamorphic video's
+    /// pixel aspect, so that text shown at the video's display shape has its own.
+    x_scale: f64,
 }
 
 struct Glyph {
@@ -32,6 +35,11 @@ struct Glyph {
 impl TextStamp {
     /// The metrics of `font` at `scale` and `thickness`; glyphs come on first use.
     pub fn new(font: i32, scale: f64, thickness: i32) -> Result<Self> {
+        Self::squeezed(font, scale, thickness, 1.0)
+    }
+
+    /// As `new`, every glyph narrowed (or widened) by `x_scale` (an area average).
+    pub fn squeezed(font: i32, scale: f64, thickness: i32, x_scale: f64) -> Result<Self> {
         let mut base = 0;
         let cap = imgproc::get_text_size("M", font, scale, thickness, &mut base)?;
         Ok(Self {
@@ -42,6 +50,7 @@ impl TextStamp {
             descent: base + thickness,
             pad: thickness + 2 + (cap.height / 4),
             glyphs: (32u8..127).map(|_| std::sync::OnceLock::new()).collect(),
+            x_scale,
         })
     }
 
@@ -71,10 +80,28 @@ impl TextStamp {
             imgproc::LINE_AA,
             false,
         )?;
-        let g = Glyph {
-            width,
-            mask: m.data_bytes()?.to_vec(),
-            advance,
+        let g = if self.x_scale == 1.0 {
+            Glyph {
+                width,
+                mask: m.data_bytes()?.to_vec(),
+                advance,
+            }
+        } else {
+            let narrow = ((width as f64 * self.x_scale).round() as i32).max(1);
+            let mut n = Mat::default();
+            imgproc::resize(
+                &m,
+                &mut n,
+                core::Size::new(narrow, rows),
+                0.0,
+                0.0,
+                imgproc::INTER_AREA,
+            )?;
+            Glyph {
+                width: narrow,
+                mask: n.data_bytes()?.to_vec(),
+                advance: advance * self.x_scale,
+            }
         };
         // Another thread may have set it meanwhile: the same pixels either way.
         Ok(self.glyphs[i].get_or_init(|| g))
@@ -83,16 +110,26 @@ impl TextStamp {
     /// The stamp for (`font`, `scale`, `thickness`), built on first use and kept for the
     /// process (a handful of sizes are used).
     pub fn cached(font: i32, scale: f64, thickness: i32) -> Result<std::sync::Arc<TextStamp>> {
-        type Key = (i32, u64, i32);
+        Self::cached_squeezed(font, scale, thickness, 1.0)
+    }
+
+    /// `cached` for glyphs narrowed by `x_scale` (`squeezed`).
+    pub fn cached_squeezed(
+        font: i32,
+        scale: f64,
+        thickness: i32,
+        x_scale: f64,
+    ) -> Result<std::sync::Arc<TextStamp>> {
+        type Key = (i32, u64, i32, u64);
         static CACHE: std::sync::OnceLock<
             std::sync::Mutex<std::collections::HashMap<Key, std::sync::Arc<TextStamp>>>,
         > = std::sync::OnceLock::new();
-        let key = (font, scale.to_bits(), thickness);
+        let key = (font, scale.to_bits(), thickness, x_scale.to_bits());
         let cache = CACHE.get_or_init(Default::default);
         if let Some(s) = cache.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(s);
         }
-        let stamp = std::sync::Arc::new(TextStamp::new(font, scale, thickness)?);
+        let stamp = std::sync::Arc::new(TextStamp::squeezed(font, scale, thickness, x_scale)?);
         if let Ok(mut m) = cache.lock() {
             m.insert(key, stamp.clone());
         }
@@ -107,6 +144,7 @@ impl TextStamp {
         let (w, h) = (img.cols(), img.rows());
         let ch = img.channels() as usize;
         let rows = self.ascent + self.descent + 2 * self.pad;
+        let pad_x = (self.pad as f64 * self.x_scale).round() as i32;
         let step = w as usize * ch;
         let d = img.data_bytes_mut()?;
         let mut x = 0.0f64;
@@ -117,7 +155,7 @@ impl TextStamp {
                 b'?' - 32
             };
             let g = self.glyph(i as usize)?;
-            let gx = origin.x + x.round() as i32 - self.pad;
+            let gx = origin.x + x.round() as i32 - pad_x;
             let gy = origin.y - self.ascent - self.pad;
             x += g.advance;
             for r in 0..rows {
@@ -153,6 +191,18 @@ pub fn draw_text_lines(
     scale: f64,
     color: Scalar,
 ) -> Result<()> {
+    draw_text_lines_squeezed(img, lines, origin, (scale, 1.0), color)
+}
+
+/// `draw_text_lines` with the text and its box narrowed by `x_scale` (`scale_x.1`): on the
+/// frames of an anamorphic video, shown wider than stored, the inverse of its pixel aspect.
+pub fn draw_text_lines_squeezed(
+    img: &mut Mat,
+    lines: &[String],
+    origin: (i32, i32),
+    (scale, x_scale): (f64, f64),
+    color: Scalar,
+) -> Result<()> {
     let step = (36.0 * scale).round() as i32;
     let thick = (2.0 * scale).round().max(1.0) as i32;
     let font = imgproc::FONT_HERSHEY_DUPLEX;
@@ -164,10 +214,11 @@ pub fn draw_text_lines(
     }
     let pad = (10.0 * scale) as i32;
     let top = origin.1 - step + pad / 2;
+    let narrow = |v: i32| (v as f64 * x_scale).round() as i32;
     let rect = Rect::new(
-        origin.0 - pad,
+        origin.0 - narrow(pad),
         top.max(0),
-        width + 2 * pad,
+        narrow(width + 2 * pad),
         step * lines.len() as i32 + pad,
     ) & Rect::new(0, 0, img.cols(), img.rows());
     if rect.width > 0 && rect.height > 0 {
@@ -176,7 +227,7 @@ pub fn draw_text_lines(
         roi.convert_to(&mut dark, -1, 0.45, 0.0)?;
         dark.copy_to(&mut roi)?;
     }
-    let stamp = TextStamp::cached(font, scale, thick)?;
+    let stamp = TextStamp::cached_squeezed(font, scale, thick, x_scale)?;
     for (i, line) in lines.iter().enumerate() {
         let p = Point::new(origin.0, origin.1 + i as i32 * step);
         stamp.draw(img, line, p, color)?;

@@ -183,6 +183,7 @@ impl StillResult {
             self.measure.as_ref(),
             self.detection.status,
             &cfg.render,
+            self.pipe.pixel_aspect(),
         )
     }
 
