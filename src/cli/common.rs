@@ -151,6 +151,19 @@ fn text_output(opt: &str) -> Option<TextOutput> {
     Some(TextOutput { name, ext, what })
 }
 
+/// Refuse a config output (`lanes perspective -o`, `lanes tune --save-to`) named like a video
+/// or a still: the user meant another option, or a file name such as `cam.toml`.
+pub fn check_config_output(opt: &str, p: &Path) -> Result<()> {
+    if let Some(kind) = picture_kind(p) {
+        anyhow::bail!(
+            "{}: {opt} names {kind}, but it writes the geometry as a TOML config: give e.g. {opt} {}",
+            p.display(),
+            p.with_extension("toml").display()
+        );
+    }
+    Ok(())
+}
+
 /// "a video" or "a still" when `p` is named like one, by its extension.
 fn picture_kind(p: &Path) -> Option<&'static str> {
     if lanes::video::is_video_path(p) {

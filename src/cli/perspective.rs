@@ -10,7 +10,7 @@ use lanes::geometry::autoperspective::{self as ap, report, LaneLines, Options, Y
 use lanes::lane::undistort::Undistorter;
 use lanes::lane::warp::Perspective;
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, ValueEnum)]
 enum YmFrom {
@@ -122,6 +122,15 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     } else {
         collect_images(&images)?
     };
+    // Never over an input (a still or video given as -o by mistake), nor into a folder.
+    let mut inputs: Vec<(&str, Option<&Path>)> = videos
+        .iter()
+        .map(|p| ("input video", Some(p.as_path())))
+        .chain(paths.iter().map(|p| ("input image", Some(p.as_path()))))
+        .collect();
+    inputs.push(("camera file (--camera)", a.camera.as_deref()));
+    super::common::check_outputs(&inputs, &[("-o path", Some(out.as_path()))])?;
+    super::common::check_config_output("-o", out)?;
     // Frames sampled from videos carry their time: a video's frames less than a second apart
     // are never taken for one view (`ap::views`).
     let mut sampled: Vec<(PathBuf, BgrFrame, Option<f64>)> = Vec::new();

@@ -199,6 +199,32 @@ fn corpus() -> Vec<Case> {
             2,
             &["cfg.toml: -o path", SAME, "config file (--config) cfg.toml"],
         ),
+        // `lanes perspective` writes a config: never over its input video or stills (it used
+        // to turn the video into 2 KB of TOML), never into a folder after all the work.
+        case(
+            "perspective -o is the input video",
+            "perspective in.mp4 -o in.mp4",
+            2,
+            &["in.mp4: -o path", SAME, "input video in.mp4", DESTROY],
+        ),
+        case(
+            "perspective -o is one of a folder's stills",
+            "perspective stills -o stills/test2.jpg",
+            2,
+            &["-o path", SAME, "input image stills/test2.jpg", DESTROY],
+        ),
+        case(
+            "perspective -o is a folder",
+            "perspective stills -o sub",
+            2,
+            &["sub: -o names a folder, not a file"],
+        ),
+        case(
+            "perspective -o is named like a still",
+            "perspective stills -o cam.jpg",
+            2,
+            &["cam.jpg: -o names a still", "TOML config", "-o cam.toml"],
+        ),
         case(
             "input through a symlink",
             "video link.mp4 -o in.mp4 --frames 3",
