@@ -24,6 +24,9 @@ pub enum Error {
     WriteImage { path: PathBuf },
     #[error("{path}: {message}")]
     Io { path: PathBuf, message: String },
+    /// Standard output closed by its reader (`--telemetry - | head`): it has what it wanted.
+    #[error("standard output closed by its reader")]
+    StdoutClosed,
     /// A bad row of a `lanes batch --manifest` file.
     #[error("{path}: line {line}: {message}")]
     Manifest {

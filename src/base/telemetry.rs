@@ -218,6 +218,9 @@ impl TelemetryWriter {
     }
     /// A write error, naming the file (or standard output).
     fn error(&self, e: std::io::Error) -> Error {
+        if self.to_stdout() && e.kind() == std::io::ErrorKind::BrokenPipe {
+            return Error::StdoutClosed;
+        }
         Error::Io {
             path: if self.to_stdout() {
                 PathBuf::from("--telemetry -: standard output")

@@ -185,14 +185,14 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
 
     if a.json {
         let s = report::summary_json(&run, &info, &a.output, total_s);
-        println!("{}", serde_json::to_string(&s)?);
+        outln!("{}", serde_json::to_string(&s)?);
     } else {
         print!("{}", report::table(&run));
-        println!("wrote {}", a.output.display());
+        outln!("wrote {}", a.output.display());
         if let Some(dir) = &a.corners_dir {
-            println!("wrote corner pictures to {}", dir.display());
+            outln!("wrote corner pictures to {}", dir.display());
         }
-        println!(
+        outln!(
             "time: {calib_s:.2} s to read, detect and calibrate ({} images: detect {:.2} s on {} threads, calibrate {:.2} s), {total_s:.2} s in all",
             run.views.len(),
             run.detect_seconds,

@@ -82,7 +82,7 @@ pub fn run(a: EvalArgs) -> Result<i32> {
         eprintln!("lanes: {}: {}", f.file, f.error);
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
+        outln!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
         print!("{}", table(&rep, a.frames));
     }

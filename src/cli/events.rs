@@ -37,14 +37,14 @@ pub fn run(a: EventsArgs) -> Result<i32> {
     let fps = events::fps_of(&records, 25.0);
     let ev = events::detect(&records, fps, &cfg.events);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&ev)?);
+        outln!("{}", serde_json::to_string_pretty(&ev)?);
         return Ok(0);
     }
     let counts: Vec<String> = events::count_by_kind(&ev)
         .iter()
         .map(|(k, n)| format!("{n} {k}"))
         .collect();
-    println!(
+    outln!(
         "{}: {} at {:.2} fps, {}: {}",
         a.telemetry.display(),
         super::common::count(records.len(), "frame", "frames"),
@@ -53,7 +53,7 @@ pub fn run(a: EventsArgs) -> Result<i32> {
         counts.join(", ")
     );
     for e in &ev {
-        println!("{}", e.describe());
+        outln!("{}", e.describe());
     }
     Ok(0)
 }

@@ -244,7 +244,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                     no_lane += 1;
                 }
                 if a.json {
-                    println!("{}", serde_json::to_string(&rec)?);
+                    outln!("{}", serde_json::to_string(&rec)?);
                 } else {
                     let m = |v: Option<f64>, d: usize| {
                         v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())

@@ -200,7 +200,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
         let o = ap::analyze_frame(&undistorted, at_s, k.as_ref(), &opts)
             .with_context(|| format!("{}: finding lane lines", path.display()))?;
         if let Some(line) = report::frame_ok_text(&o, h) {
-            println!("{}: {line}", path.display());
+            outln!("{}: {line}", path.display());
         }
         bars.push(o.side_bars);
         bottom_bars.push(o.bottom_bar);
@@ -212,7 +212,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             rejection: o.rejection,
         };
         if let Some(p) = &r.problem {
-            println!("{}: not used: {p}", path.display());
+            outln!("{}: not used: {p}", path.display());
         }
         results.push(r);
     }
@@ -266,12 +266,12 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             h,
         );
         if end.bar > 0 {
-            println!(
+            outln!(
                 "a {}-row black bar at the bottom of every frame: the quad ends above it",
                 end.bar
             );
         } else if end.hood {
-            println!(
+            outln!(
                 "no marking below row {:.0}: a hood, or the lines leave the picture's sides; the quad ends above it",
                 end.low
             );
@@ -294,7 +294,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     let names: Vec<String> = found.iter().map(|&i| results[i].name.clone()).collect();
     for (o, why) in &est.lines.outliers {
         let r = &mut results[found[*o]];
-        println!("{}: not used after all: {why}", r.name);
+        outln!("{}: not used after all: {why}", r.name);
         r.problem = Some(why.clone());
     }
     let used = found.len() - est.lines.outliers.len();
@@ -315,7 +315,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     std::fs::write(out, text).with_context(|| format!("{}: cannot write config", out.display()))?;
 
     for line in report::estimate_text(&est, &opts) {
-        println!("{line}");
+        outln!("{line}");
     }
     // Frames of one view (a car standing still) were one vote.
     for g in est.lines.views.iter().filter(|g| g.len() > 1) {
@@ -323,7 +323,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             .iter()
             .filter_map(|&i| names.get(i).map(String::as_str))
             .collect();
-        println!(
+        outln!(
             "one view in {} frames, one vote: {}",
             frames.len(),
             frames.join(", ")
@@ -332,7 +332,7 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     for w in lanes::geometry::autoperspective::scale_warnings(&est) {
         eprintln!("lanes: warning: {w}");
     }
-    println!(
+    outln!(
         "wrote {} and pictures {}_*_quad.jpg, {}_*_birdseye.jpg in {} ({} of {} frames used)",
         out.display(),
         out_stem,

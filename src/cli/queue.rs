@@ -231,7 +231,7 @@ pub fn run(a: QueueArgs) -> Result<i32> {
             let mut q = conn.open(Some(Duration::from_secs(30)), "lanes-status", None)?;
             let s = q.status()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&s)?);
+                outln!("{}", serde_json::to_string_pretty(&s)?);
                 return Ok(0);
             }
             print!("{}", s.text(&conn.queue));

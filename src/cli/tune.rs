@@ -117,7 +117,7 @@ fn sweep(tuner: &Tuner, spec: &str, out: &Path, show: Show, cell_width: i32) -> 
         let both = col.iter().filter(|s| s.left_found && s.right_found).count();
         let mean_mask =
             col.iter().map(|s| s.mask_pixels as f64).sum::<f64>() / col.len().max(1) as f64;
-        println!(
+        outln!(
             "{} = {v}: both lines on {both}/{} stills, mean mask pixels {mean_mask:.0}",
             sweep.key,
             col.len()
@@ -176,7 +176,7 @@ fn serve(tuner: Tuner, a: &TuneArgs) -> Result<i32> {
             .context("installing the Ctrl-C handler")?;
     }
     let url = server.url();
-    println!("{url}");
+    outln!("{url}");
     eprintln!(
         "lanes tune: {n} stills at {url} ; Save writes {}; Ctrl-C stops",
         save_to.display()

@@ -76,7 +76,7 @@ pub fn run(a: UndistortArgs) -> Result<i32> {
             failed += 1;
         }
     }
-    println!(
+    outln!(
         "undistorted {} of {} images into {} ({:.2} s)",
         paths.len() - failed,
         paths.len(),

@@ -660,3 +660,87 @@ fn natural_mistakes_are_named_and_never_modify_an_input() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(modified, 0);
 }
+
+/// Output piped to a reader that stops early (`lanes image DIR --json | head -1`): the command
+/// stops quietly with status 141, a shell's status for a tool that SIGPIPE stopped, as Unix
+/// tools do, and leaves no partial file. Before, `lanes image` and `lanes perspective` panicked
+/// with a backtrace (exit 101) and `lanes video --telemetry -` printed an error (exit 2).
+#[test]
+fn a_closed_output_pipe_stops_quietly() {
+    let Some(stills) = data("udacity/test_images") else {
+        return;
+    };
+    let Some(clip) = data("videos/udacity_vehicle_detection/test_video.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let w = dir.path();
+    let s = |p: &Path| p.display().to_string();
+    let cases: Vec<Vec<String>> = vec![
+        vec![
+            "image".into(),
+            s(&stills),
+            "--json".into(),
+            "-o".into(),
+            s(&w.join("img")),
+        ],
+        vec![
+            "perspective".into(),
+            s(&clip),
+            "-o".into(),
+            s(&w.join("p.toml")),
+        ],
+        vec![
+            "video".into(),
+            s(&clip),
+            "-o".into(),
+            s(&w.join("o.mp4")),
+            "--telemetry".into(),
+            "-".into(),
+        ],
+    ];
+    std::fs::create_dir(w.join("img")).unwrap();
+    for args in cases {
+        let mut child = Command::new(lanes_bin())
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the first line: the first write finds the pipe closed.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(141), "lanes {args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{err}"
+        );
+        let partial: Vec<_> = walk(w)
+            .into_iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        assert!(
+            partial.is_empty(),
+            "lanes {args:?}: partial files {partial:?}"
+        );
+        assert!(!w.join("p.toml").exists() && !w.join("o.mp4").exists());
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
