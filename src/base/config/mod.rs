@@ -160,26 +160,115 @@ impl Config {
                 None => parse_err(e.message().trim().replace('\n', "; ")),
             }
         })?;
-        let mut merged: toml::Table = toml::from_str(&Self::preset(base).to_toml())
+        let preset: toml::Table = toml::from_str(&Self::preset(base).to_toml())
             .map_err(|e| parse_err(e.message().to_string()))?;
-        for (section, v) in over {
-            match (merged.get_mut(&section), v) {
-                (Some(toml::Value::Table(m)), toml::Value::Table(o)) => {
-                    for (k, v) in o {
-                        m.insert(k, v);
-                    }
-                }
-                (_, v) => {
-                    merged.insert(section, v);
-                }
-            }
-        }
+        let merged = merge(preset.clone(), over.clone());
         let cfg: Config = toml::Value::Table(merged)
             .try_into()
-            .map_err(|e: toml::de::Error| parse_err(e.message().to_string()))?;
+            .map_err(|e: toml::de::Error| {
+                // The values' positions are gone once merged: the key is found by trying the
+                // file's keys one at a time over the preset.
+                let plain = plain_type_words(e.message());
+                match culprit(&preset, &over) {
+                    Some(key) => parse_err(match key_line(text, &key) {
+                        Some(n) => format!("line {n}: {key}: {plain}"),
+                        None => format!("{key}: {plain}"),
+                    }),
+                    None => parse_err(plain),
+                }
+            })?;
         cfg.validate()?;
         Ok(cfg)
     }
+}
+
+/// `over`'s sections' keys put over `base`'s (a section that is not a table replaces).
+fn merge(mut base: toml::Table, over: toml::Table) -> toml::Table {
+    for (section, v) in over {
+        match (base.get_mut(&section), v) {
+            (Some(toml::Value::Table(m)), toml::Value::Table(o)) => {
+                for (k, v) in o {
+                    m.insert(k, v);
+                }
+            }
+            (_, v) => {
+                base.insert(section, v);
+            }
+        }
+    }
+    base
+}
+
+/// The first of a config file's keys (`section.key`) that does not fit a `Config` alone over
+/// `base`.
+fn culprit(base: &toml::Table, over: &toml::Table) -> Option<String> {
+    let fails = |one: toml::Table| {
+        toml::Value::Table(merge(base.clone(), one))
+            .try_into::<Config>()
+            .is_err()
+    };
+    for (section, v) in over {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let mut inner = toml::Table::new();
+                    inner.insert(k.clone(), v.clone());
+                    let mut one = toml::Table::new();
+                    one.insert(section.clone(), toml::Value::Table(inner));
+                    if fails(one) {
+                        return Some(format!("{section}.{k}"));
+                    }
+                }
+            }
+            v => {
+                let mut one = toml::Table::new();
+                one.insert(section.clone(), v.clone());
+                if fails(one) {
+                    return Some(section.clone());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The line of `text` where `key` (`section.key`) is set: the first `key =` after the
+/// `[section]` header (or anywhere, for a dotted or inline key).
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    let (section, name) = key.split_once('.').unwrap_or(("", key));
+    let mut in_section = section.is_empty();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            in_section = h.trim_end_matches(']').trim() == section;
+            continue;
+        }
+        let lhs = l.split('=').next().unwrap_or("").trim();
+        if l.contains('=') && (in_section && lhs == name || lhs == key) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// serde's type names in words a user reads: "expected u8" is "expected a whole number
+/// 0-255", "expected f64" is "expected a number".
+fn plain_type_words(message: &str) -> String {
+    let mut m = message.trim().replace('\n', "; ");
+    for (from, to) in [
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected i32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+    ] {
+        m = m.replace(from, to);
+    }
+    m
 }
 
 /// Whether a file's text is an OpenCV FileStorage camera file (YAML or XML), the usual thing
@@ -283,6 +372,31 @@ mod tests {
             err.to_string(),
             "config search.band_min_source_rows = -1 (expected 0..=4)"
         );
+    }
+
+    /// A value of the wrong type or beyond its type's range names its line and key, in words
+    /// (before: "invalid type: string \"twenty\", expected u8", no key, no line).
+    #[test]
+    fn a_wrong_type_names_its_line_and_key_in_plain_words() {
+        let cases = [
+            (
+                "[threshold]\nl_contrast_min = \"twenty\"\n",
+                "c.toml: line 2: threshold.l_contrast_min: invalid type: string \"twenty\", expected a whole number from 0 to 255",
+            ),
+            (
+                "[search]\nwindows = 9\n\n[tracking]\n# gap\nmax_gap_s = \"0.5\"\n",
+                "c.toml: line 6: tracking.max_gap_s: invalid type: string \"0.5\", expected a number",
+            ),
+            (
+                "[perspective]\nsrc = [[1, 2], [3, 4], [5, 6]]\n",
+                "c.toml: line 2: perspective.src: invalid length 3, expected an array of length 4",
+            ),
+        ];
+        for (text, want) in cases {
+            let err =
+                Config::from_toml_str_over(text, Path::new("c.toml"), Preset::Robust).unwrap_err();
+            assert_eq!(err.to_string(), want);
+        }
     }
 
     /// Every float in the default file (arrays element by element), set to nan, inf and
