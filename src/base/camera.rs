@@ -272,6 +272,17 @@ impl Camera {
                 },
             }
         };
+        if path.is_dir() || crate::base::still::is_still_path(path) {
+            let what = if path.is_dir() {
+                "a folder"
+            } else {
+                "a still image"
+            };
+            return Err(Error::Io {
+                path: pb,
+                message: format!("{what}, not an OpenCV camera file (YAML from `lanes calibrate BOARD_PHOTOS -o cam.yml`)"),
+            });
+        }
         let fs = FileStorage::new_def(path, core::FileStorage_Mode::READ as i32).map_err(|e| {
             // OpenCV's message spans lines and names its own source file: keep its reason.
             let reason = e

@@ -125,8 +125,10 @@ fn video_hint(path: &std::path::Path) -> &'static str {
             )
         })
         .unwrap_or(false);
-    if video {
-        " (it is a video: `lanes video` processes videos; `lanes tune` samples frames from them)"
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        " (an empty file, 0 bytes)"
+    } else if video {
+        " (named like a video: `lanes video` processes videos; `lanes tune` samples frames from them)"
     } else {
         ""
     }

@@ -224,9 +224,19 @@ impl VideoSource {
             path: path.to_path_buf(),
             message: format!("cannot open as a video ({why})"),
         };
+        if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+            return Err(not_video("an empty file, 0 bytes"));
+        }
         let input = ffmpeg::format::input(&path).map_err(|e| {
             not_video(&super::files::missing_index(path).unwrap_or(e.to_string().to_lowercase()))
         })?;
+        // A still whatever its name (a JPEG saved as .mp4): FFmpeg reads it as one frame.
+        if let Some(kind) = super::files::still_format(input.format().name()) {
+            return Err(Error::Video {
+                path: path.to_path_buf(),
+                message: format!("a still image ({kind}), not a video, whatever its name: `lanes image` processes stills"),
+            });
+        }
         let stream = input
             .streams()
             .best(ffmpeg::media::Type::Video)

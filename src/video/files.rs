@@ -58,6 +58,15 @@ pub fn missing_index(path: &Path) -> Option<String> {
     })
 }
 
+/// The picture format of an FFmpeg demuxer that reads single images (`jpeg_pipe`, `png_pipe`,
+/// `image2`), or `None` for a video container.
+pub(super) fn still_format(demuxer: &str) -> Option<&str> {
+    match demuxer {
+        "image2" => Some("image"),
+        d => d.strip_suffix("_pipe"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

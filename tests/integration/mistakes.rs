@@ -122,6 +122,8 @@ fn work_folder(w: &Path) -> Option<()> {
         "{\"input\": \"in.mp4\", \"camera\": \"cfg.toml\"}\n",
     )
     .unwrap();
+    std::fs::copy(&test1, w.join("photo.mp4")).unwrap();
+    std::fs::write(w.join("empty.mp4"), b"").unwrap();
     std::fs::create_dir(w.join("sub")).unwrap();
     std::fs::create_dir(w.join("taken.mp4")).unwrap();
     let st = Command::new("ffmpeg")
@@ -370,12 +372,42 @@ fn corpus() -> Vec<Case> {
             &["bad.toml: line 1", "invalid table header"],
         ),
         case(
+            "a JPEG saved with a video's name",
+            "video photo.mp4 -o out.mp4",
+            2,
+            &["photo.mp4: a still image (jpeg), not a video, whatever its name", "lanes image"],
+        ),
+        case(
+            "an empty file given as a video",
+            "video empty.mp4 -o out.mp4",
+            2,
+            &["empty.mp4: cannot open as a video (an empty file, 0 bytes)"],
+        ),
+        case(
+            "an empty file given as a still",
+            "image empty.mp4 -o out_img",
+            1,
+            &["empty.mp4: cannot read as an image (an empty file, 0 bytes)"],
+        ),
+        case(
+            "a folder given as the camera file",
+            "video in.mp4 --no-render --camera stills",
+            2,
+            &["stills: a folder, not an OpenCV camera file", "lanes calibrate"],
+        ),
+        case(
+            "a still given as the camera file",
+            "video in.mp4 --no-render --camera stills/test1.jpg",
+            2,
+            &["test1.jpg: a still image, not an OpenCV camera file"],
+        ),
+        case(
             "video given to lanes image",
             "image in.mp4 -o out_img",
             1,
             &[
                 "in.mp4: cannot read as an image",
-                "it is a video",
+                "named like a video",
                 "lanes video",
             ],
         ),
