@@ -139,27 +139,60 @@ fn process(
     })
 }
 
+/// The names `lanes image` gives its outputs (`--stages` writes them all).
+const OUTPUT_SUFFIXES: [&str; 7] = [
+    "_overlay.jpg",
+    "_undistorted.jpg",
+    "_birdseye.jpg",
+    "_l.png",
+    "_b.png",
+    "_mask.png",
+    "_search.png",
+];
+
+/// `images` less the outputs of an earlier run into the same folder (`lanes image DIR -o DIR`
+/// run again): they would be taken for stills, and their own outputs' names would be theirs.
+fn without_earlier_outputs(images: Vec<PathBuf>, out_dir: &Path) -> Vec<PathBuf> {
+    let same_dir = |p: &Path| {
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        match (dir.canonicalize(), out_dir.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+    };
+    let (earlier, stills): (Vec<PathBuf>, Vec<PathBuf>) = images.into_iter().partition(|p| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        OUTPUT_SUFFIXES.iter().any(|s| name.ends_with(s)) && same_dir(p)
+    });
+    if !earlier.is_empty() {
+        eprintln!(
+            "lanes: note: {} files in {} left out as earlier outputs of lanes image (*_overlay.jpg, ...); they are written again",
+            earlier.len(),
+            out_dir.display()
+        );
+    }
+    stills
+}
+
 pub fn run(a: ImageArgs) -> Result<i32> {
     let cfg = load_config(a.config.as_deref())?;
     let camera = load_camera(a.camera.as_deref())?;
-    let images = collect_images(&a.inputs)?;
+    let images = without_earlier_outputs(collect_images(&a.inputs)?, &a.output);
     // Inputs that share a name (`a/0.jpg`, `b/0.jpg`) get their folders in the outputs' names.
     let stems: Vec<String> = lanes::base::still::unique_names(&images)
         .iter()
         .map(|n| lanes::base::still::stem_of(n))
         .collect();
     let suffixes: &[&str] = if a.stages {
-        &[
-            "_overlay.jpg",
-            "_undistorted.jpg",
-            "_birdseye.jpg",
-            "_l.png",
-            "_b.png",
-            "_mask.png",
-            "_search.png",
-        ]
+        &OUTPUT_SUFFIXES
     } else {
-        &["_overlay.jpg"]
+        &OUTPUT_SUFFIXES[..1]
     };
     let out_dir = &a.output;
     let planned: Vec<PathBuf> = stems

@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, ValueEnum)]
 enum YmFrom {
-    /// With --camera: geometry. Without: dash lengths when at least two complete dashes are
-    /// measured, else geometry with an assumed 58-degree field of view.
+    /// Geometry (the camera file's focal length, else --fov or an assumed 58-degree field of
+    /// view); measured dashes only cross-check it (a warning when they disagree by 1.5x), as
+    /// their real length differs by country. Dashes only when the geometry is degenerate.
     Auto,
     /// Dash lengths only.
     Dashes,
@@ -249,6 +250,13 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
             reasons.join("; "),
             turned.unwrap_or_default()
         );
+    }
+    let horizons: Vec<f64> = found
+        .iter()
+        .filter_map(|&i| results[i].lines.as_ref().map(|l| l.vp.1))
+        .collect();
+    if let Some(why) = ap::no_two_agree(&horizons, h) {
+        anyhow::bail!("no config written: {why}");
     }
     let est = {
         let usable: Vec<&LaneLines> = found

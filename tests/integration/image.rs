@@ -544,3 +544,42 @@ fn stills_of_another_camera_get_a_geometry_found_in_themselves() {
     assert!(err.contains("lies outside the 960x540 frames"), "{err}");
     assert_ne!(recs[0]["status"], "both");
 }
+
+/// `lanes image DIR -o DIR` run again: the first run's overlays are left out of the stills
+/// (with a note) and written again, the same two stills processed. Before, the second run
+/// refused: each earlier overlay was an input whose output was itself.
+#[test]
+fn a_second_run_into_the_stills_folder_leaves_its_earlier_outputs_out() {
+    let (Some(t1), Some(t2)) = (
+        data("udacity/test_images/test1.jpg"),
+        data("udacity/test_images/test2.jpg"),
+    ) else {
+        return;
+    };
+    let dir = tmp();
+    let d = dir.path().join("stills");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::copy(&t1, d.join("test1.jpg")).unwrap();
+    std::fs::copy(&t2, d.join("test2.jpg")).unwrap();
+    let ds = d.to_str().unwrap();
+    let first = lanes(&["image", ds, "-o", ds, "--stages"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let o = lanes(&["image", ds, "-o", ds]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("14 files in") && err.contains("left out as earlier outputs of lanes image"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 processed, 0 without both lines, 0 failed"),
+        "{err}"
+    );
+    // Only the stills' outputs: no overlay of an overlay.
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 16, "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("_overlay_")), "{names:?}");
+}

@@ -32,6 +32,28 @@ pub struct CombinedLines {
 /// car or a barrier met 10-14% off on the LA clip darkened.
 pub const MAX_HORIZON_OFF: f64 = 0.08;
 
+/// Why frames whose lines were found cannot be one road camera's, if they cannot: two or more
+/// of them, and no two with horizons within [`MAX_HORIZON_OFF`] of the height of each other.
+/// The medians of [`combine`] leave out a frame that disagrees with the others, but two frames
+/// that disagree are each as far from their median (chessboard photos taken from several
+/// angles: horizons 19% of the height apart on OpenCV's sample boards).
+pub fn no_two_agree(horizons: &[f64], height: i32) -> Option<String> {
+    let tol = MAX_HORIZON_OFF * height as f64;
+    let agree = horizons
+        .iter()
+        .enumerate()
+        .any(|(i, a)| horizons[i + 1..].iter().any(|b| (a - b).abs() <= tol));
+    (horizons.len() >= 2 && !agree).then(|| {
+        let rows: Vec<String> = horizons.iter().map(|r| format!("{r:.0}")).collect();
+        format!(
+            "the {} frames whose lines were found disagree: horizons at rows {}, no two within {:.0}% of the height (a road camera's frames lie within a few %): not frames of one camera looking along a road",
+            horizons.len(),
+            rows.join(", "),
+            100.0 * MAX_HORIZON_OFF
+        )
+    })
+}
+
 /// Why a frame's lines disagree with the median lines of all frames, if they do: its horizon
 /// more than [`MAX_HORIZON_OFF`] of the height away. Medians of a few frames (a short or busy
 /// clip gives 4-5) move by a whole rank for each gross error, and the horizon sets the pitch,
@@ -541,6 +563,19 @@ mod tests {
     /// 16:9, pixels 4:3 wide, every column at 3/4 of its place): with the pixel shape, the
     /// camera height, pitch and scale along the road are those of the square frame; without
     /// it the height came out 4/3 as high and the pitch 4/3 as steep.
+    #[test]
+    fn frames_of_no_one_road_camera_are_told_by_their_horizons() {
+        // OpenCV's sample boards: two frames with lines, horizons 19% of 480 rows apart.
+        let why = no_two_agree(&[307.7, 218.3], 480).unwrap();
+        assert!(why.contains("rows 308, 218"), "{why}");
+        // Udacity's straight_lines1/2 (rows 424 and 426 of 720), one frame, or a pair that
+        // agrees among frames that do not: one camera.
+        assert!(no_two_agree(&[424.0, 426.0], 720).is_none());
+        assert!(no_two_agree(&[424.0], 720).is_none());
+        assert!(no_two_agree(&[300.0, 424.0, 430.0], 720).is_none());
+        assert!(no_two_agree(&[100.0, 300.0, 500.0], 720).is_some());
+    }
+
     #[test]
     fn an_anamorphic_frame_s_geometry_is_that_of_its_square_picture() {
         let geometry = |squeeze: f64, pixel_aspect: f64| {

@@ -28,7 +28,7 @@ pub mod views;
 pub use bars::{picture_width, side_bars};
 pub use candidates::RIDGE_CUE;
 pub use estimate::{
-    combine, dash_cluster, estimate, frame_dashes, implausible_lines, scale_warnings,
+    combine, dash_cluster, estimate, frame_dashes, implausible_lines, no_two_agree, scale_warnings,
     CombinedLines, DashStats, Estimate, CAMERA_HEIGHT_RANGE_M, DASH_RANGE_M, SCALE_DISAGREEMENT,
 };
 pub use frame::{

@@ -225,8 +225,14 @@ pub fn estimate_text(est: &Estimate, opts: &Options) -> Vec<String> {
             let mut l = ds.lengths_px.clone();
             l.sort_by(|a, b| a.total_cmp(b));
             let list: Vec<String> = l.iter().map(|v| format!("{v:.0}")).collect();
+            // Why the dashes' scale is not the one used: said where it is printed.
+            let role = if est.ym_from == "geometry" {
+                " (a cross-check only: dashes are 3 m long in the US and 6 m on German motorways; --ym-from dashes takes them at --dash-length)"
+            } else {
+                ""
+            };
             format!(
-                "dashes: {} measured ({} px), {} in the densest cluster, its median {:.1} px -> ym_per_px {:.5}",
+                "dashes: {} measured ({} px), {} in the densest cluster, its median {:.1} px -> ym_per_px {:.5}{role}",
                 ds.lengths_px.len(),
                 list.join(", "),
                 ds.cluster_count,
