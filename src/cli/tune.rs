@@ -72,6 +72,16 @@ pub fn run(a: TuneArgs) -> Result<i32> {
         outputs = vec![("-o path", a.output.as_deref())];
     }
     super::common::check_outputs(&inputs, &outputs)?;
+    // The sheet is a still: a name it cannot be written under is refused before the work.
+    if let (Some(_), Some(out)) = (&a.sweep, &a.output) {
+        if !lanes::base::still::is_still_path(out) {
+            anyhow::bail!(
+                "{}: -o names no picture format the contact sheet is written in: give a .png or .jpg, e.g. -o {}",
+                out.display(),
+                out.with_extension("png").display()
+            );
+        }
+    }
     // Without a [perspective] (robust preset), frames of a video and stills get a geometry found
     // in themselves, as in `lanes video` and `lanes image` (`stills_geometry`: the Udacity
     // camera's keep the built-in one); Save then writes it with the thresholds.

@@ -402,6 +402,12 @@ fn corpus() -> Vec<Case> {
             &["test1.jpg: a still image, not an OpenCV camera file"],
         ),
         case(
+            "a sweep's contact sheet named .gif",
+            "tune stills --sweep threshold.l_contrast_min=10,20 -o s.gif",
+            2,
+            &["s.gif: -o names no picture format", "-o s.png"],
+        ),
+        case(
             "video given to lanes image",
             "image in.mp4 -o out_img",
             1,

@@ -193,7 +193,7 @@ fn index_html(dir: &Path, out: &Path, o: &BatchOutcome) -> String {
     let t = &o.total;
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lanes report: {title}</title><style>{STYLE}</style></head><body>\n<h1>lanes report: {title}</h1>\n<p>{} drives ({} failed), {} frames, {:.1} s; frames with a lane {:.1}%, search failed {:.1}%. Click a column to sort.</p>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lanes report: {title}</title><style>{STYLE}</style></head><body>\n<h1>lanes report: {title}</h1>\n<p>{} drives ({} failed), {} frames, {:.1} s; frames with a lane {:.1}%, no lane detected {:.1}%. Click a column to sort.</p>\n",
         o.drives.len(),
         o.failed(),
         t.frames,
@@ -201,7 +201,7 @@ fn index_html(dir: &Path, out: &Path, o: &BatchOutcome) -> String {
         100.0 * t.lane_share(),
         100.0 * t.search_failed_share()
     );
-    h.push_str("<table class=\"index\"><thead><tr><th>drive</th><th>frames</th><th>duration (s)</th><th>lane %</th><th>search failed %</th><th>|offset| mean (m)</th><th>|offset| max (m)</th><th>radius median (m)</th><th>lane width median (m)</th><th>offset median (m)</th><th>confidence</th>");
+    h.push_str("<table class=\"index\"><thead><tr><th>drive</th><th>frames</th><th>duration (s)</th><th>lane %</th><th>no lane detected %</th><th>|offset| mean (m)</th><th>|offset| max (m)</th><th>radius median (m)</th><th>lane width median (m)</th><th>offset median (m)</th><th>confidence</th>");
     for k in events::KINDS {
         let _ = write!(h, "<th>{k}</th>");
     }

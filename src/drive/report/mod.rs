@@ -262,9 +262,10 @@ pub fn drive_report(
             ),
         ),
         (
-            "search failed",
+            // `lanes video` counts these two apart ("N search failed, M rejected by tracking").
+            "no lane detected",
             format!(
-                "{} ({} frames)",
+                "{} ({} frames: the search found no lane, or tracking rejected it)",
                 pct(stats.search_failed_share()),
                 stats.search_failed
             ),
