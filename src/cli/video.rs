@@ -220,6 +220,10 @@ pub fn run(a: VideoArgs) -> Result<i32> {
             ", STOPPED at frame {n} of {} (truncated or corrupt input)",
             s.announced_frames
         ),
+        None if s.undecodable > 0 => format!(
+            ", {} frames undecodable (corrupt data; the file was read to its end)",
+            s.undecodable
+        ),
         None => String::new(),
     };
     let interrupted = match s.interrupted_at {
@@ -284,6 +288,15 @@ pub fn run(a: VideoArgs) -> Result<i32> {
         eprintln!(
             "lanes: {}: decoding stopped at frame {n}; the {} frames read were written",
             a.input.display(),
+            s.frames_read
+        );
+        return Ok(1);
+    }
+    if s.undecodable > 0 {
+        eprintln!(
+            "lanes: {}: {} frames could not be decoded (corrupt data in the file); the {} others were analysed and written",
+            a.input.display(),
+            s.undecodable,
             s.frames_read
         );
         return Ok(1);

@@ -144,10 +144,10 @@ pub struct VideoSource {
     /// 0-based index of the frame `decode_next` returns next (for frames without a timestamp).
     next_index: usize,
     eof_sent: bool,
-    /// Frames decoded so far, and the packets or frames the decoder refused.
+    /// Frames decoded so far.
     decoded: usize,
-    packets: usize,
-    errors: usize,
+    /// Packets taken, errors met, and whether the container was read to its end.
+    health: std::sync::Arc<super::health::StreamHealth>,
     last_error: Option<String>,
     /// Frames of another size than the first scaled to it (`resize`).
     size_keeper: SizeKeeper,
@@ -300,8 +300,7 @@ impl VideoSource {
             next_index: 0,
             eof_sent: false,
             decoded: 0,
-            packets: 0,
-            errors: 0,
+            health: Default::default(),
             last_error: None,
             size_keeper: SizeKeeper::new((0, 0)),
         };
@@ -333,6 +332,11 @@ impl VideoSource {
             path: path.to_path_buf(),
             message: format!("unsupported video codec {codec} ({e})"),
         }
+    }
+
+    /// What decoding met so far, shared (the decoder runs on a thread of its own).
+    pub fn health(&self) -> std::sync::Arc<super::health::StreamHealth> {
+        self.health.clone()
     }
 
     /// The error for a stream that gave no frame at all.
@@ -457,7 +461,7 @@ impl VideoSource {
                 Err(ffmpeg::Error::Eof) => return self.end(),
                 Err(e) if is_again(&e) => {}
                 Err(e) => {
-                    self.errors += 1;
+                    self.health.error();
                     in_a_row += 1;
                     self.last_error = Some(e.to_string());
                 }
@@ -476,7 +480,7 @@ impl VideoSource {
     /// The end of the stream: an error when packets went in and not one frame came out (the
     /// stream is corrupt, or coded in a way this decoder does not support).
     fn end(&self) -> Result<Option<ffmpeg::frame::Video>> {
-        if self.decoded == 0 && (self.errors > 0 || self.packets > 0) {
+        if self.decoded == 0 && (self.health.errors() > 0 || self.health.packets() > 0) {
             return Err(self.undecodable());
         }
         Ok(None)
@@ -498,13 +502,11 @@ impl VideoSource {
                     if packet.stream() != self.stream {
                         continue;
                     }
+                    self.health.packets.fetch_add(1, Ordering::Relaxed);
                     match self.decoder.send_packet(&packet) {
-                        Ok(()) => {
-                            self.packets += 1;
-                            return refused;
-                        }
+                        Ok(()) => return refused,
                         Err(e) => {
-                            self.errors += 1;
+                            self.health.error();
                             refused += 1;
                             self.last_error = Some(e.to_string());
                             if refused > MAX_ERRORS_IN_A_ROW {
@@ -521,6 +523,7 @@ impl VideoSource {
                 Err(e) => {
                     // A read error mid-file (truncated or corrupt container): decoding stops
                     // here, the frames before it count.
+                    self.health.read_failed.store(true, Ordering::Relaxed);
                     self.last_error = Some(e.to_string());
                     self.send_eof();
                     return refused;

@@ -140,7 +140,7 @@ pub fn run(
         )?;
     }
     let pipe = Pipeline::new(cfg.clone(), camera, src.width, src.height)?
-        .with_pixel_aspect(super::pixel_aspect(src.sample_aspect));
+        .with_pixel_aspect(super::rotation::pixel_aspect(src.sample_aspect));
     run_with(&pipe, src, job, on_record, progress)
 }
 
@@ -199,6 +199,7 @@ pub fn run_with(
     let mut an = Analyser::new(
         pipe, job, mode, src.fps, summary, telemetry, on_record, progress,
     );
+    let health = src.health();
     let (result, sink) = if job.threaded {
         run_threaded(&mut an, src, sink)
     } else {
@@ -212,7 +213,14 @@ pub fn run_with(
         telemetry_cleanup,
         sink,
     };
-    finalise(job, summary, result, outputs, announced, max_frames)
+    finalise(
+        job,
+        summary,
+        result,
+        outputs,
+        (announced, max_frames),
+        &health,
+    )
 }
 
 /// The outputs of a run while it is being written.
@@ -456,8 +464,8 @@ fn finalise(
     mut summary: VideoSummary,
     result: Result<()>,
     outputs: Outputs,
-    announced: i64,
-    max_frames: usize,
+    (announced, max_frames): (i64, usize),
+    health: &super::health::StreamHealth,
 ) -> Result<VideoSummary> {
     let result = result.and_then(|()| {
         if summary.frames_read == 0 && summary.interrupted_at.is_none() {
@@ -514,8 +522,13 @@ fn finalise(
     // Containers often announce a frame count estimated from the duration (off by a frame or
     // two); only a shortfall beyond that counts as truncation.
     let slack = 3usize.max(wanted / 50);
-    if announced > 0 && summary.frames_read + slack < wanted {
-        summary.truncated_at = Some(job.start + summary.frames_read);
+    if announced > 0 {
+        use super::health::Shortfall;
+        match health.shortfall(summary.frames_read, wanted, announced as usize, slack) {
+            Shortfall::Truncated => summary.truncated_at = Some(job.start + summary.frames_read),
+            Shortfall::Undecodable(n) => summary.undecodable = n,
+            Shortfall::None => {}
+        }
     }
     Ok(summary)
 }

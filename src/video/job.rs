@@ -232,6 +232,9 @@ pub struct VideoSummary {
     pub encoder: Option<String>,
     /// Decoding stopped before the announced frame count (truncated or corrupt input).
     pub truncated_at: Option<usize>,
+    /// Frames short of the announced count that the decoder refused, the file read to its
+    /// end (corrupt data in the middle); 0 when none.
+    pub undecodable: usize,
     pub announced_frames: i64,
     /// The run was interrupted (`VideoJob::cancel`) before this frame; the outputs hold the
     /// frames before it, finalised.
@@ -325,6 +328,7 @@ impl VideoSummary {
             codec,
             encoder: None,
             truncated_at: None,
+            undecodable: 0,
             announced_frames,
             interrupted_at: None,
             stages: StageSeries::default(),

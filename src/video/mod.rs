@@ -9,6 +9,7 @@ mod decode;
 mod encode;
 mod files;
 mod frame_loop;
+mod health;
 mod job;
 mod libav;
 mod probe;

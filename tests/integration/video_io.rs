@@ -392,6 +392,76 @@ fn pcm_audio_is_converted_to_aac_in_step_with_the_frames() {
     assert_eq!(hidden, 0, "partial files left");
 }
 
+/// A file read to its end is not called truncated: a cut made with `ffmpeg -ss 1.3 -c copy`
+/// (its header counts packets its edit list drops) runs as complete (exit 0); data corrupted
+/// in the middle (200 kB overwritten) says how many frames could not be decoded, the rest
+/// analysed to the last frame (exit 1). Before, both said "STOPPED at frame N (truncated or
+/// corrupt input)", and `lanes batch` marked the cut failed.
+#[test]
+fn a_file_read_to_its_end_is_not_called_truncated() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let cut = dir.path().join("cut.mp4");
+    ffmpeg(&[
+        "-ss",
+        "1.3",
+        "-i",
+        s(&clip),
+        "-t",
+        "1.5",
+        "-c",
+        "copy",
+        s(&cut),
+    ]);
+    let cfg = [
+        "--camera",
+        "calibration/udacity.yml",
+        "--config",
+        "calibration/udacity.toml",
+    ];
+    let out = dir.path().join("cut_out.mp4");
+    let mut args = vec!["video", s(&cut), "-o", s(&out)];
+    args.extend(cfg);
+    let o = lanes(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !err.contains("STOPPED") && !err.contains("could not be decoded"),
+        "{err}"
+    );
+    // 3 s of the clip, 200 kB from byte 600000 overwritten (a fixed pseudo-random pattern).
+    let part = dir.path().join("part.mp4");
+    ffmpeg(&["-i", s(&clip), "-t", "3", "-c", "copy", s(&part)]);
+    let mut bytes = std::fs::read(&part).unwrap();
+    let mut x: u32 = 12345;
+    for b in &mut bytes[600_000..800_000] {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        *b = (x >> 16) as u8;
+    }
+    let bad = dir.path().join("bad.mp4");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = dir.path().join("bad_out.mp4");
+    let tel = dir.path().join("bad.jsonl");
+    let mut args = vec!["video", s(&bad), "-o", s(&out), "--telemetry", s(&tel)];
+    args.extend(cfg);
+    let o = lanes(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("STOPPED"), "{err}");
+    assert!(
+        err.contains("frames could not be decoded (corrupt data in the file)"),
+        "{err}"
+    );
+    // Decoding went on past the corrupt part, to the last frame (2.96 s).
+    let last = read_jsonl(&tel)
+        .iter()
+        .filter_map(|r| r["time_s"].as_f64())
+        .fold(0.0, f64::max);
+    assert!(last > 2.9, "last frame at {last} s: {err}");
+}
+
 /// A dual dashcam's file (front and rear cameras as two video streams): the note names the
 /// stream analysed (FFmpeg's default) and the one left out, with the command that extracts it.
 #[test]

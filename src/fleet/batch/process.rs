@@ -326,7 +326,13 @@ pub fn process(
             report.seconds = summary.seconds;
             report.stats = stats;
             report.truncated_at = summary.truncated_at;
-            report.note = [summary.quad_note.clone(), summary.noise_note()]
+            let undecodable = (summary.undecodable > 0).then(|| {
+                format!(
+                    "{} frames could not be decoded (corrupt data in the file)",
+                    summary.undecodable
+                )
+            });
+            report.note = [summary.quad_note.clone(), summary.noise_note(), undecodable]
                 .into_iter()
                 .flatten()
                 .reduce(|a, b| format!("{a}; {b}"));
