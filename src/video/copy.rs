@@ -257,7 +257,9 @@ impl StreamCopy {
                 p.set_pts(Some(shift));
                 p.set_dts(Some(shift));
             }
-            p.set_pts(p.pts().map(|v| v - shift));
+            // A packet kept within the millisecond before the first frame (the shift rounded
+            // in another time base) starts at 0, its decoding time not after it.
+            p.set_pts(p.pts().map(|v| (v - shift).max(0)));
             p.set_dts(p.dts().map(|v| (v - shift).max(0)));
             p.rescale_ts(self.in_tb, self.out_tb);
             p.set_position(-1);

@@ -482,7 +482,8 @@ impl VideoSink {
             let t = packet.dts().or(packet.pts()).unwrap_or(0) as f64 * f64::from(self.ost_tb);
             for c in self.copies.iter_mut() {
                 if let Err(e) = c.write_until(t, out) {
-                    return Err(self.write_failed(e));
+                    let what = format!("copying the input's {} stream: {e}", c.codec);
+                    return Err(self.write_failed(what));
                 }
             }
             if let Err(e) = packet.write_interleaved(out) {
@@ -512,8 +513,9 @@ impl VideoSink {
                 .write_until(end_s, &mut out)
                 .and_then(|()| copy.finish(end_s, &mut out))
             {
+                let what = format!("copying the input's {} stream: {e}", copy.codec);
                 self.out = Some(out);
-                return Err(self.write_failed(e));
+                return Err(self.write_failed(what));
             }
         }
         let trailer = out.write_trailer();

@@ -462,6 +462,58 @@ fn a_file_read_to_its_end_is_not_called_truncated() {
     assert!(last > 2.9, "last frame at {last} s: {err}");
 }
 
+/// A recording whose timestamps start at 5 s (`-output_ts_offset 5`; its AAC audio starts
+/// 22 ms before its video, the encoder's priming) is written with its audio, both from 0.
+/// Before, the audio packet kept from the millisecond before the first frame got a negative
+/// time and the run failed: "write failed: Invalid argument".
+#[test]
+fn a_video_whose_timestamps_start_late_keeps_its_audio() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let late = dir.path().join("late.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-t",
+        "2",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        "-output_ts_offset",
+        "5",
+        s(&late),
+    ]);
+    let out = dir.path().join("late_out.mp4");
+    let o = lanes(&[
+        "video",
+        "--camera",
+        "calibration/udacity.yml",
+        "--config",
+        "calibration/udacity.toml",
+        s(&late),
+        "-o",
+        s(&out),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("audio aac copied"), "{err}");
+    let v = probe(&out, "v:0", "nb_read_frames,start_time");
+    assert_eq!(v["nb_read_frames"], "50");
+    let a = probe(&out, "a:0", "codec_name,start_time,duration");
+    assert_eq!(a["codec_name"], "aac");
+    let start: f64 = a["start_time"].parse().unwrap();
+    let dur: f64 = a["duration"].parse().unwrap();
+    assert!(
+        start.abs() < 0.001 && (dur - 2.0).abs() < 0.03,
+        "audio {start} s + {dur} s"
+    );
+}
+
 /// A dual dashcam's file (front and rear cameras as two video streams): the note names the
 /// stream analysed (FFmpeg's default) and the one left out, with the command that extracts it.
 #[test]
