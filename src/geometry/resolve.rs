@@ -322,7 +322,10 @@ fn upside_down(
             format!(
                 "turned 180 degrees, {} of {n} sampled frames show the ego lane's two lines: {why}. Mark it turned, without re-encoding: `ffmpeg -i {p} -c copy -metadata:s:v:0 rotate={turn} turned.mp4`, then `lanes {command} turned.mp4`",
                 g.frames_used,
-                turn = (flagged + 180) % 360,
+                // FFmpeg's `rotate` tag is the display matrix's counter-clockwise angle
+                // (`ffprobe` shows the tag 90 as "rotation: 90"), and `flagged` the clockwise
+                // turn that shows the frames: the tag that turns them 180 more.
+                turn = (360 - flagged % 360 + 180) % 360,
                 p = path.display()
             )
         }))

@@ -992,6 +992,35 @@ fn an_upside_down_video_is_named_with_the_fix() {
     copy_with_flag(&flagged, "0", &unflagged);
     let (s, err) = run_clip(&unflagged, &[], d.path());
     assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
+    // A phone clip stored turned a quarter counter-clockwise, its flag turning it a further
+    // quarter the same way: the fix's tag is the one that shows it upright (270 with this
+    // FFmpeg, whose tag is the display matrix's counter-clockwise angle). Before, the hint
+    // gave back the file's own tag (90), and the file it made failed the same way.
+    let stored = d.path().join("stored_ccw.mp4");
+    ffmpeg(&[
+        "-i".as_ref(),
+        upright.as_os_str(),
+        "-t".as_ref(),
+        "3".as_ref(),
+        "-vf".as_ref(),
+        "transpose=2".as_ref(),
+        "-preset".as_ref(),
+        "ultrafast".as_ref(),
+        stored.as_os_str(),
+    ]);
+    let quarter = d.path().join("quarter.mp4");
+    copy_with_flag(&stored, "90", &quarter);
+    let o = lanes(&["video", quarter.to_str().unwrap(), "--no-render"]);
+    assert_one_line_error(&o, "shows the road upside down");
+    assert!(
+        stderr(&o).contains("-c copy -metadata:s:v:0 rotate=270"),
+        "{}",
+        stderr(&o)
+    );
+    let fixed = d.path().join("fixed.mp4");
+    copy_with_flag(&stored, "270", &fixed);
+    let (s, err) = run_clip(&fixed, &[], d.path());
+    assert!(s.both >= 0.95 && s.width_in >= 0.95, "{err}");
 }
 
 /// The Udacity clip turned on its side (a phone clip whose rotation flag was lost): lines are
