@@ -28,6 +28,8 @@ pub(super) struct StreamCopy {
     subtitle: bool,
     /// Audio the output's container cannot hold, converted to AAC in place of a copy.
     convert: Option<AacConvert>,
+    /// The input's other audio streams, not copied: a note for the summary.
+    others_note: Option<String>,
 }
 
 /// Whether the output's muxer holds `id`: FFmpeg's answer, or `None` for a muxer without a
@@ -57,6 +59,11 @@ impl StreamCopy {
             .best(Type::Audio)
             .ok_or_else(|| "no audio stream".to_string())?
             .index();
+        let others = input
+            .streams()
+            .filter(|st| st.parameters().medium() == Type::Audio)
+            .count()
+            .saturating_sub(1);
         let id = input
             .stream(stream)
             .map(|st| st.parameters().id())
@@ -68,7 +75,9 @@ impl StreamCopy {
         if !muxer_holds(out, id).unwrap_or(common) {
             // Converted to AAC, as FFmpeg's own tool would; where even that fails, Matroska
             // holds every audio codec FFmpeg reads (PCM from a dashcam's MOV too).
-            return Self::converted(input, stream, out).map_err(|why| {
+            return Self::converted(input, stream, out)
+                .map(|c| c.with_others(others, path))
+                .map_err(|why| {
                 format!(
                     "audio codec {} cannot be stored in {} and was not converted to AAC: {why}; an output named .mkv keeps it",
                     codec_short_name(id),
@@ -76,20 +85,34 @@ impl StreamCopy {
                 )
             });
         }
-        Self::add(input, stream, out)
+        Self::add(input, stream, out).map(|c| c.with_others(others, path))
+    }
+
+    /// The note on `others` audio streams of `path` beside the one copied (a second microphone
+    /// or commentary track), which are not: FFmpeg's own tool maps one audio stream too.
+    fn with_others(mut self, others: usize, path: &Path) -> Self {
+        if others > 0 {
+            self.others_note = Some(format!(
+                "; {others} more audio stream{} not copied (`ffmpeg -i {} -map 0:a:1 -c copy audio2.mka` extracts the second)",
+                if others == 1 { "" } else { "s" },
+                path.display()
+            ));
+        }
+        self
     }
 
     /// What the output got of this stream, for the summary: `audio aac copied`, `audio
     /// pcm_s16le converted to AAC (128 kb/s)`, `subtitles`' codec names are listed by the caller.
     pub(super) fn described(&self) -> String {
-        match &self.convert {
+        let copied = match &self.convert {
             Some(c) => format!(
                 "audio {} converted to AAC ({} kb/s)",
                 self.codec,
                 c.bit_rate / 1000
             ),
             None => format!("audio {} copied", self.codec),
-        }
+        };
+        copied + self.others_note.as_deref().unwrap_or("")
     }
 
     /// `input`'s audio stream `stream` converted to AAC, added to `out`.
@@ -118,6 +141,7 @@ impl StreamCopy {
             codec,
             subtitle: false,
             convert: Some(convert),
+            others_note: None,
         })
     }
 
@@ -185,6 +209,7 @@ impl StreamCopy {
             codec,
             subtitle,
             convert: None,
+            others_note: None,
         })
     }
 

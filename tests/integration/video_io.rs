@@ -514,6 +514,51 @@ fn a_video_whose_timestamps_start_late_keeps_its_audio() {
     );
 }
 
+/// A file with two audio streams (a second microphone): the first is copied and the summary
+/// says the other is not, with the command that extracts it (before: left out silently).
+#[test]
+fn a_second_audio_stream_is_named_with_how_to_extract_it() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let two = dir.path().join("two.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-t",
+        "1",
+        "-map",
+        "0:v",
+        "-map",
+        "0:a",
+        "-map",
+        "0:a",
+        "-c",
+        "copy",
+        s(&two),
+    ]);
+    let out = dir.path().join("two_out.mp4");
+    let o = lanes(&[
+        "video",
+        "--camera",
+        "calibration/udacity.yml",
+        "--config",
+        "calibration/udacity.toml",
+        s(&two),
+        "-o",
+        s(&out),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("audio aac copied; 1 more audio stream not copied")
+            && err.contains("-map 0:a:1 -c copy audio2.mka"),
+        "{err}"
+    );
+    assert_eq!(probe(&out, "a:0", "codec_name")["codec_name"], "aac");
+}
+
 /// A dual dashcam's file (front and rear cameras as two video streams): the note names the
 /// stream analysed (FFmpeg's default) and the one left out, with the command that extracts it.
 #[test]
