@@ -549,3 +549,43 @@ fn back_to_back_tight_bends_are_one_event() {
         stderr(&o)
     );
 }
+
+/// A batch folder's index lists the videos `lanes batch` could not process (no telemetry: an
+/// empty file, no moov box), from its `batch.json`, as failed drives with their errors.
+/// Before, the index said "1 drives (0 failed)" beside a batch.json with a failure.
+#[test]
+fn the_batch_index_lists_the_videos_the_batch_could_not_process() {
+    let Some(clip) = crate::data("videos/udacity_vehicle_detection/test_video.mp4") else {
+        return;
+    };
+    let t = tmp();
+    let b = t.path().join("out");
+    std::fs::create_dir_all(b.join("x.mp4")).unwrap();
+    let tel = b.join("x.mp4/telemetry.jsonl");
+    ok(&lanes(&[
+        "video",
+        s(&clip),
+        "--no-render",
+        "--telemetry",
+        s(&tel),
+    ]));
+    let batch = serde_json::json!({
+        "videos": [
+            {"path": "x.mp4", "status": "done", "error": null},
+            {"path": "empty.mp4", "status": "failed",
+             "error": "in/empty.mp4: cannot open as a video (an empty file, 0 bytes)"}
+        ]
+    });
+    std::fs::write(b.join("batch.json"), batch.to_string()).unwrap();
+    let index = t.path().join("index.html");
+    let o = lanes(&["report", s(&b), "-o", s(&index)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("2 drives (1 failed)"), "{err}");
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(html.contains("2 drives (1 failed)"), "{html}");
+    assert!(
+        html.contains("in/empty.mp4: cannot open as a video (an empty file, 0 bytes)"),
+        "{html}"
+    );
+}

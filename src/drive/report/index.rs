@@ -99,7 +99,8 @@ pub fn write_batch(
     thumbnails: usize,
 ) -> Result<BatchOutcome> {
     let files = find_telemetry(dir)?;
-    if files.is_empty() {
+    let batch_failures = failures_in_batch_json(dir);
+    if files.is_empty() && batch_failures.is_empty() {
         return Err(Error::Io {
             path: dir.to_path_buf(),
             message: format!("no {TELEMETRY_NAME} under this folder (expected a `lanes batch` output folder or a telemetry file)"),
@@ -175,10 +176,58 @@ pub fn write_batch(
         }
         drives.push(d);
     }
+    // Videos `lanes batch` could not process (no telemetry: an empty or unreadable file), and
+    // those it stopped (a truncated input, whose telemetry has a report): listed as failed.
+    for (rel, error) in batch_failures {
+        match drives.iter_mut().find(|d| d.rel == rel) {
+            Some(d) => d
+                .warnings
+                .insert(0, format!("lanes batch: failed: {error}")),
+            None => drives.push(DriveOutcome {
+                rel,
+                report: None,
+                stats: None,
+                counts: Vec::new(),
+                medians: None,
+                note: None,
+                error: Some(error),
+                warnings: Vec::new(),
+            }),
+        }
+    }
     let outcome = BatchOutcome { drives, total };
     let html = index_html(dir, out, &outcome);
     write_atomic(out, html.as_bytes())?;
     Ok(outcome)
+}
+
+/// The videos `lanes batch` recorded as failed or interrupted in `dir`'s `batch.json`: each
+/// one's output folder (relative to `dir`) and its error; none without such a file.
+fn failures_in_batch_json(dir: &Path) -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(dir.join("batch.json")) else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Vec::new();
+    };
+    let videos = v.get("videos").and_then(|x| x.as_array());
+    videos
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let status = e.get("status")?.as_str()?;
+            if status != "failed" && status != "interrupted" {
+                return None;
+            }
+            let rel = e.get("path")?.as_str()?.to_string();
+            let error = e
+                .get("error")
+                .and_then(|x| x.as_str())
+                .unwrap_or(status)
+                .to_string();
+            Some((rel, error))
+        })
+        .collect()
 }
 
 const SORT_JS: &str = "document.querySelectorAll('table.index th').forEach(function(th,i){th.style.cursor='pointer';th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];var rows=Array.prototype.slice.call(tb.rows);var asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';rows.sort(function(a,b){var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v;var nx=parseFloat(x),ny=parseFloat(y);var c=(isNaN(nx)||isNaN(ny))?x.localeCompare(y):nx-ny;return asc?c:-c;});rows.forEach(function(r){tb.appendChild(r);});});});";
