@@ -156,6 +156,18 @@ pub fn run(a: QueueArgs) -> Result<i32> {
             config,
         } => {
             let items = batch::collect_inputs(&inputs)?;
+            // What a worker would fail on for good is refused here, as `lanes batch` refuses
+            // it before any work: the paths are the ones the workers read (shared storage).
+            if let Some(missing) = items.iter().find(|it| !it.path.is_file()) {
+                anyhow::bail!(
+                    "{}: file not found (the workers read the path pushed: push videos as they are seen on the shared storage)",
+                    missing.path.display()
+                );
+            }
+            super::common::load_camera(camera.as_deref())?;
+            if let Some(c) = config.as_deref() {
+                super::common::load_config(Some(c))?;
+            }
             let mut q = conn.open(Some(Duration::from_secs(30)), "lanes-push", None)?;
             let ids = q.push(&items, camera.as_deref(), config.as_deref())?;
             eprintln!("lanes queue: pushed {} jobs to {}", ids.len(), conn.queue);

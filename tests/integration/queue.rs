@@ -347,6 +347,22 @@ fn queue_failing_jobs_end_in_the_dead_letter_stream() {
     let set = corrupt_set(dir.path());
     let out = dir.path().join("out");
     let missing = dir.path().join("missing.mp4");
+    // A missing file is refused at push, as `lanes batch` refuses it, and nothing is pushed.
+    let o = lanes(&[
+        "queue",
+        "push",
+        "--redis",
+        &server.url,
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("missing.mp4: file not found"),
+        "{}",
+        stderr(&o)
+    );
+    // One deleted after it was pushed: the worker meets it missing.
+    std::fs::copy(set.join("good.mp4"), &missing).unwrap();
     push(
         &server.url,
         &[
@@ -355,6 +371,7 @@ fn queue_failing_jobs_end_in_the_dead_letter_stream() {
             set.join("good.mp4").to_str().unwrap(),
         ],
     );
+    std::fs::remove_file(&missing).unwrap();
     let w = worker(
         &server.url,
         &out,
