@@ -455,7 +455,12 @@ impl Worker<'_> {
         }
         let published = match status {
             Status::Done => self.publish(&item, end.outcome.as_ref()),
-            Status::Failed => self.publish_summary_only(&item),
+            // A truncated input's outputs (finalised up to the cut) are kept, as `lanes batch`
+            // keeps them, so that its summary.json lists only files that are there.
+            Status::Failed => match end.outcome.as_ref() {
+                Some(o) if !o.report.outputs.is_empty() => self.publish(&item, Some(o)),
+                _ => self.publish_summary_only(&item),
+            },
             Status::Interrupted => Ok(()),
         };
         let _ = std::fs::remove_dir_all(&self.staging);
