@@ -1404,3 +1404,54 @@ fn batch_on_a_full_disk_fails_each_video_cleanly_and_a_rerun_completes() {
         );
     }
 }
+
+/// A truncated input (an MP4 with its index at the front, cut to 60% of its bytes): every
+/// attempt fails, and the dead job's folder holds what its `summary.json` lists (the
+/// telemetry up to the cut), as `lanes batch` keeps it. Before, only the summary was
+/// published, listing a telemetry file that was not there.
+#[test]
+fn a_dead_truncated_job_keeps_the_outputs_its_summary_lists() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let dir = tmp();
+    let clip = repo_root().join("test_videos/synthetic_drive.mp4");
+    let fs = dir.path().join("fs.mp4");
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(&clip)
+        .args(["-c", "copy", "-movflags", "+faststart"])
+        .arg(&fs)
+        .status()
+        .expect("ffmpeg is installed");
+    assert!(st.success());
+    let bytes = std::fs::read(&fs).unwrap();
+    let cut = dir.path().join("cut.mp4");
+    std::fs::write(&cut, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    push(&server.url, &[cut.to_str().unwrap()]);
+    let out = dir.path().join("out");
+    let w = worker(
+        &server.url,
+        &out,
+        "w1",
+        &["--render", "none", "--max-attempts", "1", "--drain"],
+    );
+    let (code, err) = finish(w, Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("dead") && err.contains("decoding stopped"),
+        "{err}"
+    );
+    let folder = out.join("cut.mp4");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("summary.json")).unwrap())
+            .unwrap();
+    let listed = summary["outputs"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{summary}");
+    for f in listed {
+        assert!(
+            folder.join(f.as_str().unwrap()).is_file(),
+            "{f} listed, missing"
+        );
+    }
+}
