@@ -282,12 +282,18 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                     let m = |v: Option<f64>, d: usize| {
                         v.map(|v| format!("{v:.d$}")).unwrap_or_else(|| "-".into())
                     };
+                    // As the overlay says it: "straight" beyond `render.straight_above_m`.
+                    let radius = match rec.radius_m {
+                        Some(r) if r > cfg.render.straight_above_m => {
+                            format!("straight (radius {r:.0} m)")
+                        }
+                        r => format!("radius {} m", m(r, 0)),
+                    };
                     eprintln!(
-                        "{}: {} (confidence {:.2}), radius {} m, offset {} m, width {} m, pixels {}/{}, {:.1} ms{}{}",
+                        "{}: {} (confidence {:.2}), {radius}, offset {} m, width {} m, pixels {}/{}, {:.1} ms{}{}",
                         path.display(),
                         rec.status,
                         rec.confidence,
-                        m(rec.radius_m, 0),
                         m(rec.offset_m, 3),
                         m(rec.lane_width_m, 2),
                         rec.left_pixels,
