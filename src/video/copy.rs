@@ -122,27 +122,8 @@ impl StreamCopy {
         out: &mut ffmpeg::format::context::Output,
     ) -> std::result::Result<Self, String> {
         let st = input.stream(stream).ok_or("no such stream")?;
-        let (in_tb, params) = (st.time_base(), st.parameters());
-        let codec = codec_short_name(params.id());
-        let (convert, out_index) = AacConvert::new(params, out)?;
-        let out_tb = out
-            .stream(out_index)
-            .map(|s| s.time_base())
-            .unwrap_or(in_tb);
-        Ok(Self {
-            input,
-            stream,
-            in_tb,
-            out_index,
-            out_tb,
-            offset_s: None,
-            pending: None,
-            ended: false,
-            codec,
-            subtitle: false,
-            convert: Some(convert),
-            others_note: None,
-        })
+        let (convert, out_index) = AacConvert::new(st.parameters(), out)?;
+        Self::of(input, stream, out_index, Some(convert))
     }
 
     /// The input's subtitle tracks, each added to `out` where the container holds its codec
@@ -186,17 +167,29 @@ impl StreamCopy {
         out: &mut ffmpeg::format::context::Output,
     ) -> std::result::Result<Self, String> {
         let st = input.stream(stream).ok_or("no such stream")?;
-        let (in_tb, params) = (st.time_base(), st.parameters());
-        let codec = codec_short_name(params.id());
-        let subtitle = params.medium() == Type::Subtitle;
         let mut ost = out
             .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
             .map_err(|e| e.to_string())?;
-        ost.set_parameters(params);
-        ost.set_time_base(in_tb);
+        ost.set_parameters(st.parameters());
+        ost.set_time_base(st.time_base());
         // SAFETY: clear the input container's codec tag so the output's muxer picks its own.
         unsafe { (*ost.parameters().as_mut_ptr()).codec_tag = 0 };
         let out_index = ost.index();
+        Self::of(input, stream, out_index, None)
+    }
+
+    /// The copy (or conversion) of `input`'s stream `stream` as the output's stream
+    /// `out_index`; its time base until the header is written (`header_written`) the input's.
+    fn of(
+        input: ffmpeg::format::context::Input,
+        stream: usize,
+        out_index: usize,
+        convert: Option<AacConvert>,
+    ) -> std::result::Result<Self, String> {
+        let st = input.stream(stream).ok_or("no such stream")?;
+        let (in_tb, params) = (st.time_base(), st.parameters());
+        let codec = codec_short_name(params.id());
+        let subtitle = params.medium() == Type::Subtitle;
         Ok(Self {
             input,
             stream,
@@ -208,7 +201,7 @@ impl StreamCopy {
             ended: false,
             codec,
             subtitle,
-            convert: None,
+            convert,
             others_note: None,
         })
     }
