@@ -170,7 +170,8 @@ pub fn run(a: QueueArgs) -> Result<i32> {
             }
             let mut q = conn.open(Some(Duration::from_secs(30)), "lanes-push", None)?;
             let ids = q.push(&items, camera.as_deref(), config.as_deref())?;
-            eprintln!("lanes queue: pushed {} jobs to {}", ids.len(), conn.queue);
+            let n = super::common::count(ids.len(), "job", "jobs");
+            eprintln!("lanes queue: pushed {n} to {}", conn.queue);
             Ok(0)
         }
         QueueCmd::Work {
@@ -228,8 +229,8 @@ pub fn run(a: QueueArgs) -> Result<i32> {
                 &mut on_job,
             )?;
             eprintln!(
-                "lanes queue work: {} jobs handled by {}{}",
-                n,
+                "lanes queue work: {} by {}{}",
+                super::common::count(n, "job attempt", "job attempts"),
                 wopts.consumer,
                 if cancel.requested() {
                     ", stopped by signal"
