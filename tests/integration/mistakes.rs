@@ -408,6 +408,12 @@ fn corpus() -> Vec<Case> {
             &["s.gif: -o names no picture format", "-o s.png"],
         ),
         case(
+            "one video given twice to lanes batch",
+            "batch in.mp4 in.mp4 -o bout",
+            2,
+            &["in.mp4: listed twice among the inputs", "give each video once"],
+        ),
+        case(
             "video given to lanes image",
             "image in.mp4 -o out_img",
             1,

@@ -132,6 +132,14 @@ pub fn check_names(items: &[Item]) -> Result<()> {
             });
         }
         if let Some(other) = seen.insert(&it.rel, &it.path) {
+            if other == it.path {
+                return Err(Error::Io {
+                    path: it.path.clone(),
+                    message:
+                        "listed twice among the inputs (or manifest rows): give each video once"
+                            .into(),
+                });
+            }
             return Err(Error::Io {
                 path: it.path.clone(),
                 message: format!(
