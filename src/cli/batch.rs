@@ -193,7 +193,17 @@ pub fn run(a: BatchArgs) -> Result<i32> {
         report.failed,
         report.interrupted,
         tasks.len() - outcomes.len(),
-        super::common::count(report.totals.frames, "frame", "frames"),
+        // The frames of this run (frames/s is theirs over the wall time); a skipped video's
+        // were counted by the run that did it.
+        super::common::count(
+            outcomes
+                .iter()
+                .filter(|o| !o.skipped)
+                .map(|o| o.report.frames)
+                .sum(),
+            "frame",
+            "frames"
+        ),
         report.totals.fps,
         opts.out_dir.join(format!("{stem}.json")).display()
     );
