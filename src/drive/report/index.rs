@@ -138,11 +138,14 @@ pub fn write_batch(
                 geometry: d.note.clone(),
             };
             let path = folder.join(REPORT_NAME);
-            // The drive's overlay (or diagnostic) video, when the batch wrote one, linked beside.
+            // The drive's overlay (or diagnostic) video, when the batch wrote one, linked
+            // beside; else (`--render none`) its input video, as `lanes video --no-render
+            // --report` links it.
             opts.player = ["overlay.mp4", "diagnostic.mp4"]
                 .iter()
                 .map(|n| folder.join(n))
                 .find(|p| p.is_file())
+                .or_else(|| source_video(&folder))
                 .and_then(|v| super::Player::new(&v, &path, false, 0.0).ok());
             let r = match write_drive_report(&records, cfg, &opts, &path) {
                 Ok(r) => r,
