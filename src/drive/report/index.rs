@@ -141,12 +141,17 @@ pub fn write_batch(
             // The drive's overlay (or diagnostic) video, when the batch wrote one, linked
             // beside; else (`--render none`) its input video, as `lanes video --no-render
             // --report` links it.
-            opts.player = ["overlay.mp4", "diagnostic.mp4"]
+            let written = ["overlay.mp4", "diagnostic.mp4"]
                 .iter()
                 .map(|n| folder.join(n))
-                .find(|p| p.is_file())
-                .or_else(|| source_video(&folder))
-                .and_then(|v| super::Player::new(&v, &path, false, 0.0).ok());
+                .find(|p| p.is_file());
+            opts.player = match written {
+                Some(v) => super::Player::new(&v, &path, false, 0.0).ok(),
+                // An input browsers cannot play is left out: no player rather than a warning.
+                None => source_video(&folder)
+                    .and_then(|v| super::Player::new(&v, &path, false, 0.0).ok())
+                    .filter(|p| p.warning.is_none()),
+            };
             let r = match write_drive_report(&records, cfg, &opts, &path) {
                 Ok(r) => r,
                 Err(e) if opts.video.is_some() => {
