@@ -169,7 +169,7 @@ fn serve(tuner: Tuner, a: &TuneArgs) -> Result<i32> {
     }
     let n = tuner.len();
     let header = format!(
-        "lanes configuration written by `lanes tune` from {n} still(s).\nOnly values that differ from the defaults are listed (see `lanes config --print-default`)."
+        "lanes configuration written by `lanes tune` from {n} still(s).\nThe geometry tuned on ([perspective], [units]) is written whole, so that it stays fixed; of the\nrest, only values that differ from the defaults are listed (see `lanes config --print-default`)."
     );
     let app = Arc::new(App {
         tuner,

@@ -515,6 +515,9 @@ fn tune_save_writes_only_changed_values_and_reloads() {
             "smooth_noise = false",
             "[perspective]",
             "src = [[570.0, 466.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]]",
+            "dst = [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]]",
+            "birdseye_scale_x = 1.0",
+            "birdseye_scale_y = 0.5",
             "[search]",
             "windows = 12",
             "band_min_source_rows = 0.0",
@@ -525,7 +528,10 @@ fn tune_save_writes_only_changed_values_and_reloads() {
             "online_pitch = false",
             "restart_at_cuts = false",
             "[confidence]",
-            "min_line = 0.0"
+            "min_line = 0.0",
+            "[units]",
+            "xm_per_px = 0.009788359788359789",
+            "ym_per_px = 0.03048"
         ],
         "{text}"
     );

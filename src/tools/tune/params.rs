@@ -550,51 +550,61 @@ pub fn apply_params(base: &Config, params: &serde_json::Map<String, Value>) -> R
     Ok(cfg)
 }
 
-/// The config as TOML listing only the values that differ from the defaults, in the order of
-/// the default file, under a comment header. Loading it gives back `cfg` exactly.
+/// The sections of the geometry, written whole by [`toml_diff`].
+const GEOMETRY_SECTIONS: [&str; 2] = ["perspective", "units"];
+
+/// The config as TOML listing the values that differ from the defaults, and the geometry
+/// ([`GEOMETRY_SECTIONS`]) whole, under a comment header. Loading it gives back `cfg`
+/// exactly.
 pub fn toml_diff(cfg: &Config, header: &str) -> Result<String> {
     let to_table = |c: &Config| -> Result<toml::Table> {
         toml::Table::try_from(c)
             .map_err(|e| Error::Invalid(format!("cannot serialize config: {e}")))
     };
     let (ours, defaults) = (to_table(cfg)?, to_table(&Config::default())?);
+    // Sections and keys in the order of the default file; keys it leaves out (an optional
+    // one that is set, as `perspective.view`) after the others of their section.
     let default_text =
         toml::to_string(&Config::default()).map_err(|e| Error::Invalid(e.to_string()))?;
+    let mut order: Vec<(String, Vec<String>)> = Vec::new();
+    for line in default_text.lines().map(str::trim) {
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            order.push((name.to_string(), Vec::new()));
+        } else if let (Some((key, _)), Some(last)) = (line.split_once(" = "), order.last_mut()) {
+            last.1.push(key.to_string());
+        }
+    }
     let mut out = String::new();
     for line in header.lines() {
         out.push_str("# ");
         out.push_str(line);
         out.push('\n');
     }
-    let mut section = String::new();
-    let mut pending_header = false;
-    let mut changed = 0usize;
-    for line in default_text.lines() {
-        let line = line.trim();
-        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            section = name.to_string();
-            pending_header = true;
-            continue;
-        }
-        let Some((key, _)) = line.split_once(" = ") else {
+    for (section, mut keys) in order {
+        let Some(table) = ours.get(&section).and_then(|v| v.as_table()) else {
             continue;
         };
-        let get = |t: &toml::Table| t.get(&section).and_then(|s| s.get(key)).cloned();
-        let (Some(v), d) = (get(&ours), get(&defaults)) else {
-            continue;
-        };
-        if Some(&v) == d.as_ref() {
-            continue;
-        }
-        if pending_header {
+        keys.extend(
+            table
+                .keys()
+                .filter(|k| !keys.contains(k))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        let d = defaults.get(&section).and_then(|d| d.as_table());
+        // The geometry tuned on is written whole, defaults or not: a config that names
+        // `[perspective]` keeps it fixed, one that does not has `lanes video` find its own.
+        let whole = GEOMETRY_SECTIONS.contains(&section.as_str());
+        let lines: Vec<String> = keys
+            .iter()
+            .filter_map(|k| table.get(k).map(|v| (k, v)))
+            .filter(|(k, v)| whole || d.and_then(|d| d.get(*k)) != Some(*v))
+            .map(|(k, v)| format!("{k} = {v}\n"))
+            .collect();
+        if !lines.is_empty() {
             out.push_str(&format!("\n[{section}]\n"));
-            pending_header = false;
+            out.extend(lines);
         }
-        out.push_str(&format!("{key} = {v}\n"));
-        changed += 1;
-    }
-    if changed == 0 {
-        out.push_str("# (every value is at its default)\n");
     }
     let back = Config::from_toml_str(&out, std::path::Path::new("saved config"))?;
     if &back != cfg {
@@ -657,8 +667,11 @@ mod tests {
         );
     }
 
+    /// Values that differ from the defaults, and the geometry whole: a config saved from the
+    /// Udacity stills keeps its `[perspective]`, so `lanes video` uses it rather than finding
+    /// its own (before, a geometry equal to the defaults was left out, and with it the section).
     #[test]
-    fn diff_lists_only_changed_values_and_loads_back() {
+    fn diff_lists_changed_values_and_the_geometry_and_loads_back() {
         let mut cfg = Config::default();
         cfg.threshold.l_min = 200;
         cfg.search.windows = 12;
@@ -666,9 +679,12 @@ mod tests {
         let text = toml_diff(&cfg, "written by a test").unwrap();
         assert_eq!(
             text,
-            "# written by a test\n\n[threshold]\nl_min = 200\n\n[perspective]\nsrc = [[570.0, 465.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]]\n\n[search]\nwindows = 12\n"
+            "# written by a test\n\n[threshold]\nl_min = 200\n\n[perspective]\nsrc = [[570.0, 465.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]]\ndst = [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]]\nbirdseye_scale_x = 1.0\nbirdseye_scale_y = 0.5\n\n[search]\nwindows = 12\n\n[units]\nxm_per_px = 0.009788359788359789\nym_per_px = 0.03048\n"
         );
-        let empty = toml_diff(&Config::default(), "h").unwrap();
-        assert_eq!(empty, "# h\n# (every value is at its default)\n");
+        let defaults = toml_diff(&Config::default(), "h").unwrap();
+        assert!(defaults.contains("\n[perspective]\n") && defaults.contains("\n[units]\n"));
+        assert!(!defaults.contains("[threshold]"), "{defaults}");
+        let t: toml::Table = toml::from_str(&defaults).unwrap();
+        assert!(t.contains_key("perspective"));
     }
 }

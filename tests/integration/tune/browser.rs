@@ -325,7 +325,8 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .collect();
-    // The server runs the reference preset; the file lists what differs from the defaults.
+    // The server runs the reference preset; the file lists what differs from the defaults,
+    // and the geometry tuned on whole.
     assert_eq!(
         body,
         [
@@ -333,6 +334,11 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
             "l_min = 180",
             "method = \"global_max\"",
             "smooth_noise = false",
+            "[perspective]",
+            "src = [[575.0, 464.0], [707.0, 464.0], [258.0, 682.0], [1049.0, 682.0]]",
+            "dst = [[450.0, 0.0], [830.0, 0.0], [450.0, 720.0], [830.0, 720.0]]",
+            "birdseye_scale_x = 1.0",
+            "birdseye_scale_y = 0.5",
             "[search]",
             "band_min_source_rows = 0.0",
             "robust = false",
@@ -342,7 +348,10 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
             "online_pitch = false",
             "restart_at_cuts = false",
             "[confidence]",
-            "min_line = 0.0"
+            "min_line = 0.0",
+            "[units]",
+            "xm_per_px = 0.009788359788359789",
+            "ym_per_px = 0.03048"
         ],
         "{text}"
     );
@@ -350,7 +359,7 @@ fn tune_browser_slider_changes_preview_and_save_writes_file() {
     assert!(
         msg.as_str()
             .unwrap()
-            .contains("saved lanes.toml (10 values differ"),
+            .contains("saved lanes.toml (the geometry, and 10 values that differ"),
         "{msg}"
     );
     // Unticking global_max switches to local contrast: now l_min is the one greyed out.

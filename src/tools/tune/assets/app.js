@@ -283,9 +283,15 @@ async function save() {
   $('save').disabled = true;
   try {
     const res = await api('POST', '/api/save', { params: state.params });
-    const n = res.text.split('\n').filter((l) => l && !l.startsWith('#') && !l.startsWith('[')).length;
+    // The geometry ([perspective], [units]) is written whole; the rest differs from the defaults.
+    let section = '';
+    let n = 0;
+    for (const l of res.text.split('\n')) {
+      if (l.startsWith('[')) section = l;
+      else if (l && !l.startsWith('#') && section !== '[perspective]' && section !== '[units]') n += 1;
+    }
     $('saved').classList.add('done');
-    $('saved').textContent = `saved ${res.path} (${n} value${n === 1 ? ' differs' : 's differ'} from the defaults)`;
+    $('saved').textContent = `saved ${res.path} (the geometry, and ${n} value${n === 1 ? ' that differs' : 's that differ'} from the defaults)`;
     document.body.dataset.saved = (Number(document.body.dataset.saved || 0) + 1).toString();
     clearError();
   } catch (e) {
@@ -417,7 +423,7 @@ async function start() {
   state.stills = st.stills;
   state.pageSize = st.page_size;
   state.dst = st.dst;
-  $('save').title = `Write the values that differ from the defaults to ${st.save_to}`;
+  $('save').title = `Write the geometry and the values that differ from the defaults to ${st.save_to}`;
   $('saved').textContent = `Save writes ${st.save_to}`;
   const sel = $('quad-still');
   st.stills.forEach((s) => {
