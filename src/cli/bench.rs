@@ -51,7 +51,13 @@ fn child_video(args: &[String]) -> Result<Child> {
     let wall_s = t.elapsed().as_secs_f64();
     let err = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        anyhow::bail!("lanes video {} failed: {}", args.join(" "), err.trim());
+        // The child's own error, without the peak-memory line asked of it.
+        let why: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.starts_with("peak_rss_kb:"))
+            .map(|l| l.trim_start_matches("lanes: "))
+            .collect();
+        anyhow::bail!("lanes video {} failed: {}", args.join(" "), why.join("; "));
     }
     let fps = err
         .lines()
@@ -107,6 +113,8 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     let camera = load_camera(a.camera.as_deref())?;
     let tmp = std::env::temp_dir().join(format!("lanes-bench-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
+    // Removed on every way out (an error, a closed output pipe), not only at the end.
+    let _cleanup = RemoveOnDrop(tmp.clone());
     let input = a.input.to_string_lossy().to_string();
     // Without a config that names [perspective], `lanes video` finds the geometry in the
     // video: a first run finds and saves it (its whole-process time against the same run
@@ -185,7 +193,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     let dec_fps = frames as f64 / dec;
     let enc_fps = frames as f64 / enc;
 
-    println!(
+    outln!(
         "lanes bench: {} ({frames} frames), {} cores, codec {}",
         a.input.display(),
         std::thread::available_parallelism()
@@ -193,25 +201,25 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             .unwrap_or(1),
         codec.name()
     );
-    println!(
+    outln!(
         "{:<34} {:>8} {:>10} {:>8}  peak RSS",
         "run", "fps", "ratio", "target"
     );
-    println!(
+    outln!(
         "{:<34} {:>8.1} {:>10} {:>8}",
         "1 decode only", dec_fps, "1.00", ""
     );
-    println!(
+    outln!(
         "{:<34} {:>8.1} {:>10} {:>8}",
         "2 decode + encode", enc_fps, "1.00", ""
     );
     let row = |name: &str, fps: f64, floor: f64, floor_name: &str, target: f64, rss: f64| {
         let ratio = fps / floor;
         let mark = if ratio >= target { "ok" } else { "BELOW" };
-        println!(
+        super::write_line(format_args!(
             "{:<34} {:>8.1} {:>6.2}x({}) {:>5.2}x {mark}  {:.0} MB",
             name, fps, ratio, floor_name, target, rss
-        );
+        ))
     };
     row(
         "3 lanes video --no-render",
@@ -220,7 +228,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         "1",
         1.0,
         ana.rss_mb,
-    );
+    )?;
     row(
         "4 lanes video (overlay)",
         ovl.fps,
@@ -228,7 +236,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         "2",
         0.8,
         ovl.rss_mb,
-    );
+    )?;
     row(
         "5 lanes video --diagnostic",
         dia.fps,
@@ -236,13 +244,13 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         "2",
         0.5,
         dia.rss_mb,
-    );
+    )?;
 
     if let Some(f) = search {
         // The geometry search's cost: the whole run that finds it against the one given it.
         let extra = f.wall_s - ana.wall_s;
         let share = extra / ana.wall_s;
-        println!(
+        outln!(
             "{:<34} {:>7.2}s {:>9.0}% {:>6}% {}  (--no-render, whole process: {:.2} s finding the geometry, {:.2} s given it)",
             "6 geometry search",
             extra,
@@ -270,7 +278,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     let rounds = 5 * repeat;
     let (version_s, image_s) = startup(&still_args, rounds)?;
     let ratio = image_s / version_s;
-    println!(
+    outln!(
         "{:<34} {:>6.0}ms {:>9.2}x {:>5.2}x {}  (lanes image on the input's first frame against lanes --version {:.0} ms; medians of {rounds})",
         "7 lanes image start-up",
         image_s * 1e3,
@@ -279,7 +287,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         if ratio <= 1.5 { "ok" } else { "ABOVE" },
         version_s * 1e3,
     );
-    println!(
+    outln!(
         "(3-5: the frame loop's rate from the run's summary{}; best of {repeat} interleaved rounds)",
         if finds {
             ", with the geometry found in the video given"
@@ -326,15 +334,15 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         );
     }
     opencv::core::set_num_threads(cv_threads)?;
-    println!();
-    println!("per-stage ms per frame (one core, single-threaded run)   median      p99");
+    outln!();
+    outln!("per-stage ms per frame (one core, single-threaded run)   median      p99");
     for (name, v) in floors::stage_rows(&series[0]) {
         let v = if name == "composite" {
             &series[1].composite
         } else {
             v
         };
-        println!("  {:<42} {:>8.2} {:>8.2}", name, pct(v, 0.5), pct(v, 0.99));
+        outln!("  {:<42} {:>8.2} {:>8.2}", name, pct(v, 0.5), pct(v, 0.99));
     }
     let s = &series[0];
     let analysis: Vec<f64> = (0..s.warp.len())
@@ -343,13 +351,13 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     let render: Vec<f64> = (0..s.overlay.len())
         .map(|i| s.undistort[i] + s.overlay[i])
         .collect();
-    println!(
+    outln!(
         "  {:<42} {:>8.2} {:>8.2}   (target < 4 ms median)",
         "analysis total (remap..tracking)",
         pct(&analysis, 0.5),
         pct(&analysis, 0.99)
     );
-    println!(
+    outln!(
         "  {:<42} {:>8.2} {:>8.2}   (target < 4 ms median)",
         "overlay render total (undistort+overlay)",
         pct(&render, 0.5),
@@ -381,11 +389,19 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         };
         let long_ana = run_long(&["--no-render", "--telemetry", &tel])?;
         let long_ovl = run_long(&["-o", &out])?;
-        println!();
+        outln!();
         let (ana_rss, ovl_rss) = (ana.rss_mb, ovl.rss_mb);
-        println!("peak RSS, 1x vs 10x input: --no-render {ana_rss:.0} -> {long_ana:.0} MB ({:+.1}%), overlay {ovl_rss:.0} -> {long_ovl:.0} MB ({:+.1}%)   (target < 250 MB, < +10%)",
+        outln!("peak RSS, 1x vs 10x input: --no-render {ana_rss:.0} -> {long_ana:.0} MB ({:+.1}%), overlay {ovl_rss:.0} -> {long_ovl:.0} MB ({:+.1}%)   (target < 250 MB, < +10%)",
             100.0 * (long_ana / ana_rss - 1.0), 100.0 * (long_ovl / ovl_rss - 1.0));
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     Ok(0)
+}
+
+/// A folder removed when dropped.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
