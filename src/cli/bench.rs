@@ -203,15 +203,24 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     );
     outln!(
         "{:<34} {:>8} {:>10} {:>8}  peak RSS",
-        "run", "fps", "ratio", "target"
+        "run",
+        "fps",
+        "ratio",
+        "target"
     );
     outln!(
         "{:<34} {:>8.1} {:>10} {:>8}",
-        "1 decode only", dec_fps, "1.00", ""
+        "1 decode only",
+        dec_fps,
+        "1.00",
+        ""
     );
     outln!(
         "{:<34} {:>8.1} {:>10} {:>8}",
-        "2 decode + encode", enc_fps, "1.00", ""
+        "2 decode + encode",
+        enc_fps,
+        "1.00",
+        ""
     );
     let row = |name: &str, fps: f64, floor: f64, floor_name: &str, target: f64, rss: f64| {
         let ratio = fps / floor;
