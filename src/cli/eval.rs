@@ -79,12 +79,17 @@ pub fn run(a: EvalArgs) -> Result<i32> {
         eprintln!("lanes: {n}");
     }
     for f in &rep.failed {
-        eprintln!("lanes: {}: {}", f.file, f.error);
+        // Most errors name their file already.
+        if f.error.starts_with(&f.file) {
+            eprintln!("lanes: {}", f.error);
+        } else {
+            eprintln!("lanes: {}: {}", f.file, f.error);
+        }
     }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
-        print!("{}", table(&rep, a.frames));
+        outln!("{}", table(&rep, a.frames).trim_end_matches('\n'));
     }
     Ok(if rep.failed.is_empty() { 0 } else { 2 })
 }
