@@ -187,7 +187,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
         let s = report::summary_json(&run, &info, &a.output, total_s);
         outln!("{}", serde_json::to_string(&s)?);
     } else {
-        print!("{}", report::table(&run));
+        outln!("{}", report::table(&run).trim_end_matches('\n'));
         outln!("wrote {}", a.output.display());
         if let Some(dir) = &a.corners_dir {
             outln!("wrote corner pictures to {}", dir.display());

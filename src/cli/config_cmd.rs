@@ -23,15 +23,15 @@ pub fn run(a: ConfigArgs) -> Result<i32> {
     let preset = super::common::preset();
     if let Some(p) = a.check {
         let c = Config::load_over(Some(&p), preset)?;
-        print!("{}", c.to_toml());
+        outln!("{}", c.to_toml().trim_end_matches('\n'));
         return Ok(0);
     }
     if a.print_default {
         match preset {
-            Preset::Robust => print!("{}", Config::default_toml()),
-            Preset::Reference => print!(
+            Preset::Robust => outln!("{}", Config::default_toml().trim_end_matches('\n')),
+            Preset::Reference => outln!(
                 "# lanes configuration (the reference preset). Units: pixels unless named.\n{}",
-                Config::reference().to_toml()
+                Config::reference().to_toml().trim_end_matches('\n')
             ),
         }
         return Ok(0);

@@ -247,7 +247,7 @@ pub fn run(a: QueueArgs) -> Result<i32> {
                 outln!("{}", serde_json::to_string_pretty(&s)?);
                 return Ok(0);
             }
-            print!("{}", s.text(&conn.queue));
+            outln!("{}", s.text(&conn.queue).trim_end_matches('\n'));
             Ok(0)
         }
     }
