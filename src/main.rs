@@ -15,7 +15,7 @@ fn main() {
         Ok(code) => code,
         // The reader of a pipe closed it (`| head`): it has what it wanted; 141 is the status
         // a shell reports for a tool that SIGPIPE stopped, so `set -o pipefail` scripts see it.
-        Err(err) if cli::stdout_closed(&err) => 141,
+        Err(err) if cli::out::stdout_closed(&err) => 141,
         Err(err) => {
             eprintln!("lanes: {err:#}");
             2

@@ -225,7 +225,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
     let row = |name: &str, fps: f64, floor: f64, floor_name: &str, target: f64, rss: f64| {
         let ratio = fps / floor;
         let mark = if ratio >= target { "ok" } else { "BELOW" };
-        super::write_line(format_args!(
+        super::out::write_line(format_args!(
             "{:<34} {:>8.1} {:>6.2}x({}) {:>5.2}x {mark}  {:.0} MB",
             name, fps, ratio, floor_name, target, rss
         ))

@@ -6,37 +6,16 @@ use clap::{Parser, Subcommand};
 
 /// `println!` that returns an error from the calling function, instead of panicking, when
 /// standard output is closed: `lanes image DIR --json | head -1` stops quietly (see
-/// [`stdout_closed`]).
+/// [`out::stdout_closed`]).
 macro_rules! outln {
     () => {
         outln!("")
     };
     ($($arg:tt)*) => {
-        if let Err(e) = $crate::cli::write_line(format_args!($($arg)*)) {
+        if let Err(e) = $crate::cli::out::write_line(format_args!($($arg)*)) {
             return Err(e.into());
         }
     };
-}
-
-/// One line on standard output; an error when it cannot be written (a closed pipe).
-pub fn write_line(args: std::fmt::Arguments) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    out.write_fmt(args)?;
-    out.write_all(b"\n")
-}
-
-/// Whether `err` is standard output (or another pipe) closed by its reader: `| head` has what
-/// it wanted, and the command stops without a message, as Unix tools do.
-pub fn stdout_closed(err: &anyhow::Error) -> bool {
-    err.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            || matches!(
-                c.downcast_ref::<lanes::base::error::Error>(),
-                Some(lanes::base::error::Error::StdoutClosed)
-            )
-    })
 }
 
 pub mod batch;
@@ -48,6 +27,7 @@ pub mod eval;
 pub mod events;
 pub mod image;
 pub mod inputs;
+pub mod out;
 pub mod perspective;
 pub mod preset;
 pub mod queue;
