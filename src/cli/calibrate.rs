@@ -43,6 +43,10 @@ pub struct CalibrateArgs {
     /// Use full boards only (no sub-grid search).
     #[arg(long)]
     no_sub_grids: bool,
+    /// Use --board as given: no check, before the search, that the photos show a board of
+    /// that size (the check replaces a size that does not fit with the one the photos show).
+    #[arg(long)]
+    board_as_given: bool,
 }
 
 /// Parse `9x6` into (9, 6).
@@ -130,11 +134,16 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<i32> {
     // The usual --board mistakes (squares counted, a grid smaller than the board), caught on a
     // few photos before the search: the size that fits is used and named.
     let mut board = board;
-    let probe = calibrate::sanity::probe_board(&paths, &opts.detect)?;
-    if let Some(s) = calibrate::sanity::suggest_board((board.cols, board.rows), &probe) {
+    let suggestion = if a.board_as_given {
+        None
+    } else {
+        let probe = calibrate::sanity::probe_board(&paths, &opts.detect)?;
+        calibrate::sanity::suggest_board((board.cols, board.rows), &probe, opts.detect.min_fraction)
+    };
+    if let Some(s) = suggestion {
         eprintln!(
-            "warning: --board {}x{} does not fit: {}; calibrating with --board {}x{} instead (give that size to skip this check's guess)",
-            board.cols, board.rows, s.reason, s.cols, s.rows
+            "warning: --board {}x{} does not fit: {}; calibrating with --board {}x{} instead (--board-as-given keeps {}x{})",
+            board.cols, board.rows, s.reason, s.cols, s.rows, board.cols, board.rows
         );
         board = Board::new(s.cols, s.rows, a.square_size).context("--board")?;
     }

@@ -603,15 +603,22 @@ fn unreadable_image_among_good_ones_is_skipped_and_counted() {
 }
 
 /// The usual --board mistakes on the Udacity boards (9x6 inner corners): 10x7 counts the
-/// squares, 7x5 fits inside the board at several places. Both are caught by the board probe,
-/// named in a warning that gives 9x6, and calibrated as 9x6 (the reference focal length).
+/// squares, 7x5 fits inside the board at several places, 12x8 is larger than the board in every
+/// photo, 19x16 so large that no sub-grid of it could be used (that one searched sub-grids for
+/// minutes). All are caught by the board probe, named in a warning that gives 9x6, and
+/// calibrated as 9x6 (the reference focal length). `--board-as-given` keeps the size given.
 #[test]
 fn wrong_board_size_on_udacity_set_is_named_and_9x6_is_used() {
     let Some(dir) = data("udacity/camera_cal") else {
         return;
     };
     let t = tmp();
-    for (given, why) in [("10x7", "counts its squares"), ("7x5", "several places")] {
+    for (given, why) in [
+        ("10x7", "counts its squares"),
+        ("7x5", "several places"),
+        ("12x8", "not a whole 12x8"),
+        ("19x16", "304 inner corners"),
+    ] {
         let cam = t.path().join(format!("{given}.yml"));
         let (o, v) = calibrate_json(&[
             dir.to_str().unwrap(),
@@ -638,6 +645,27 @@ fn wrong_board_size_on_udacity_set_is_named_and_9x6_is_used() {
         assert!((fy / UDACITY_FY - 1.0).abs() < 0.01, "fy {fy}");
         assert!(!err.contains("RMS reprojection error"), "{err}");
     }
+    // --board-as-given skips the probe: 10x7 full boards only, on two photos, none found.
+    let o = lanes(&[
+        "calibrate",
+        dir.join("calibration2.jpg").to_str().unwrap(),
+        dir.join("calibration3.jpg").to_str().unwrap(),
+        "--board",
+        "10x7",
+        "--board-as-given",
+        "--no-sub-grids",
+        "-o",
+        t.path().join("as_given.yml").to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(
+        !o.status.success() && !err.contains("does not fit"),
+        "{err}"
+    );
+    assert!(
+        err.contains("no chessboard found in any of 2 images") && err.contains("grids 10x7"),
+        "{err}"
+    );
 }
 
 /// A board photo a pixel larger than the others (1281x721 among 1280x720) is used by

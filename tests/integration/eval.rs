@@ -369,6 +369,32 @@ fn eval_errors_are_one_line() {
         &lanes(&["eval", &d.path().join("scene.json").to_string_lossy()]),
         "scene.jpg",
     );
+    // Nothing scored: no table of zeros that reads as a result; an empty negatives folder is
+    // said to be empty.
+    let labels = d.path().join("label.json");
+    std::fs::write(
+        &labels,
+        r#"{"lanes": [[-2, 100, 200]], "h_samples": [240, 250, 260], "raw_file": "gone/20.jpg"}"#,
+    )
+    .unwrap();
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = lanes(&[
+        "eval",
+        &labels.to_string_lossy(),
+        "--negatives",
+        &empty.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    assert!(out.contains("TuSimple labels: nothing scored"), "{out}");
+    assert!(out.contains("no image scored"), "{out}");
+    assert!(!out.contains("0.000"), "{out}");
+    assert!(
+        stderr(&o).contains("gone/20.jpg: file not found"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// The hand-checked ego-lane labels: (subset, skipped) of each record, counted from the file.

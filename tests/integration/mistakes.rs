@@ -111,6 +111,12 @@ fn work_folder(w: &Path) -> Option<()> {
         w.join("synth/camera.yml"),
     )
     .unwrap();
+    std::fs::create_dir(w.join("proj")).unwrap();
+    std::fs::copy(
+        repo_root().join("config/default.toml"),
+        w.join("proj/lanes.toml"),
+    )
+    .unwrap();
     std::fs::write(
         w.join("m_cam.csv"),
         "input,camera,config\nin.mp4,,\nin2.mp4,nope.yml,\n",
@@ -337,6 +343,24 @@ fn corpus() -> Vec<Case> {
                 "synth/camera.yml: -o directory",
                 SAME,
                 "camera file (--camera) synth/camera.yml",
+            ],
+        ),
+        case(
+            "synth road into a folder with the user's own config",
+            "synth road -o proj",
+            2,
+            &[
+                "proj/lanes.toml: a lanes config that lanes synth did not write",
+                "new or empty folder",
+            ],
+        ),
+        case(
+            "synth chessboards over a calibrated camera",
+            "synth chessboards -o synth --views 2",
+            2,
+            &[
+                "synth/camera.yml: a camera calibrated by lanes calibrate",
+                "new or empty folder",
             ],
         ),
         // Files given to the wrong option.

@@ -187,14 +187,45 @@ pub(super) fn rig_from(a: &RigArgs) -> Result<(Rig, QuadGeometry)> {
 }
 
 /// Refuse an output directory whose `camera.yml` (written by every synth command) is the
-/// `--camera` file given, before anything is written.
-pub(super) fn check_camera_output(camera: Option<&Path>, dir: &Path) -> Result<()> {
+/// `--camera` file given, or where a synth command would replace a user's own files: a
+/// `camera.yml` from `lanes calibrate` (it records the board, which synth's never does) or a
+/// config `cfg` that synth did not write (`-o .` in a project folder), before anything is
+/// written. Synth's own files from an earlier run are replaced, as `make assets` does.
+pub(super) fn check_camera_output(
+    camera: Option<&Path>,
+    dir: &Path,
+    cfg: Option<&str>,
+) -> Result<()> {
     let cam_out = dir.join("camera.yml");
     crate::cli::common::check_outputs(
         &[("camera file (--camera)", camera)],
         &[("-o directory", Some(cam_out.as_path()))],
-    )
+    )?;
+    let fix = "lanes synth would replace it: give -o a new or empty folder";
+    if let Ok(text) = std::fs::read_to_string(&cam_out) {
+        if text.contains("board_width") {
+            anyhow::bail!(
+                "{}: a camera calibrated by lanes calibrate; {fix}",
+                cam_out.display()
+            );
+        }
+    }
+    if let Some(cfg) = cfg {
+        let path = dir.join(cfg);
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            if !text.starts_with(SYNTH_CONFIG_HEADER) {
+                anyhow::bail!(
+                    "{}: a lanes config that lanes synth did not write; {fix}",
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(())
 }
+
+/// The first words of every config `lanes synth` writes.
+const SYNTH_CONFIG_HEADER: &str = "# lanes config for the synthetic camera";
 
 /// Write the camera file (`camera.yml`) and the config (`cfg`) beside the outputs; returns
 /// their file names.
@@ -209,7 +240,7 @@ pub(super) fn write_rig_files(
     rig.camera.save(&dir.join(cam), None)?;
     let config = rig.lanes_config(quad, lane_width)?;
     let text = format!(
-        "# lanes config for the synthetic camera (height {} m, pitch {} deg): the quad is the image of\n\
+        "{SYNTH_CONFIG_HEADER} (height {} m, pitch {} deg): the quad is the image of\n\
          # the ground rectangle +-{} m wide, {}..{} m ahead, so units are exact.\n{}",
         rig.height_m,
         rig.pitch_deg,

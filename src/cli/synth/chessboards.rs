@@ -72,7 +72,7 @@ pub(super) fn run(a: ChessboardArgs) -> Result<i32> {
     if !(a.square.is_finite() && a.square > 0.0) {
         anyhow::bail!("--square = {} (expected > 0)", a.square);
     }
-    super::args::check_camera_output(a.camera.as_deref(), &a.output)?;
+    super::args::check_camera_output(a.camera.as_deref(), &a.output, None)?;
     let camera = match &a.camera {
         Some(p) => Camera::load(p).with_context(|| "loading camera".to_string())?,
         None => Rig::default().camera,

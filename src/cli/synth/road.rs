@@ -87,7 +87,7 @@ pub(super) fn run(a: RoadArgs) -> Result<i32> {
             }]
         }
     };
-    super::args::check_camera_output(a.rig.camera.as_deref(), &a.output)?;
+    super::args::check_camera_output(a.rig.camera.as_deref(), &a.output, Some("lanes.toml"))?;
     ensure_out_dir(&a.output, "-o")?;
     let (cam, cfg) = write_rig_files(&a.output, &rig, &quad, base.lane_width_m, "lanes.toml")?;
     let t0 = Instant::now();

@@ -189,7 +189,11 @@ pub(super) fn run(a: VideoArgs) -> Result<i32> {
     if !a.lane_change.is_empty() {
         opts.edge_line = true;
     }
-    super::args::check_camera_output(a.rig.camera.as_deref(), &a.output)?;
+    super::args::check_camera_output(
+        a.rig.camera.as_deref(),
+        &a.output,
+        Some(&format!("{}.toml", a.name)),
+    )?;
     ensure_out_dir(&a.output, "-o")?;
     let (cam, cfg) = write_rig_files(
         &a.output,

@@ -4,6 +4,7 @@
 use crate::base::error::{Error, Result};
 use crate::base::frame::GrayImage;
 use opencv::core::{self, Mat, Point2f, Size, TermCriteria, Vector};
+use opencv::prelude::*;
 use opencv::{calib3d, imgproc};
 
 /// A chessboard: inner corners per row (`cols`) and per column (`rows`), square side in the
@@ -277,21 +278,50 @@ fn finish(
     })
 }
 
-/// Does the sector-based detector see any chessboard of at least `min_side` x `min_side`
-/// corners (`CALIB_CB_LARGER`)? A cheap gate before the sub-grid search: on images with no
-/// board, trying a dozen grid sizes with both detectors costs seconds.
-fn any_grid(img: &Mat, min_side: i32) -> Result<bool> {
+/// The largest chessboard the sector-based detector sees, of at least `min_side` x `min_side`
+/// corners (`CALIB_CB_LARGER` grows a minimal grid to the whole visible board and reports its
+/// size): its inner corners, larger side first, or `None`. A cheap gate before the sub-grid
+/// search: on images with no board, trying a dozen grid sizes with both detectors costs
+/// seconds. The size is a lower bound of the board in view, not its size: the grown grid can
+/// stop short (5x5 on Udacity `calibration5.jpg`, where a larger sub-grid is found), so it does
+/// not bound the sub-grids tried; `sanity::probe_board` uses it across photos.
+pub(super) fn largest_visible(img: &Mat, min_side: i32) -> Result<Option<(i32, i32)>> {
     let mut corners = Vector::<Point2f>::new();
     let mut meta = Mat::default();
     let flags = calib3d::CALIB_CB_NORMALIZE_IMAGE | calib3d::CALIB_CB_LARGER;
     let side = min_side.max(2);
-    Ok(calib3d::find_chessboard_corners_sb_with_meta(
+    let found = calib3d::find_chessboard_corners_sb_with_meta(
         img,
         Size::new(side, side),
         &mut corners,
         flags,
         &mut meta,
-    )? && !corners.is_empty())
+    )?;
+    if !found || corners.is_empty() || meta.empty() {
+        return Ok(None);
+    }
+    let (c, r) = (meta.cols(), meta.rows());
+    Ok(Some((c.max(r), c.min(r))))
+}
+
+/// `gray` scaled so its longer side is at most `opts.detect_long_side` (a copy at full size when
+/// it is not larger), and the scale.
+pub(super) fn scaled_for_detection(gray: &GrayImage, opts: &DetectOptions) -> Result<(Mat, f64)> {
+    let long = gray.width().max(gray.height());
+    if opts.detect_long_side <= 0 || long <= opts.detect_long_side {
+        return Ok((gray.mat().clone(), 1.0));
+    }
+    let scale = opts.detect_long_side as f64 / long as f64;
+    let mut m = Mat::default();
+    imgproc::resize(
+        gray.mat(),
+        &mut m,
+        Size::new(0, 0),
+        scale,
+        scale,
+        imgproc::INTER_AREA,
+    )?;
+    Ok((m, scale))
 }
 
 /// Look for exactly a `cols` x `rows` grid at full resolution: sector-based detector first, then
@@ -315,34 +345,15 @@ pub struct BoardSearch {
 /// The detectors run on a copy scaled so its longer side is at most `opts.detect_long_side`
 /// (grid sizes in [`candidate_grids`] order, sector-based then classic for each); the corners
 /// are then refined on the full-resolution image. Sub-grids are searched only when the
-/// sector-based detector sees some chessboard structure (see [`any_grid`]). When nothing at all
+/// sector-based detector sees some chessboard structure (see [`largest_visible`]). When nothing at all
 /// is found on a scaled-down copy, the full board is tried once more at full resolution (a small
 /// board in a large image).
 pub fn find_board(gray: &GrayImage, board: &Board, opts: &DetectOptions) -> Result<BoardSearch> {
-    let long = gray.width().max(gray.height());
-    let scale = if opts.detect_long_side > 0 && long > opts.detect_long_side {
-        opts.detect_long_side as f64 / long as f64
-    } else {
-        1.0
-    };
-    let small = if scale < 1.0 {
-        let mut m = Mat::default();
-        imgproc::resize(
-            gray.mat(),
-            &mut m,
-            Size::new(0, 0),
-            scale,
-            scale,
-            imgproc::INTER_AREA,
-        )?;
-        m
-    } else {
-        gray.mat().clone()
-    };
+    let (small, scale) = scaled_for_detection(gray, opts)?;
     let grids = candidate_grids(board, opts);
     let mut tried = Vec::new();
     for (i, &(c, r)) in grids.iter().enumerate() {
-        if i == 1 && !any_grid(&small, opts.min_side)? {
+        if i == 1 && largest_visible(&small, opts.min_side)?.is_none() {
             break;
         }
         tried.push((c, r));

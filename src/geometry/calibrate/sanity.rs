@@ -3,13 +3,10 @@
 //! board) are caught cheaply and the size that fits is suggested. After it: warnings on a high
 //! RMS, an fx:fy ratio far from 1 and wild distortion terms, each with its likely cause.
 
-use super::detect::DetectOptions;
+use super::detect::{largest_visible, scaled_for_detection, DetectOptions};
 use super::Calibration;
 use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
-use opencv::core::{Mat, Point2f, Size, Vector};
-use opencv::prelude::*;
-use opencv::{calib3d, imgproc};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
@@ -34,37 +31,8 @@ fn largest_grid(path: &std::path::Path, opts: &DetectOptions) -> Result<Option<(
         return Ok(None);
     };
     let gray = frame.to_gray()?;
-    let long = gray.width().max(gray.height());
-    let small = if opts.detect_long_side > 0 && long > opts.detect_long_side {
-        let s = opts.detect_long_side as f64 / long as f64;
-        let mut m = Mat::default();
-        imgproc::resize(
-            gray.mat(),
-            &mut m,
-            Size::new(0, 0),
-            s,
-            s,
-            imgproc::INTER_AREA,
-        )?;
-        m
-    } else {
-        gray.mat().clone()
-    };
-    let mut corners = Vector::<Point2f>::new();
-    let mut meta = Mat::default();
-    let side = opts.min_side.max(3);
-    let found = calib3d::find_chessboard_corners_sb_with_meta(
-        &small,
-        Size::new(side, side),
-        &mut corners,
-        calib3d::CALIB_CB_NORMALIZE_IMAGE | calib3d::CALIB_CB_LARGER,
-        &mut meta,
-    )?;
-    if !found || meta.empty() {
-        return Ok(None);
-    }
-    let (c, r) = (meta.cols(), meta.rows());
-    Ok(Some((c.max(r), c.min(r))))
+    let (small, _) = scaled_for_detection(&gray, opts)?;
+    largest_visible(&small, opts.min_side.max(3))
 }
 
 /// The largest grid in up to [`PROBE_IMAGES`] photos spread over `paths`, in parallel.
@@ -109,8 +77,17 @@ pub struct BoardSuggestion {
 /// least half of the probed photos (and two). Swapped sides (6x9 for 9x6) are the same board to
 /// the detectors, so they are not a mistake. Counting squares (10x7 for a 9x6 board) and a grid
 /// smaller than the board (7x5 inside 9x6: it fits at several places, so the views disagree)
-/// are. A larger board than any grid seen is left alone: partial views look like that.
-pub fn suggest_board(given: (i32, i32), probe: &BoardProbe) -> Option<BoardSuggestion> {
+/// are. A larger board than any grid seen is left alone when the grid seen could be a partial
+/// view the search accepts (at least `min_fraction` of the board's corners) and views
+/// disagree (a board cut by the frame's edge shows fewer corners in some photos than in others;
+/// the same smaller grid in three quarters of the photos is the board); a board so large
+/// that no photo could show enough of it (19x16 given for a 9x6 board) is a mistake too, and
+/// would otherwise cost minutes of sub-grid search for nothing.
+pub fn suggest_board(
+    given: (i32, i32),
+    probe: &BoardProbe,
+    min_fraction: f64,
+) -> Option<BoardSuggestion> {
     let seen = probe.seen?;
     if probe.seen_in < 2 || probe.seen_in * 2 < probe.probed {
         return None;
@@ -133,9 +110,22 @@ pub fn suggest_board(given: (i32, i32), probe: &BoardProbe) -> Option<BoardSugge
             "{shown}; --board counts inner corners (where four squares meet), and {}x{} counts its squares",
             given.0, given.1
         )
+    } else if ((seen.0 * seen.1) as f64) < min_fraction * (g.0 * g.1) as f64 {
+        format!(
+            "{shown}, and --board {}x{} has {} inner corners: a partial view needs at least {:.0} of them to be used",
+            given.0,
+            given.1,
+            g.0 * g.1,
+            (min_fraction * (g.0 * g.1) as f64).ceil()
+        )
     } else if g.0 <= seen.0 && g.1 <= seen.1 {
         format!(
             "{shown}; a {}x{} grid fits inside it at several places, so the views disagree and the calibration is wrong",
+            given.0, given.1
+        )
+    } else if g.0 >= seen.0 && g.1 >= seen.1 && probe.seen_in * 4 >= probe.probed * 3 {
+        format!(
+            "{shown}, not a whole {}x{}: a board cut by the frame's edge shows a different part in each photo, so one smaller grid in nearly every photo is the board itself",
             given.0, given.1
         )
     } else {
@@ -238,20 +228,29 @@ mod tests {
     #[test]
     fn usual_board_confusions_are_named_and_swaps_are_not() {
         let p = probe((9, 6), 7);
-        let s = suggest_board((10, 7), &p).unwrap();
+        let s = suggest_board((10, 7), &p, 0.5).unwrap();
         assert_eq!((s.cols, s.rows), (9, 6));
         assert!(s.reason.contains("squares"), "{}", s.reason);
-        let s = suggest_board((7, 10), &p).unwrap();
+        let s = suggest_board((7, 10), &p, 0.5).unwrap();
         assert_eq!((s.cols, s.rows), (6, 9));
-        let s = suggest_board((7, 5), &p).unwrap();
+        let s = suggest_board((7, 5), &p, 0.5).unwrap();
         assert_eq!((s.cols, s.rows), (9, 6));
         assert!(s.reason.contains("several places"), "{}", s.reason);
-        assert_eq!(suggest_board((9, 6), &p), None);
-        assert_eq!(suggest_board((6, 9), &p), None);
-        // A bigger board than seen: partial views, not a mistake we can name.
-        assert_eq!(suggest_board((11, 8), &p), None);
+        assert_eq!(suggest_board((9, 6), &p, 0.5), None);
+        assert_eq!(suggest_board((6, 9), &p, 0.5), None);
+        // A bigger board than seen in 5 of 8 photos: partial views, not a mistake we can name;
+        // in 7 of 8 the smaller grid is the board.
+        assert_eq!(suggest_board((11, 8), &probe((9, 6), 5), 0.5), None);
+        let s = suggest_board((11, 8), &p, 0.5).unwrap();
+        assert_eq!((s.cols, s.rows), (9, 6));
+        assert!(s.reason.contains("not a whole 11x8"), "{}", s.reason);
+        // A board too big for the grid seen to be a usable partial view of it (54 < 152).
+        let s = suggest_board((19, 16), &p, 0.5).unwrap();
+        assert_eq!((s.cols, s.rows), (9, 6));
+        assert!(s.reason.contains("304 inner corners"), "{}", s.reason);
+        assert!(s.reason.contains("at least 152"), "{}", s.reason);
         // Too little evidence.
-        assert_eq!(suggest_board((10, 7), &probe((9, 6), 3)), None);
+        assert_eq!(suggest_board((10, 7), &probe((9, 6), 3), 0.5), None);
     }
 
     /// The issue's `--board 7x5` result: RMS 5.43 px, fx 1729.8 vs fy 829.2, k3 1.69; and the

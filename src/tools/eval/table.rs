@@ -29,7 +29,7 @@ fn cm(v: Option<f64>) -> String {
 /// The report as the text table `lanes eval` prints (`frames`: also one line per frame).
 pub fn table(r: &Report, frames: bool) -> String {
     let mut out = String::new();
-    if let Some(s) = &r.synthetic {
+    if let Some(s) = r.synthetic.as_ref().filter(|s| s.summary.frames > 0) {
         let m = &s.summary;
         outln!(
             out,
@@ -150,7 +150,7 @@ pub fn table(r: &Report, frames: bool) -> String {
             }
         }
     }
-    if let Some(t) = &r.tusimple {
+    if let Some(t) = r.tusimple.as_ref().filter(|t| t.summary.images > 0) {
         let s = &t.summary;
         outln!(
             out,
@@ -221,7 +221,13 @@ pub fn table(r: &Report, frames: bool) -> String {
             out,
             "negatives: share of images with a reported lane (either line)"
         );
-        let line = |s: &NegativesSummary| format!("{:.3} ({}/{})", s.share, s.reported, s.images);
+        let line = |s: &NegativesSummary| {
+            if s.images == 0 {
+                "no image scored".to_string()
+            } else {
+                format!("{:.3} ({}/{})", s.share, s.reported, s.images)
+            }
+        };
         for s in &n.sets {
             row(&mut out, &s.dir, line(s));
         }
@@ -240,7 +246,7 @@ pub fn table(r: &Report, frames: bool) -> String {
             }
         }
     }
-    if let Some(c) = &r.culane {
+    if let Some(c) = r.culane.as_ref().filter(|c| c.images > 0) {
         outln!(
             out,
             "CULane labels: {} images (ego lines, IoU > 0.5, 30 px lines)",
@@ -273,7 +279,7 @@ pub fn table(r: &Report, frames: bool) -> String {
             }
         }
     }
-    if let Some(m) = &r.masks {
+    if let Some(m) = r.masks.as_ref().filter(|m| m.images > 0) {
         outln!(out, "lane masks: {} images", m.images);
         row(
             &mut out,
@@ -302,6 +308,22 @@ pub fn table(r: &Report, frames: bool) -> String {
                 );
             }
         }
+    }
+    let unscored = [
+        (
+            "synthetic truth",
+            r.synthetic.as_ref().map(|s| s.summary.frames),
+        ),
+        (
+            "TuSimple labels",
+            r.tusimple.as_ref().map(|t| t.summary.images),
+        ),
+        ("CULane labels", r.culane.as_ref().map(|c| c.images)),
+        ("lane masks", r.masks.as_ref().map(|m| m.images)),
+    ];
+    for (what, _) in unscored.iter().filter(|(_, n)| *n == Some(0)) {
+        // Zeros in a table would read as a result: say that nothing was scored.
+        outln!(out, "{what}: nothing scored");
     }
     if !r.failed.is_empty() {
         outln!(out, "failed: {}", r.failed.len());
