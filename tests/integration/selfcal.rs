@@ -513,20 +513,41 @@ fn x264_through(clip: &Path, filter: &str, crf: &str, out: &Path) {
 /// versions of the clip gained (800x450 +17 frames, 854x480 re-encoded +14, 1280x720 +61,
 /// crf 30 +33, darkened +40, 640x360 crf 23 +19 of 590), and none of the other clips lost a
 /// frame.
+///
+/// The 960x540 clip's geometry comes from 3 of its 15 sampled frames (low confidence), and
+/// its horizon moves with the encoder's noise: on Debian's ffmpeg 5.1.9 (2026-12-07) crf 21 /
+/// 23 / 25 put it at rows 280.7 / 288.8 / 280.5 and gave both lines on 0.697 / 0.439 / 0.656
+/// of the frames (the test's single crf 23 encode had given 0.614 with an earlier build of the
+/// encoder). So 960x540 is held over three encodes: the median at the floor, none under 0.40.
 #[test]
 fn the_la_clip_at_other_sizes() {
     let Some(clip) = data("videos/anycam/us_la_freeway_hood_kartikey.mp4") else {
         return;
     };
     let d = tmp();
-    for (scale, crf, both) in [("640:360", "26", 0.60), ("960:540", "23", 0.59)] {
-        let out = d.path().join(scale.replace(':', "x"));
-        std::fs::create_dir_all(&out).unwrap();
-        let v = out.join("la.mp4");
-        x264_through(&clip, &format!("scale={scale}"), crf, &v);
-        let (s, _) = run_clip(&v, &[], &out);
-        assert!(s.both >= both, "{scale}: both {:.3} < {both}", s.both);
-        assert!(s.width_in >= 0.95, "{scale}: width {:.3}", s.width_in);
+    for (scale, crfs, both) in [
+        ("640:360", &["26"][..], 0.60),
+        ("960:540", &["21", "23", "25"][..], 0.59),
+    ] {
+        let mut shares = Vec::new();
+        for crf in crfs {
+            let out = d.path().join(format!("{}_{crf}", scale.replace(':', "x")));
+            std::fs::create_dir_all(&out).unwrap();
+            let v = out.join("la.mp4");
+            x264_through(&clip, &format!("scale={scale}"), crf, &v);
+            let (s, _) = run_clip(&v, &[], &out);
+            assert!(
+                s.width_in >= 0.95,
+                "{scale} crf {crf}: width {:.3}",
+                s.width_in
+            );
+            assert!(s.both >= 0.40, "{scale} crf {crf}: both {:.3}", s.both);
+            shares.push(s.both);
+        }
+        shares.sort_by(f64::total_cmp);
+        let median = shares[shares.len() / 2];
+        eprintln!("{scale}: both lines {shares:?}, median {median:.3}");
+        assert!(median >= both, "{scale}: both {shares:?}, median < {both}");
     }
 }
 
@@ -785,28 +806,59 @@ fn a_large_hood_leaves_the_visible_road_to_calibrate_on() {
 /// degrees, not 58. Before, 58 across its 304 columns made the focal length a third of the
 /// crop's own (in truth 18 degrees across), the yaw 9.6 degrees, the radius median 147 m and
 /// two tight-bend events (down to 59 m) on a straight Autobahn.
+///
+/// The crop shows the lane's lines only between the horizon and row 338 (below, they leave the
+/// picture's sides), so its curvature rests on 90 rows and moves with the encoder's noise: on
+/// Debian's ffmpeg 5.1.9 (2026-12-07) libx264 crf 20 / 23 / 26 (veryfast) gave radius medians
+/// 410 / 645 / 976 m and tight bends down to 126 and 195 m on two of the three (the test
+/// asserted no tight bend on one encode of an earlier build of the encoder). Each encode is held
+/// to what tells the fix from the bug: yaw under 7 degrees, radius median over 350 m, no
+/// tight bend under 100 m.
 #[test]
 fn a_portrait_frame_s_assumed_field_of_view_spans_its_height() {
-    let Some((d, _, crop)) = clip_through(
-        "videos/anycam/de_autobahn_akin.mp4",
-        "crop=304:540",
-        &["-preset", "veryfast"],
-    ) else {
+    let Some(clip) = data("videos/anycam/de_autobahn_akin.mp4") else {
         return;
     };
-    let (s, err) = run_clip(&crop, &[], d.path());
-    assert!(
-        s.radius_median >= 500.0,
-        "radius median {:.0} m: {err}",
-        s.radius_median
-    );
-    let yaw: f64 = number_after(&err, "yaw ", " deg");
-    assert!(yaw.abs() < 7.0, "{err}");
-    let t = d.path().join("t.jsonl");
-    let o = lanes(&["events", t.to_str().unwrap(), "--json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let ev: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(ev.iter().all(|e| e["kind"] != "tight_bend"), "{ev:?}");
+    let d = tmp();
+    for crf in ["20", "23", "26"] {
+        let out = d.path().join(crf);
+        std::fs::create_dir_all(&out).unwrap();
+        let crop = out.join("crop.mp4");
+        ffmpeg(&[
+            "-i".as_ref(),
+            clip.as_os_str(),
+            "-vf".as_ref(),
+            "crop=304:540".as_ref(),
+            "-preset".as_ref(),
+            "veryfast".as_ref(),
+            "-crf".as_ref(),
+            crf.as_ref(),
+            "-an".as_ref(),
+            crop.as_os_str(),
+        ]);
+        let (s, err) = run_clip(&crop, &[], &out);
+        assert!(
+            s.radius_median >= 350.0,
+            "crf {crf}: radius median {:.0} m: {err}",
+            s.radius_median
+        );
+        let yaw: f64 = number_after(&err, "yaw ", " deg");
+        assert!(yaw.abs() < 7.0, "crf {crf}: {err}");
+        let t = out.join("t.jsonl");
+        let o = lanes(&["events", t.to_str().unwrap(), "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let ev: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+        let tightest = ev
+            .iter()
+            .filter(|e| e["kind"] == "tight_bend")
+            .filter_map(|e| e["min_radius_m"].as_f64())
+            .fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "crf {crf}: yaw {yaw} deg, radius median {:.0} m, tightest bend {tightest:.0} m",
+            s.radius_median
+        );
+        assert!(tightest >= 100.0, "crf {crf}: {ev:?}");
+    }
 }
 
 /// A night road dark enough to pass for a black bar (the Udacity clip darkened, gamma 0.6, with
