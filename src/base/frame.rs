@@ -109,7 +109,32 @@ pub fn write_mat_at(mat: &Mat, path: &Path, jpeg_quality: i32) -> Result<()> {
     Ok(())
 }
 
+/// Pixels per axis a still may be off its camera file's size and still be used with it (placed
+/// at the top-left, [`BgrFrame::fitted_within`]): the default of `lanes calibrate
+/// --size-tolerance` and `lanes undistort --size-tolerance` (the Udacity board set has two
+/// 1281x721 photos among 1280x720).
+pub const STILL_SIZE_TOLERANCE: i32 = 2;
+
 impl BgrFrame {
+    /// This frame as a `w` x `h` one when its size is within `tolerance` px per axis of it:
+    /// placed at the top-left (cut or padded with black at the right and bottom), the rule
+    /// `lanes calibrate` applies to board photos a pixel off (`RunOptions::size_tolerance`).
+    /// The frame unchanged at that size; `None` further off.
+    pub fn fitted_within(&self, (w, h): (i32, i32), tolerance: i32) -> Result<Option<BgrFrame>> {
+        if (self.width(), self.height()) == (w, h) {
+            return Ok(Some(self.clone()));
+        }
+        if (self.width() - w).abs() > tolerance || (self.height() - h).abs() > tolerance {
+            return Ok(None);
+        }
+        let mut out = BgrFrame::zeros(w, h)?;
+        let roi = core::Rect::new(0, 0, self.width().min(w), self.height().min(h));
+        let src = Mat::roi(self.mat(), roi)?;
+        let mut dst = Mat::roi_mut(out.mat_mut(), roi)?;
+        src.copy_to(&mut dst)?;
+        Ok(Some(out))
+    }
+
     /// This frame resampled through a pair of remap maps (bilinear, black outside): the one
     /// remap behind undistortion and the bird's-eye warp.
     pub fn remapped(&self, map1: &Mat, map2: &Mat) -> Result<BgrFrame> {

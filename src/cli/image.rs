@@ -5,7 +5,7 @@ use super::inputs::{collect_images, stills_geometry, worth_searching};
 use anyhow::{Context, Result};
 use clap::Args;
 use lanes::base::config::Config;
-use lanes::base::frame::BgrFrame;
+use lanes::base::frame::{BgrFrame, STILL_SIZE_TOLERANCE};
 use lanes::lane::fit::Poly2;
 use lanes::lane::pipeline::Pipeline;
 use serde::Serialize;
@@ -235,6 +235,27 @@ pub fn run(a: ImageArgs) -> Result<i32> {
                 (!fits(&pipe, w, h) && !needs_search(w, h))
                     .then(|| Pipeline::new(cfg.clone(), camera.as_ref(), w, h))
             })?;
+            // A still a pixel or two off the camera's size is used as `lanes calibrate` and
+            // `lanes undistort` use it: placed at the top-left, with a note.
+            let raw = match &camera {
+                Some(cam) if (raw.width(), raw.height()) != (cam.width, cam.height) => {
+                    match raw.fitted_within((cam.width, cam.height), STILL_SIZE_TOLERANCE)? {
+                        Some(fitted) => {
+                            eprintln!(
+                                "lanes: note: {}: image is {}x{}, analysed as {}x{} (top-left kept; within {STILL_SIZE_TOLERANCE} px of the camera's size, as `lanes calibrate` uses such photos)",
+                                path.display(),
+                                raw.width(),
+                                raw.height(),
+                                cam.width,
+                                cam.height
+                            );
+                            fitted
+                        }
+                        None => raw,
+                    }
+                }
+                _ => raw,
+            };
             if !fits(&pipe, raw.width(), raw.height()) {
                 let (w, h) = (raw.width(), raw.height());
                 if let Some(cam) = &camera {

@@ -5,7 +5,6 @@ use crate::base::error::Result;
 use crate::base::frame::BgrFrame;
 use opencv::calib3d;
 use opencv::core::{self, Mat};
-use opencv::prelude::*;
 use std::path::Path;
 
 /// Holds the undistortion maps of one camera at one image size. Immutable once built.
@@ -62,19 +61,7 @@ impl Undistorter {
         frame: &BgrFrame,
         tolerance: i32,
     ) -> Result<Option<BgrFrame>> {
-        let (w, h) = (self.camera.width, self.camera.height);
-        if (frame.width(), frame.height()) == (w, h) {
-            return Ok(Some(frame.clone()));
-        }
-        if (frame.width() - w).abs() > tolerance || (frame.height() - h).abs() > tolerance {
-            return Ok(None);
-        }
-        let mut out = BgrFrame::zeros(w, h)?;
-        let roi = opencv::core::Rect::new(0, 0, frame.width().min(w), frame.height().min(h));
-        let src = opencv::core::Mat::roi(frame.mat(), roi)?;
-        let mut dst = opencv::core::Mat::roi_mut(out.mat_mut(), roi)?;
-        src.copy_to(&mut dst)?;
-        Ok(Some(out))
+        frame.fitted_within((self.camera.width, self.camera.height), tolerance)
     }
 
     /// Undistort one frame (bilinear remap).

@@ -575,6 +575,50 @@ fn robust_default_reports_no_lane_on_negatives() {
     assert!(f(&r["negatives"]["total"]["share"]) > 0.5);
 }
 
+/// The Udacity board photos with their own camera file: the two 1281x721 photos among the
+/// 1280x720 are used as `lanes calibrate` uses them (top-left kept, within 2 px), by `lanes eval
+/// --negatives` (all 20 scored, none with a lane; they failed before) and by `lanes image`
+/// (with a note).
+#[test]
+fn stills_a_pixel_off_the_camera_s_size_are_used_as_calibrate_uses_them() {
+    let Some(boards) = data("udacity/camera_cal") else {
+        return;
+    };
+    let cam = crate::repo_root().join("calibration/udacity.yml");
+    let o = lanes(&[
+        "eval",
+        "--negatives",
+        &boards.to_string_lossy(),
+        "--camera",
+        &cam.to_string_lossy(),
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let total = &v["negatives"]["sets"][0];
+    assert_eq!(
+        (total["images"].as_u64(), total["reported"].as_u64()),
+        (Some(20), Some(0)),
+        "{v}"
+    );
+    let d = tmp();
+    let o = lanes(&[
+        "image",
+        "--camera",
+        &cam.to_string_lossy(),
+        &boards.join("calibration7.jpg").to_string_lossy(),
+        "-o",
+        &d.path().to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("image is 1281x721, analysed as 1280x720"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(d.path().join("calibration7_overlay.jpg").exists());
+}
+
 /// Issue "lanes you can trust": the hand-checked ego labels, per subset, on the labelled rows
 /// inside the quad. Measured at this commit: challenge 0.943 (FP 0.036), harder 0.808 (FP
 /// 0.042), project/test 0.977 (FP 0.000); the reference preset: 0.645 (0.036), 0.616 (0.542),

@@ -5,7 +5,7 @@
 use crate::base::camera::Camera;
 use crate::base::config::{Config, Preset};
 use crate::base::error::{Error, Result};
-use crate::base::frame::BgrFrame;
+use crate::base::frame::{BgrFrame, STILL_SIZE_TOLERANCE};
 use crate::lane::fit::Poly2;
 use crate::lane::pipeline::Pipeline;
 use crate::tools::eval::negatives::{self, NegativeImage, NegativesSummary};
@@ -190,6 +190,19 @@ impl Runner {
         let config = Config::load_over(cfg, self.preset)?;
         let camera = cam.map(Camera::load).transpose()?;
         Ok((config, camera))
+    }
+
+    /// A still a pixel or two off the `--camera` file's size placed at its top-left
+    /// (`BgrFrame::fitted_within`), as `lanes image` and `lanes calibrate` use such photos;
+    /// other stills as they are (a size further off is refused by the pipeline, by name).
+    fn fitted_to_camera(&self, raw: BgrFrame) -> Result<BgrFrame> {
+        let Some(cam) = self.camera_override.as_deref() else {
+            return Ok(raw);
+        };
+        let c = Camera::load(cam)?;
+        Ok(raw
+            .fitted_within((c.width, c.height), STILL_SIZE_TOLERANCE)?
+            .unwrap_or(raw))
     }
 
     fn pipeline(
@@ -467,6 +480,7 @@ pub fn eval_negatives(
     for p in negatives::find_images(dir)? {
         let r = (|| -> Result<NegativeImage> {
             let raw = read_image(&p)?;
+            let raw = run.fitted_to_camera(raw)?;
             let (pipe, _) = run.pipeline(None, None, raw.width(), raw.height())?;
             let a = pipe.analyze(&raw, None)?;
             let (l, r) = a.reported_lines();
