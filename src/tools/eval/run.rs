@@ -192,17 +192,18 @@ impl Runner {
         Ok((config, camera))
     }
 
-    /// A still a pixel or two off the `--camera` file's size placed at its top-left
-    /// (`BgrFrame::fitted_within`), as `lanes image` and `lanes calibrate` use such photos;
-    /// other stills as they are (a size further off is refused by the pipeline, by name).
-    fn fitted_to_camera(&self, raw: BgrFrame) -> Result<BgrFrame> {
-        let Some(cam) = self.camera_override.as_deref() else {
-            return Ok(raw);
-        };
-        let c = Camera::load(cam)?;
-        Ok(raw
-            .fitted_within((c.width, c.height), STILL_SIZE_TOLERANCE)?
-            .unwrap_or(raw))
+    /// The size of the `--camera` file's frames, read once for a set of stills: a still a
+    /// pixel or two off it is placed at its top-left (`BgrFrame::fitted_within`), as `lanes
+    /// image` and `lanes calibrate` use such photos; a size further off is refused by the
+    /// pipeline, by name.
+    fn camera_override_size(&self) -> Result<Option<(i32, i32)>> {
+        Ok(match self.camera_override.as_deref() {
+            Some(cam) => {
+                let c = Camera::load(cam)?;
+                Some((c.width, c.height))
+            }
+            None => None,
+        })
     }
 
     fn pipeline(
@@ -477,10 +478,16 @@ pub fn eval_negatives(
     failed: &mut Vec<Failure>,
 ) -> Result<Vec<NegativeImage>> {
     let mut out = Vec::new();
+    let camera_size = run.camera_override_size()?;
     for p in negatives::find_images(dir)? {
         let r = (|| -> Result<NegativeImage> {
             let raw = read_image(&p)?;
-            let raw = run.fitted_to_camera(raw)?;
+            let raw = match camera_size {
+                Some(size) => raw
+                    .fitted_within(size, STILL_SIZE_TOLERANCE)?
+                    .unwrap_or(raw),
+                None => raw,
+            };
             let (pipe, _) = run.pipeline(None, None, raw.width(), raw.height())?;
             let a = pipe.analyze(&raw, None)?;
             let (l, r) = a.reported_lines();
