@@ -1,11 +1,12 @@
 //! Streams of the input copied into an output video beside its frames: the audio stream and the
 //! subtitle tracks (a dashcam's or phone app's GPS position and speed, as timed text), cut to the
 //! frames written and kept in step with them. Audio the container cannot hold is converted to
-//! AAC (`audio::AacConvert`).
+//! AAC (`audio::AacConvert`), a text subtitle track to the container's own text format
+//! (`subtitle::TextConvert`).
 
 use super::audio::AacConvert;
-use super::libav::codec_short_name;
-use ffmpeg::ffi;
+use super::libav::{codec_short_name, muxer_holds};
+use super::subtitle::{default_text_codec, TextConvert};
 use ffmpeg::media::Type;
 use ffmpeg::Rational;
 use ffmpeg_next as ffmpeg;
@@ -28,22 +29,10 @@ pub(super) struct StreamCopy {
     subtitle: bool,
     /// Audio the output's container cannot hold, converted to AAC in place of a copy.
     convert: Option<AacConvert>,
+    /// A text subtitle track the container cannot hold, converted to its own text format.
+    text: Option<TextConvert>,
     /// The input's other audio streams, not copied: a note for the summary.
     others_note: Option<String>,
-}
-
-/// Whether the output's muxer holds `id`: FFmpeg's answer, or `None` for a muxer without a
-/// codec list (MPEG-TS).
-fn muxer_holds(out: &ffmpeg::format::context::Output, id: ffmpeg::codec::Id) -> Option<bool> {
-    // SAFETY: the output's own format descriptor; a query only.
-    let answer = unsafe {
-        ffi::avformat_query_codec(
-            (*out.as_ptr()).oformat,
-            id.into(),
-            ffi::FF_COMPLIANCE_NORMAL,
-        )
-    };
-    (answer >= 0).then_some(answer == 1)
 }
 
 impl StreamCopy {
@@ -127,8 +116,9 @@ impl StreamCopy {
     }
 
     /// The input's subtitle tracks, each added to `out` where the container holds its codec
-    /// (an MP4 holds `mov_text`, Matroska SubRip, ASS and WebVTT); the codecs of those it does
-    /// not hold, for a note.
+    /// (an MP4 holds `mov_text`, Matroska SubRip, ASS and WebVTT), else converted to the
+    /// container's own text format when the track is text (`subtitle::TextConvert`); the
+    /// codecs of those left out (bitmap subtitles), for a note.
     pub(super) fn subtitles(
         path: &Path,
         out: &mut ffmpeg::format::context::Output,
@@ -143,21 +133,46 @@ impl StreamCopy {
             .collect();
         drop(input);
         let (mut copied, mut left) = (Vec::new(), Vec::new());
+        let target = default_text_codec(out);
         for (stream, id) in tracks {
-            let added = if muxer_holds(out, id) == Some(true) {
-                ffmpeg::format::input(&path)
-                    .map_err(|e| e.to_string())
-                    .and_then(|input| Self::add(input, stream, out))
-                    .ok()
-            } else {
-                None
-            };
+            let reopened = || ffmpeg::format::input(&path).map_err(|e| e.to_string());
+            let added = match (muxer_holds(out, id), target) {
+                (Some(true), _) => reopened().and_then(|input| Self::add(input, stream, out)),
+                (Some(false), Some(t)) => {
+                    reopened().and_then(|input| Self::text_converted(input, stream, t, out))
+                }
+                _ => Err("not held".into()),
+            }
+            .ok();
             match added {
                 Some(c) => copied.push(c),
                 None => left.push(codec_short_name(id)),
             }
         }
         (copied, left)
+    }
+
+    /// `input`'s text subtitle track `stream` converted to `target`, added to `out`.
+    fn text_converted(
+        input: ffmpeg::format::context::Input,
+        stream: usize,
+        target: ffmpeg::codec::Id,
+        out: &mut ffmpeg::format::context::Output,
+    ) -> std::result::Result<Self, String> {
+        let st = input.stream(stream).ok_or("no such stream")?;
+        let (text, out_index) = TextConvert::new(st.parameters(), st.time_base(), target, out)?;
+        let mut copy = Self::of(input, stream, out_index, None)?;
+        copy.text = Some(text);
+        Ok(copy)
+    }
+
+    /// What the output got of this subtitle track, for the summary: `mov_text copied`, or
+    /// `subrip converted to mov_text`.
+    pub(super) fn subtitle_described(&self) -> String {
+        match &self.text {
+            Some(t) => format!("{} converted to {}", self.codec, t.target),
+            None => format!("{} copied", self.codec),
+        }
     }
 
     /// Add a copy of `input`'s stream `stream` to `out`.
@@ -202,6 +217,7 @@ impl StreamCopy {
             codec,
             subtitle,
             convert,
+            text: None,
             others_note: None,
         })
     }
@@ -257,6 +273,13 @@ impl StreamCopy {
             let Some(mut p) = self.pending.take() else {
                 return Ok(());
             };
+            if let Some(c) = self.text.as_mut() {
+                // The cue in the output's format, with the input packet's times.
+                match c.convert(&p) {
+                    Some(converted) => p = converted,
+                    None => continue,
+                }
+            }
             if let Some(c) = self.convert.as_mut() {
                 if t >= -1e-3 {
                     c.push(&p, t, (self.out_index, self.out_tb), out)?;

@@ -317,21 +317,22 @@ impl VideoSink {
                 Err(why) => description += &format!(", no audio ({why})"),
             }
             let (subs, left) = StreamCopy::subtitles(p, &mut out);
-            let names = |v: Vec<String>| v.join(", ");
             if !subs.is_empty() {
-                let codecs = subs.iter().map(|c| c.codec.clone()).collect();
-                description += &format!(", subtitles {} copied", names(codecs));
+                let each: Vec<String> = subs.iter().map(|c| c.subtitle_described()).collect();
+                description += &format!(", subtitles {}", each.join(", "));
             }
             if !left.is_empty() {
-                // What keeps them: an MP4 or MOV holds `mov_text`, Matroska the other text formats.
-                let keeps = if left.iter().all(|c| c == "mov_text") {
-                    "an output named .mp4 keeps them"
+                // What keeps them: an MP4 or MOV holds `mov_text`, Matroska the others (text
+                // ones are converted where the container has a text format of its own; these
+                // are bitmaps, or the container has none).
+                let (keeps, extract) = if left.iter().all(|c| c == "mov_text") {
+                    ("an output named .mp4 keeps them", "gps.srt")
                 } else {
-                    "an output named .mkv keeps SubRip, ASS and WebVTT"
+                    ("an output named .mkv keeps them", "-c copy subtitles.mkv")
                 };
                 description += &format!(
-                    ", subtitles {} not copied ({} cannot hold them; {keeps}, or `ffmpeg -i {} -map 0:s:0 gps.srt` extracts the first)",
-                    names(left),
+                    ", subtitles {} not copied ({} cannot hold them; {keeps}, or `ffmpeg -i {} -map 0:s:0 {extract}` extracts the first)",
+                    left.join(", "),
                     out.format().name(),
                     p.display()
                 );

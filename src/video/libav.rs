@@ -33,3 +33,20 @@ pub(crate) fn codec_short_name(id: ffmpeg::codec::Id) -> String {
         }
     }
 }
+
+/// Whether the output's muxer holds `id`: FFmpeg's answer, or `None` for a muxer without a
+/// codec list (MPEG-TS).
+pub(crate) fn muxer_holds(
+    out: &ffmpeg::format::context::Output,
+    id: ffmpeg::codec::Id,
+) -> Option<bool> {
+    // SAFETY: the output's own format descriptor; a query only.
+    let answer = unsafe {
+        ffi::avformat_query_codec(
+            (*out.as_ptr()).oformat,
+            id.into(),
+            ffi::FF_COMPLIANCE_NORMAL,
+        )
+    };
+    (answer >= 0).then_some(answer == 1)
+}

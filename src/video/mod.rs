@@ -15,6 +15,7 @@ mod libav;
 mod probe;
 mod resize;
 mod rotation;
+mod subtitle;
 pub mod yuv;
 
 pub use analyser::Progress;

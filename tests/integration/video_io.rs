@@ -1257,7 +1257,8 @@ fn an_anamorphic_video_s_overlay_plays_at_its_shape() {
 /// A dashcam's GPS track as timed text (`mov_text` in an MP4, as dashcams and phone apps write
 /// it): copied into an MP4 or MOV overlay beside the audio, each line at its time, cut to the
 /// frames written; with `--start` a line still shown at the first frame is kept from the start.
-/// Matroska cannot hold `mov_text`: the summary says so and how to extract the track.
+/// A container that cannot hold the track's format gets it converted to its own text format
+/// (Matroska: ASS; MP4: `mov_text` from SubRip or WebVTT); one with none (MPEG-TS) a note.
 #[test]
 fn a_gps_subtitle_track_is_copied_beside_the_frames() {
     let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
@@ -1365,10 +1366,20 @@ fn a_gps_subtitle_track_is_copied_beside_the_frames() {
             (1.6, 5.6, "GPS 37.5N 122.1W 90 km/h"),
         ],
     );
+    // Matroska cannot hold `mov_text`: the track is converted to its own text format (ASS).
+    let both = [
+        (0.0, 4.0, "GPS 37.4N 122.1W 88 km/h"),
+        (4.0, 8.0, "GPS 37.5N 122.1W 90 km/h"),
+    ];
     let (out, err) = run("o.mkv", &[]);
+    assert!(err.contains("subtitles mov_text converted to ass"), "{err}");
+    assert_eq!(probe(&out, "s:0", "codec_name")["codec_name"], "ass");
+    near(&cues(&out), &both);
+    // An MPEG-TS has no text format of its own: the summary says so and how to extract it.
+    let (out, err) = run("o.ts", &[]);
     assert!(
         err.contains(&format!(
-            "subtitles mov_text not copied (matroska cannot hold them; an output named .mp4 keeps them, or `ffmpeg -i {} -map 0:s:0 gps.srt` extracts the first)",
+            "subtitles mov_text not copied (mpegts cannot hold them; an output named .mp4 keeps them, or `ffmpeg -i {} -map 0:s:0 gps.srt` extracts the first)",
             input.display()
         )),
         "{err}"
@@ -1377,4 +1388,54 @@ fn a_gps_subtitle_track_is_copied_beside_the_frames() {
         probe(&out, "s", "codec_name").is_empty(),
         "no subtitle stream"
     );
+    // SubRip (and WebVTT) in an .mkv, as a GPS track muxed from a sidecar file: converted to
+    // `mov_text` in an MP4, each cue at its time, also from --start.
+    for codec in ["srt", "webvtt"] {
+        let mkv = dir.path().join(format!("gps_{codec}.mkv"));
+        ffmpeg(&[
+            "-i",
+            s(&clip),
+            "-i",
+            s(&srt),
+            "-map",
+            "0",
+            "-map",
+            "1",
+            "-c:v",
+            "copy",
+            "-c:a",
+            "copy",
+            "-c:s",
+            codec,
+            s(&mkv),
+        ]);
+        let out = dir.path().join(format!("from_{codec}.mp4"));
+        let o = lanes(&[
+            "video",
+            "--camera",
+            "calibration/udacity.yml",
+            "--config",
+            "calibration/udacity.toml",
+            s(&mkv),
+            "-o",
+            s(&out),
+            "--start",
+            "60",
+        ]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        let name = if codec == "srt" { "subrip" } else { "webvtt" };
+        assert!(
+            err.contains(&format!("subtitles {name} converted to mov_text")),
+            "{err}"
+        );
+        assert_eq!(probe(&out, "s:0", "codec_name")["codec_name"], "mov_text");
+        near(
+            &cues(&out),
+            &[
+                (0.0, 1.6, "GPS 37.4N 122.1W 88 km/h"),
+                (1.6, 5.6, "GPS 37.5N 122.1W 90 km/h"),
+            ],
+        );
+    }
 }
