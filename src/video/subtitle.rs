@@ -18,7 +18,7 @@ fn is_text(id: ffmpeg::codec::Id) -> bool {
     // SAFETY: avcodec_descriptor_get returns a static descriptor or null.
     unsafe {
         let d = ffi::avcodec_descriptor_get(id.into());
-        !d.is_null() && ((*d).props & ffi::AV_CODEC_PROP_TEXT_SUB as i32) != 0
+        !d.is_null() && ((*d).props & ffi::AV_CODEC_PROP_TEXT_SUB) != 0
     }
 }
 
