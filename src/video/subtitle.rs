@@ -1,8 +1,8 @@
 //! A text subtitle track the output's container cannot hold, converted to the container's own
 //! text format: a dashcam's GPS track as SubRip in an .mkv becomes `mov_text` in an MP4, an
-//! MP4's `mov_text` becomes ASS in an .mkv. FFmpeg's own tool does the same (the muxer's
-//! default subtitle codec): each cue is decoded to its text and encoded again, its time and
-//! duration kept from the input packet. Bitmap subtitles (DVD, Blu-ray) have no text to carry
+//! MP4's `mov_text` becomes ASS in an .mkv, as FFmpeg's own tool does by default for an .mkv
+//! and with `-c:s mov_text` for an MP4: each cue is decoded to its text and encoded again, its
+//! time and duration kept from the input packet. Bitmap subtitles (DVD, Blu-ray) have no text to carry
 //! over and are left out with a note, as before.
 
 use super::libav::muxer_holds;
