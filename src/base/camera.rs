@@ -113,6 +113,39 @@ pub struct Camera {
     pub dist: Vec<f64>,
 }
 
+/// A camera's lens model (`Camera::distortion`): focal lengths, principal point and the
+/// coefficients k1, k2, p1, p2, k3 (OpenCV's model), read once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Distortion {
+    pub fx: f64,
+    pub fy: f64,
+    pub cx: f64,
+    pub cy: f64,
+    pub k: [f64; 5],
+}
+
+impl Distortion {
+    /// Apply the lens distortion to ideal (undistorted) pixel coordinates.
+    #[inline]
+    pub fn pixel(&self, u: f64, v: f64) -> (f64, f64) {
+        let x = (u - self.cx) / self.fx;
+        let y = (v - self.cy) / self.fy;
+        let (xd, yd) = self.normalized(x, y);
+        (self.fx * xd + self.cx, self.fy * yd + self.cy)
+    }
+
+    /// OpenCV's distortion model on normalized coordinates.
+    #[inline]
+    pub fn normalized(&self, x: f64, y: f64) -> (f64, f64) {
+        let [k1, k2, p1, p2, k3] = self.k;
+        let r2 = x * x + y * y;
+        let radial = 1.0 + k1 * r2 + k2 * r2 * r2 + k3 * r2 * r2 * r2;
+        let xd = x * radial + 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x);
+        let yd = y * radial + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y;
+        (xd, yd)
+    }
+}
+
 /// What a calibration run adds to the camera file besides the camera itself.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CalibrationInfo {
@@ -171,21 +204,25 @@ impl Camera {
 
     /// Apply the lens distortion to ideal (undistorted) pixel coordinates.
     pub fn distort_pixel(&self, u: f64, v: f64) -> (f64, f64) {
-        let x = (u - self.cx()) / self.fx();
-        let y = (v - self.cy()) / self.fy();
-        let (xd, yd) = self.distort_normalized(x, y);
-        (self.fx() * xd + self.cx(), self.fy() * yd + self.cy())
+        self.distortion().pixel(u, v)
     }
 
     /// OpenCV's distortion model on normalized coordinates (k1, k2, p1, p2, k3).
     pub fn distort_normalized(&self, x: f64, y: f64) -> (f64, f64) {
+        self.distortion().normalized(x, y)
+    }
+
+    /// The lens model's numbers read once, for a loop over many pixels (`distort_pixel` on
+    /// each reads them from the camera again).
+    pub fn distortion(&self) -> Distortion {
         let g = |i: usize| self.dist.get(i).copied().unwrap_or(0.0);
-        let (k1, k2, p1, p2, k3) = (g(0), g(1), g(2), g(3), g(4));
-        let r2 = x * x + y * y;
-        let radial = 1.0 + k1 * r2 + k2 * r2 * r2 + k3 * r2 * r2 * r2;
-        let xd = x * radial + 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x);
-        let yd = y * radial + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y;
-        (xd, yd)
+        Distortion {
+            fx: self.fx(),
+            fy: self.fy(),
+            cx: self.cx(),
+            cy: self.cy(),
+            k: [g(0), g(1), g(2), g(3), g(4)],
+        }
     }
 
     /// Write the camera (and calibration info) as OpenCV FileStorage YAML.

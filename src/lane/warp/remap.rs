@@ -51,7 +51,11 @@ impl BirdseyeRemap {
                 .iter()
                 .map(|&un| [minv[(0, 0)] * un, minv[(1, 0)] * un, minv[(2, 0)] * un])
                 .collect();
+            let lens = camera.map(Camera::distortion);
+            // Per row: the source positions first (arithmetic only, which the compiler runs on
+            // several pixels at once), then their fixed-point entries.
             let fill = |v0: usize, ints: &mut [core::Vec2s], fracs: &mut [u16]| {
+                let mut src = vec![(0.0f64, 0.0f64); w as usize];
                 for (k, (ints, fracs)) in ints
                     .chunks_mut(w as usize)
                     .zip(fracs.chunks_mut(w as usize))
@@ -60,22 +64,36 @@ impl BirdseyeRemap {
                     let vn = (v0 + k) as f64 / scale.y;
                     let row = [minv[(0, 1)] * vn, minv[(1, 1)] * vn, minv[(2, 1)] * vn];
                     let last = [minv[(0, 2)], minv[(1, 2)], minv[(2, 2)]];
-                    for ((int, frac), c) in ints.iter_mut().zip(fracs.iter_mut()).zip(&col_terms) {
+                    let at = |c: &[f64; 3]| {
                         let v = [
                             (c[0] + row[0]) + last[0],
                             (c[1] + row[1]) + last[1],
                             (c[2] + row[2]) + last[2],
                         ];
-                        let (x, y) = (v[0] / v[2], v[1] / v[2]);
-                        let (sx, sy) = match camera {
-                            Some(cam) => cam.distort_pixel(x, y),
-                            None => (x, y),
-                        };
+                        (v[0] / v[2], v[1] / v[2])
+                    };
+                    match &lens {
+                        Some(d) => {
+                            for (s, c) in src.iter_mut().zip(&col_terms) {
+                                let (x, y) = at(c);
+                                *s = d.pixel(x, y);
+                            }
+                        }
+                        None => {
+                            for (s, c) in src.iter_mut().zip(&col_terms) {
+                                *s = at(c);
+                            }
+                        }
+                    }
+                    for ((int, frac), &(sx, sy)) in ints.iter_mut().zip(fracs.iter_mut()).zip(&src)
+                    {
                         (*int, *frac) = map_entry(sx, sy);
                     }
                 }
             };
-            // Rows split between plain threads (4.9 ms on one core for a 1280x360 view): not
+            // Rows split between plain threads (4.9 ms on one core for a 1280x360 view on the
+            // machine of 2026-12-04; 14 ms with the Udacity lens on that of 2026-12-07 before the
+            // two passes above, 8 ms after): not
             // rayon, whose workers build pipelines under locks in the tuner (a `join` here
             // could steal a job that waits for a lock its own thread holds).
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
