@@ -1272,25 +1272,29 @@ fn a_gps_subtitle_track_is_copied_beside_the_frames() {
          2\n00:00:04,000 --> 00:00:08,000\nGPS 37.5N 122.1W 90 km/h\n",
     )
     .unwrap();
+    // The clip with the SubRip file muxed in as subtitle codec `codec`.
+    let mux = |codec: &str, out: &Path| {
+        ffmpeg(&[
+            "-i",
+            s(&clip),
+            "-i",
+            s(&srt),
+            "-map",
+            "0",
+            "-map",
+            "1",
+            "-c:v",
+            "copy",
+            "-c:a",
+            "copy",
+            "-c:s",
+            codec,
+            s(out),
+        ])
+    };
     let input = dir.path().join("gps.mp4");
-    ffmpeg(&[
-        "-i",
-        s(&clip),
-        "-i",
-        s(&srt),
-        "-map",
-        "0",
-        "-map",
-        "1",
-        "-c:v",
-        "copy",
-        "-c:a",
-        "copy",
-        "-c:s",
-        "mov_text",
-        s(&input),
-    ]);
-    let run = |name: &str, extra: &[&str]| {
+    mux("mov_text", &input);
+    let run_on = |input: &Path, name: &str, extra: &[&str]| {
         let out = dir.path().join(name);
         let mut args = vec![
             "video",
@@ -1298,7 +1302,7 @@ fn a_gps_subtitle_track_is_copied_beside_the_frames() {
             "calibration/udacity.yml",
             "--config",
             "calibration/udacity.toml",
-            s(&input),
+            s(input),
             "-o",
             s(&out),
         ];
@@ -1307,6 +1311,7 @@ fn a_gps_subtitle_track_is_copied_beside_the_frames() {
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         (out, stderr(&o))
     };
+    let run = |name: &str, extra: &[&str]| run_on(&input, name, extra);
     // The lines (start s, end s, text) of a file's subtitle track, as SubRip.
     let cues = |p: &Path| -> Vec<(f64, f64, String)> {
         let o = Command::new("ffmpeg")
@@ -1392,38 +1397,8 @@ fn a_gps_subtitle_track_is_copied_beside_the_frames() {
     // `mov_text` in an MP4, each cue at its time, also from --start.
     for codec in ["srt", "webvtt"] {
         let mkv = dir.path().join(format!("gps_{codec}.mkv"));
-        ffmpeg(&[
-            "-i",
-            s(&clip),
-            "-i",
-            s(&srt),
-            "-map",
-            "0",
-            "-map",
-            "1",
-            "-c:v",
-            "copy",
-            "-c:a",
-            "copy",
-            "-c:s",
-            codec,
-            s(&mkv),
-        ]);
-        let out = dir.path().join(format!("from_{codec}.mp4"));
-        let o = lanes(&[
-            "video",
-            "--camera",
-            "calibration/udacity.yml",
-            "--config",
-            "calibration/udacity.toml",
-            s(&mkv),
-            "-o",
-            s(&out),
-            "--start",
-            "60",
-        ]);
-        let err = stderr(&o);
-        assert!(o.status.success(), "{err}");
+        mux(codec, &mkv);
+        let (out, err) = run_on(&mkv, &format!("from_{codec}.mp4"), &["--start", "60"]);
         let name = if codec == "srt" { "subrip" } else { "webvtt" };
         assert!(
             err.contains(&format!("subtitles {name} converted to mov_text")),
