@@ -252,6 +252,11 @@ impl VideoSource {
             .unwrap_or(input.bit_rate());
         let tb = stream.time_base();
         let (rate, announced) = super::probe::header_rate_and_frames(&input, &stream);
+        // SAFETY: a plain field of the open input's context.
+        let container_start_us = Some(unsafe { (*input.as_ptr()).start_time })
+            .filter(|&t| t != ffi::AV_NOPTS_VALUE)
+            .unwrap_or(0);
+        let container_duration_us = input.duration().max(0);
         let rotation = display_rotation(&stream);
         let sample_aspect = stream_pixel_shape(&input, &stream, rotation);
         let start = stream.start_time();
@@ -300,7 +305,11 @@ impl VideoSource {
             next_index: 0,
             eof_sent: false,
             decoded: 0,
-            health: Default::default(),
+            health: std::sync::Arc::new(super::health::StreamHealth::with_span(
+                container_start_us,
+                container_duration_us,
+                rate,
+            )),
             last_error: None,
             size_keeper: SizeKeeper::new((0, 0)),
         };
@@ -486,6 +495,15 @@ impl VideoSource {
         Ok(None)
     }
 
+    /// Where a packet of any stream ends (its start plus its duration), microseconds.
+    fn packet_end_us(&self, packet: &ffmpeg::Packet) -> Option<i64> {
+        let tb = self.input.stream(packet.stream())?.time_base();
+        let start = packet.pts().or(packet.dts())?;
+        let end = start.saturating_add(packet.duration().max(0));
+        let us = end as f64 * f64::from(tb) * 1e6;
+        us.is_finite().then_some(us as i64)
+    }
+
     fn send_eof(&mut self) {
         let _ = self.decoder.send_eof();
         self.eof_sent = true;
@@ -499,6 +517,9 @@ impl VideoSource {
         loop {
             match packet.read(&mut self.input) {
                 Ok(()) => {
+                    if let Some(end) = self.packet_end_us(&packet) {
+                        self.health.packet_ends_at(end);
+                    }
                     if packet.stream() != self.stream {
                         continue;
                     }

@@ -396,7 +396,8 @@ fn pcm_audio_is_converted_to_aac_in_step_with_the_frames() {
 /// (its header counts packets its edit list drops) runs as complete (exit 0); data corrupted
 /// in the middle (200 kB overwritten) says how many frames could not be decoded, the rest
 /// analysed to the last frame (exit 1). Before, both said "STOPPED at frame N (truncated or
-/// corrupt input)", and `lanes batch` marked the cut failed.
+/// corrupt input)", and `lanes batch` marked the cut failed. Nor is a Matroska file whose
+/// subtitle track outlasts its video (the container's duration is the longest stream's).
 #[test]
 fn a_file_read_to_its_end_is_not_called_truncated() {
     let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
@@ -460,6 +461,38 @@ fn a_file_read_to_its_end_is_not_called_truncated() {
         .filter_map(|r| r["time_s"].as_f64())
         .fold(0.0, f64::max);
     assert!(last > 2.9, "last frame at {last} s: {err}");
+    // A Matroska file gives only its whole duration, here a subtitle line's end at 10 s after
+    // 3 s of video (250 frames announced, 75 in the file): read to its end, it is complete.
+    // Cut to half its bytes, it is still called truncated.
+    let srt = dir.path().join("late.srt");
+    std::fs::write(&srt, "1\n00:00:08,000 --> 00:00:10,000\nLate line\n").unwrap();
+    let mkv = dir.path().join("late.mkv");
+    ffmpeg(&[
+        "-i",
+        s(&part),
+        "-i",
+        s(&srt),
+        "-map",
+        "0:v",
+        "-map",
+        "1",
+        "-c:v",
+        "copy",
+        "-c:s",
+        "srt",
+        s(&mkv),
+    ]);
+    let half = dir.path().join("half.mkv");
+    let bytes = std::fs::read(&mkv).unwrap();
+    std::fs::write(&half, &bytes[..bytes.len() / 2]).unwrap();
+    for (input, complete) in [(&mkv, true), (&half, false)] {
+        let mut args = vec!["video", s(input), "--no-render"];
+        args.extend(cfg);
+        let o = lanes(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(if complete { 0 } else { 1 }), "{err}");
+        assert_eq!(err.contains("STOPPED at frame"), !complete, "{err}");
+    }
 }
 
 /// A recording whose timestamps start at 5 s (`-output_ts_offset 5`; its AAC audio starts
