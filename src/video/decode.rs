@@ -8,6 +8,7 @@ use crate::base::frame::BgrFrame;
 use crate::base::planes::RawFrame;
 use crate::lane::shot::LumaSample;
 use crate::video::libav::{codec_short_name, init};
+use crate::video::recording::Recording;
 use crate::video::resize::SizeKeeper;
 use crate::video::rotation::{display_rotation, stream_pixel_shape, Rotation};
 use crate::video::yuv::{y_plane_sample, Yuv420};
@@ -151,48 +152,6 @@ pub struct VideoSource {
     last_error: Option<String>,
     /// Frames of another size than the first scaled to it (`resize`).
     size_keeper: SizeKeeper,
-}
-
-/// The frames a source keeps while it records (references to the decoder's buffers, not
-/// copies), up to a memory budget.
-struct Recording {
-    frames: Vec<ffmpeg::frame::Video>,
-    bytes: usize,
-    max_bytes: usize,
-    /// `next_index` when the recording began.
-    start_index: usize,
-    /// The budget ran out: the frames were dropped and `rewind` cannot replay them.
-    overflowed: bool,
-}
-
-impl Recording {
-    /// Keep a reference to `f`; once the budget is spent, drop every frame kept.
-    fn keep(&mut self, f: &ffmpeg::frame::Video) {
-        if self.overflowed {
-            return;
-        }
-        self.bytes += frame_bytes(f);
-        let r = if self.bytes <= self.max_bytes {
-            // SAFETY: a new reference to a valid decoded frame (no pixels copied).
-            unsafe { ffi::av_frame_clone(f.as_ptr()) }
-        } else {
-            std::ptr::null_mut()
-        };
-        if r.is_null() {
-            self.overflowed = true;
-            self.frames = Vec::new();
-        } else {
-            // SAFETY: `r` is a frame of our own, freed by the wrapper that now owns it.
-            self.frames.push(unsafe { ffmpeg::frame::Video::wrap(r) });
-        }
-    }
-}
-
-/// Bytes a decoded frame holds: its planes' rows times their strides.
-fn frame_bytes(f: &ffmpeg::frame::Video) -> usize {
-    (0..f.planes())
-        .map(|i| f.stride(i) * f.plane_height(i) as usize)
-        .sum()
 }
 
 /// Errors in a row after which a stream counts as undecodable.
@@ -406,13 +365,7 @@ impl VideoSource {
     /// `rewind` can hand them out again: a pass over the opening frames (self-calibration)
     /// and the run that follows share one decoding.
     pub fn record(&mut self, max_bytes: usize) {
-        self.recording = Some(Recording {
-            frames: Vec::new(),
-            bytes: 0,
-            max_bytes,
-            start_index: self.next_index,
-            overflowed: false,
-        });
+        self.recording = Some(Recording::new(max_bytes, self.next_index));
     }
 
     /// Hand out the frames kept since `record` again, from the first, then go on decoding

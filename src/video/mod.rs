@@ -13,6 +13,7 @@ mod health;
 mod job;
 mod libav;
 mod probe;
+mod recording;
 mod resize;
 mod rotation;
 mod subtitle;
