@@ -93,7 +93,7 @@ impl AacConvert {
         let enc_tb = Rational::new(1, rate as i32);
         enc.set_time_base(enc_tb);
         if global {
-            enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
+            crate::video::libav::add_global_header(&mut enc);
         }
         let encoder = enc
             .open_as(codec)

@@ -255,7 +255,7 @@ impl VideoSink {
         enc.set_colorspace(ffmpeg::color::Space::BT470BG);
         enc.set_color_range(ffmpeg::color::Range::MPEG);
         if global_header {
-            enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
+            crate::video::libav::add_global_header(&mut enc);
         }
         let mut opts = ffmpeg::Dictionary::new();
         match spec.codec {

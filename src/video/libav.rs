@@ -50,3 +50,15 @@ pub(crate) fn muxer_holds(
     };
     (answer >= 0).then_some(answer == 1)
 }
+
+/// Ask an encoder for global headers (a container that stores them once, as MP4 and Matroska
+/// do), keeping the flags it already has. The encoder's own defaults set some (libx264's
+/// `+cgop`: closed GOPs, every keyframe an IDR picture where a decoder can start); replacing
+/// them would turn libx264's keyframes after the first into open-GOP recovery points, where a
+/// player that seeks there (a browser, `ffmpeg -ss`) starts decoding with references missing.
+pub(crate) fn add_global_header(enc: &mut ffmpeg::codec::context::Context) {
+    // SAFETY: reads a plain field of a valid codec context, not yet opened.
+    let bits = unsafe { (*enc.as_ptr()).flags } as std::os::raw::c_uint;
+    let kept = ffmpeg::codec::Flags::from_bits_truncate(bits);
+    enc.set_flags(kept | ffmpeg::codec::Flags::GLOBAL_HEADER);
+}

@@ -143,6 +143,72 @@ fn overlay_is_h264_yuv420p_faststart_with_every_frame_and_the_audio() {
     );
 }
 
+/// Times (s) of the video packets a file marks as keyframes (where players start after a seek).
+fn keyframe_times(p: &Path) -> Vec<f64> {
+    let o = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0"])
+        .args(["-show_entries", "packet=pts_time,flags", "-of", "csv=p=0"])
+        .arg(p)
+        .output()
+        .expect("ffprobe is installed");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (t, flags) = l.split_once(',')?;
+            flags.starts_with('K').then(|| t.parse().ok()).flatten()
+        })
+        .collect()
+}
+
+#[test]
+/// Every keyframe of the H.264 overlay, in MP4 and in Matroska, is a place where a player can
+/// start decoding: a browser seeking in the report's video, `ffmpeg -ss`. Before, the encoder's
+/// own `+cgop` flag was replaced when global headers were asked for, and libx264 wrote open
+/// GOPs: `ffmpeg -ss 8.1` past the keyframe at the join printed "mmco: unref short failure"
+/// (a reference missing). The input is the project clip twice (400 frames): the join, a scene
+/// cut, brings a keyframe at 8 s.
+fn every_keyframe_of_the_overlay_is_a_place_a_player_can_start() {
+    let Some(clip) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let dir = tmp();
+    let twice = dir.path().join("twice.mp4");
+    ffmpeg(&["-stream_loop", "1", "-i", s(&clip), "-c", "copy", s(&twice)]);
+    for name in ["o.mp4", "o.mkv"] {
+        let out = dir.path().join(name);
+        let o = lanes(&[
+            "video",
+            "--camera",
+            "calibration/udacity.yml",
+            "--config",
+            "calibration/udacity.toml",
+            s(&twice),
+            "-o",
+            s(&out),
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let keys = keyframe_times(&out);
+        assert!(
+            keys.len() >= 2 && keys[0] == 0.0,
+            "{name}: keyframes at {keys:?}"
+        );
+        for t in keys.iter().skip(1) {
+            // Seek just past the keyframe: decoding starts there.
+            let at = format!("{:.3}", t + 0.1);
+            let d = Command::new("ffmpeg")
+                .args(["-v", "error", "-ss", &at, "-i", s(&out)])
+                .args(["-frames:v", "5", "-f", "null", "-"])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&d.stderr);
+            assert!(
+                d.status.success() && err.trim().is_empty(),
+                "{name} from {at} s: {err}"
+            );
+        }
+    }
+}
+
 /// The container follows the output's name, as in FFmpeg's own tool: Matroska, AVI, MPEG-TS
 /// and QuickTime hold the H.264 video (every frame) and the copied AAC audio, and no partial
 /// file is left. A name no container fits (`.webm`, which holds only VP8/VP9/AV1, a `.gif`, no
