@@ -428,15 +428,11 @@ pub fn resolve(
     let mut src = VideoSource::open(path)?;
     match choice {
         GeometryChoice::Fixed => {
-            if let Some(c) = cfg.perspective.corner_outside(src.width, src.height) {
+            if let Some(why) = cfg.perspective.misfit(src.width, src.height, "the video's") {
                 return Err(Error::Video {
                     path: path.to_path_buf(),
                     message: format!(
-                        "the config's perspective.src corner [{}, {}] lies outside the video's {}x{} frames: the quad was made for another camera or frame size (leave [perspective] out of the config to have it found in the video, or make one with `lanes perspective {}`)",
-                        c[0],
-                        c[1],
-                        src.width,
-                        src.height,
+                        "the config's {why} (leave [perspective] out of the config to have it found in the video, or make one with `lanes perspective {}`)",
                         path.display()
                     ),
                 });

@@ -185,19 +185,17 @@ impl Pipeline {
         }
     }
 
-    /// A one-line note when a corner of the perspective quad (`perspective.src`) lies outside
-    /// the frames: the quad was made for another camera or frame size, and lanes are then
-    /// rarely found ("Lane not found" on every frame says nothing about why).
+    /// A one-line note when the perspective quad (`perspective.src`) does not fit the frames
+    /// (`PerspectiveConfig::misfit`: found on frames of another size, or a corner outside
+    /// them): the quad was made for another camera or frame size, and lanes are then rarely
+    /// found ("Lane not found" on every frame says nothing about why).
     pub fn quad_note(&self) -> Option<String> {
-        let out = self
+        let why = self
             .cfg
             .perspective
-            .corner_outside(self.width, self.height)?;
+            .misfit(self.width, self.height, "the")?;
         Some(format!(
-            "perspective.src corner [{}, {}] lies outside the {}x{} frames: the quad was made for \
-             another camera or frame size (`lanes perspective` makes one from this camera's \
-             frames)",
-            out[0], out[1], self.width, self.height
+            "{why} (`lanes perspective` makes one from this camera's frames)"
         ))
     }
 

@@ -694,6 +694,56 @@ fn a_quad_for_another_camera_is_refused_before_any_frame() {
     assert_one_line_error(&o, "lies outside the video's 960x540 frames");
     assert!(stderr(&o).contains("lanes perspective"), "{}", stderr(&o));
     assert!(!out.exists());
+    // The other way round: the geometry found in the 960x540 clip, saved, lies inside the
+    // Udacity clip's 1280x720 frames, but it was found on 960x540 ones (`perspective.frame`,
+    // written with it): refused too. Before, the run went on and drew no lane on any of the
+    // 200 frames, with a warning after the first 100.
+    let Some(udacity) = data("videos/hortovanyi/project_video_short.mp4") else {
+        return;
+    };
+    let g = d.path().join("p1.toml");
+    let o = lanes(&[
+        "video",
+        clip.to_str().unwrap(),
+        "--no-render",
+        "--frames",
+        "30",
+        "--save-geometry",
+        g.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&g).unwrap();
+    assert!(text.contains("frame = [960, 540]"), "{text}");
+    let o = lanes(&[
+        "video",
+        udacity.to_str().unwrap(),
+        "--config",
+        g.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_one_line_error(
+        &o,
+        "the config's [perspective] was found on 960x540 frames, not the video's 1280x720 ones",
+    );
+    assert!(stderr(&o).contains("lanes perspective"), "{}", stderr(&o));
+    assert!(!out.exists());
+    // On the clip it was found on, the saved geometry is used as given.
+    let o = lanes(&[
+        "video",
+        clip.to_str().unwrap(),
+        "--config",
+        g.to_str().unwrap(),
+        "--no-render",
+        "--frames",
+        "30",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("30 frames read, 30 with a lane drawn"),
+        "{err}"
+    );
 }
 
 /// A video with no road: one line saying no geometry was found, exit 2, nothing written.

@@ -507,6 +507,44 @@ mod tests {
     }
 
     #[test]
+    fn a_quad_found_on_frames_of_another_size_does_not_fit_them() {
+        // The frame size is written and read back with the quad.
+        let mut c = Config::default();
+        c.perspective.frame = Some([960, 540]);
+        let back = Config::from_toml_str(&c.to_toml(), Path::new("c.toml")).unwrap();
+        assert_eq!(back.perspective.frame, Some([960, 540]));
+        // A 960x540 quad lies inside 1280x720 frames, but it is in 960x540 pixels.
+        let p = PerspectiveConfig {
+            src: [
+                [431.5, 340.4],
+                [536.3, 340.4],
+                [187.9, 513.0],
+                [804.6, 513.0],
+            ],
+            frame: Some([960, 540]),
+            ..PerspectiveConfig::default()
+        };
+        assert_eq!(p.corner_outside(1280, 720), None);
+        assert_eq!(
+            p.misfit(1280, 720, "the video's").as_deref(),
+            Some("[perspective] was found on 960x540 frames, not the video's 1280x720 ones: its quad is in the pixels of that size, most likely of another camera")
+        );
+        assert_eq!(p.misfit(960, 540, "the"), None);
+        // Without the size, only the corners are checked.
+        let hand = PerspectiveConfig { frame: None, ..p };
+        assert_eq!(hand.misfit(1280, 720, "the"), None);
+        let udacity = PerspectiveConfig::default();
+        assert!(udacity
+            .misfit(960, 540, "the")
+            .unwrap()
+            .starts_with("perspective.src corner [258, 682] lies outside the 960x540 frames"));
+        // A size no frame has is refused when the config is read.
+        let err = Config::from_toml_str("[perspective]\nframe = [0, 540]\n", Path::new("c.toml"))
+            .unwrap_err();
+        assert!(err.to_string().contains("perspective.frame"), "{err}");
+    }
+
+    #[test]
     fn partial_file_keeps_other_defaults() {
         let c = Config::from_toml_str("[threshold]\nl_min = 200\n", Path::new("c.toml")).unwrap();
         assert_eq!(c.threshold.l_min, 200);

@@ -139,6 +139,14 @@ pub struct PerspectiveConfig {
     /// whatever the frame size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub view: Option<[i32; 2]>,
+    /// Size `[width, height]` of the frames `src` was found on, pixels. Written by
+    /// `lanes perspective` and `lanes video --save-geometry`: `src` is in that size's pixels,
+    /// so a video of another size is refused before its first frame (a still gets a note),
+    /// even when the quad happens to lie inside its frames (a 960x540 camera's quad inside
+    /// 1280x720 frames). Default: none, only the quad's corners are checked against the frame
+    /// (hand-written configs, the Udacity quad).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<[i32; 2]>,
 }
 
 impl Default for PerspectiveConfig {
@@ -154,6 +162,7 @@ impl Default for PerspectiveConfig {
             birdseye_scale_x: 1.0,
             birdseye_scale_y: 0.5,
             view: None,
+            frame: None,
         }
     }
 }
@@ -545,6 +554,24 @@ impl PerspectiveConfig {
             x: self.birdseye_scale_x,
             y: self.birdseye_scale_y,
         }
+    }
+
+    /// Why the quad does not fit `width` x `height` frames, if it does not: it was found on
+    /// frames of another size (`frame`), or a corner lies outside them (`corner_outside`).
+    /// `whose` names the frames ("the video's", "the"); the text follows "the config's".
+    pub fn misfit(&self, width: i32, height: i32, whose: &str) -> Option<String> {
+        if let Some([fw, fh]) = self.frame {
+            if (fw, fh) != (width, height) {
+                return Some(format!(
+                    "[perspective] was found on {fw}x{fh} frames, not {whose} {width}x{height} ones: its quad is in the pixels of that size, most likely of another camera"
+                ));
+            }
+        }
+        let c = self.corner_outside(width, height)?;
+        Some(format!(
+            "perspective.src corner [{}, {}] lies outside {whose} {width}x{height} frames: the quad was made for another camera or frame size",
+            c[0], c[1]
+        ))
     }
 
     /// The first corner of the source quad that does not fit a `width` x `height` frame (a quad

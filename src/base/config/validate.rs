@@ -297,6 +297,15 @@ impl Config {
         ] {
             float_in(key, bs, 0.25, 1.0)?;
         }
+        if let Some([w, h]) = self.perspective.frame {
+            if !((16..=16384).contains(&w) && (16..=16384).contains(&h)) {
+                return Err(bad(
+                    "perspective.frame",
+                    format!("[{w}, {h}]"),
+                    "[width, height] of the frames the quad was found on, each 16..=16384 pixels",
+                ));
+            }
+        }
         if let Some([w, h]) = self.perspective.view {
             if !((64..=4096).contains(&w) && (64..=4096).contains(&h)) {
                 return Err(bad(

@@ -177,6 +177,9 @@ pub fn config_file_text(
             ds.ym_per_px
         ));
     }
+    // The frame size the quad is in the pixels of: a video of another size is refused.
+    let mut cfg = cfg.clone();
+    cfg.perspective.frame = Some([w, h]);
     format!("{}\n{}", header.join("\n"), cfg.to_toml())
 }
 
