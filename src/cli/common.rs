@@ -200,14 +200,16 @@ pub fn check_out_dir_name(dir: &Path, opt: &str) -> Result<()> {
 }
 
 /// Create the output directory given with option `opt` (its parent must exist; named like a
-/// file it is refused: `check_out_dir_name`).
-pub fn ensure_out_dir(dir: &Path, opt: &str) -> Result<()> {
+/// file it is refused: `check_out_dir_name`). True when this call created it (a command that
+/// then writes nothing removes it again).
+pub fn ensure_out_dir(dir: &Path, opt: &str) -> Result<bool> {
     check_out_dir_name(dir, opt)?;
-    if !dir.exists() {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+    if dir.exists() {
+        return Ok(false);
     }
-    Ok(())
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create output directory", dir.display()))?;
+    Ok(true)
 }
 
 /// Whether the stills commands (`lanes image`, `lanes tune`) take the road geometry as given

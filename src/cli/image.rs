@@ -214,7 +214,7 @@ pub fn run(a: ImageArgs) -> Result<i32> {
         .map(|p| ("-o directory", Some(p.as_path())))
         .collect();
     super::common::check_outputs(&inputs, &outputs)?;
-    ensure_out_dir(&a.output, "-o")?;
+    let created = ensure_out_dir(&a.output, "-o")?;
     // The built-in geometry is the Udacity camera's, made for its 1280x720 frames. Without a
     // [perspective] (and with the robust preset), stills get a geometry found in themselves, as
     // `lanes video` finds a video's, unless they are the Udacity camera's (`stills_geometry`);
@@ -336,9 +336,15 @@ pub fn run(a: ImageArgs) -> Result<i32> {
             }
         }
     }
+    // A folder made for outputs of which none was written is not left behind (`remove_dir`
+    // removes only an empty one).
+    let written = if ok == 0 && created && std::fs::remove_dir(&a.output).is_ok() {
+        format!("nothing written ({} not created)", a.output.display())
+    } else {
+        format!("overlays in {}", a.output.display())
+    };
     eprintln!(
-        "lanes image: {ok} processed, {no_lane} without both lines, {failed} failed; overlays in {}",
-        a.output.display()
+        "lanes image: {ok} processed, {no_lane} without both lines, {failed} failed; {written}"
     );
     // Failed images are counted and the others processed: exit 1 when any failed.
     Ok(if failed > 0 { 1 } else { 0 })

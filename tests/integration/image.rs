@@ -180,6 +180,16 @@ fn unreadable_image_among_good_ones_is_counted_and_the_rest_processed() {
     );
     assert!(out.path().join("test1_overlay.jpg").exists());
     assert!(!err.contains("panicked"));
+    // Nothing readable: no output folder is left behind (before, an empty one was).
+    let none = out.path().join("none");
+    let o = lanes(&["image", bad.to_str().unwrap(), "-o", none.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("0 processed") && err.contains("nothing written"),
+        "{err}"
+    );
+    assert!(!none.exists(), "{err}");
 }
 
 #[test]
