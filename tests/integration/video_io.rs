@@ -18,17 +18,25 @@ fn ffmpeg(args: &[&str]) {
     assert!(st.success(), "ffmpeg {args:?}");
 }
 
-/// Presentation times (s) of the video frames of a file.
-fn frame_times(p: &Path) -> Vec<f64> {
+/// `ffprobe`'s CSV lines of `entries` (`frame=pts_time`, ...) of the first video stream.
+fn video_csv(p: &Path, entries: &str) -> Vec<String> {
     let o = Command::new("ffprobe")
         .args(["-v", "error", "-select_streams", "v:0"])
-        .args(["-show_entries", "frame=pts_time", "-of", "csv=p=0"])
+        .args(["-show_entries", entries, "-of", "csv=p=0"])
         .arg(p)
         .output()
         .expect("ffprobe is installed");
     String::from_utf8_lossy(&o.stdout)
         .lines()
-        .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// Presentation times (s) of the video frames of a file.
+fn frame_times(p: &Path) -> Vec<f64> {
+    video_csv(p, "frame=pts_time")
+        .iter()
+        .filter_map(|l| l.trim_end_matches(',').parse().ok())
         .collect()
 }
 
@@ -145,14 +153,8 @@ fn overlay_is_h264_yuv420p_faststart_with_every_frame_and_the_audio() {
 
 /// Times (s) of the video packets a file marks as keyframes (where players start after a seek).
 fn keyframe_times(p: &Path) -> Vec<f64> {
-    let o = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0"])
-        .args(["-show_entries", "packet=pts_time,flags", "-of", "csv=p=0"])
-        .arg(p)
-        .output()
-        .expect("ffprobe is installed");
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
+    video_csv(p, "packet=pts_time,flags")
+        .iter()
         .filter_map(|l| {
             let (t, flags) = l.split_once(',')?;
             flags.starts_with('K').then(|| t.parse().ok()).flatten()
