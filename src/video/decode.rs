@@ -372,14 +372,10 @@ impl VideoSource {
     /// where the recording stopped. False (nothing changed but the recording dropped) when
     /// they did not fit the budget: the caller opens the file again.
     pub fn rewind(&mut self) -> bool {
-        let Some(rec) = self.recording.take() else {
+        let Some((first, kept)) = self.recording.take().and_then(Recording::into_frames) else {
             return false;
         };
-        if rec.overflowed {
-            return false;
-        }
-        let first = rec.start_index;
-        let mut frames: std::collections::VecDeque<_> = rec.frames.into();
+        let mut frames: std::collections::VecDeque<_> = kept.into();
         frames.extend(self.pushback.take());
         frames.extend(self.replay.drain(..));
         self.replay = frames;

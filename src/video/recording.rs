@@ -7,13 +7,13 @@ use ffmpeg_next as ffmpeg;
 /// The frames a source keeps while it records (references to the decoder's buffers, not
 /// copies), up to a memory budget.
 pub(super) struct Recording {
-    pub(super) frames: Vec<ffmpeg::frame::Video>,
+    frames: Vec<ffmpeg::frame::Video>,
     bytes: usize,
     max_bytes: usize,
     /// `next_index` when the recording began.
-    pub(super) start_index: usize,
+    start_index: usize,
     /// The budget ran out: the frames were dropped and `rewind` cannot replay them.
-    pub(super) overflowed: bool,
+    overflowed: bool,
 }
 
 impl Recording {
@@ -26,6 +26,12 @@ impl Recording {
             start_index,
             overflowed: false,
         }
+    }
+
+    /// The frame index the recording began at and the frames kept, in order; `None` when
+    /// the budget ran out (they were dropped and cannot be replayed).
+    pub(super) fn into_frames(self) -> Option<(usize, Vec<ffmpeg::frame::Video>)> {
+        (!self.overflowed).then_some((self.start_index, self.frames))
     }
 
     /// Keep a reference to `f`; once the budget is spent, drop every frame kept.

@@ -21,6 +21,22 @@ fn float_in(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
     }
 }
 
+/// An optional `[width, height]` key whose sides must both lie in `range` pixels.
+fn size_in(key: &str, v: Option<[i32; 2]>, range: std::ops::RangeInclusive<i32>) -> Result<()> {
+    match v {
+        Some([w, h]) if !(range.contains(&w) && range.contains(&h)) => Err(bad(
+            key,
+            format!("[{w}, {h}]"),
+            &format!(
+                "[width, height], each {}..={} pixels",
+                range.start(),
+                range.end()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl Config {
     /// Check every value against its allowed range; the message names the key and the value.
     pub fn validate(&self) -> Result<()> {
@@ -297,24 +313,9 @@ impl Config {
         ] {
             float_in(key, bs, 0.25, 1.0)?;
         }
-        if let Some([w, h]) = self.perspective.frame {
-            if !((16..=16384).contains(&w) && (16..=16384).contains(&h)) {
-                return Err(bad(
-                    "perspective.frame",
-                    format!("[{w}, {h}]"),
-                    "[width, height] of the frames the quad was found on, each 16..=16384 pixels",
-                ));
-            }
-        }
-        if let Some([w, h]) = self.perspective.view {
-            if !((64..=4096).contains(&w) && (64..=4096).contains(&h)) {
-                return Err(bad(
-                    "perspective.view",
-                    format!("[{w}, {h}]"),
-                    "[width, height] with each 64..=4096 pixels",
-                ));
-            }
-        }
+        // The frames the quad was found on, and the nominal bird's-eye view.
+        size_in("perspective.frame", self.perspective.frame, 16..=16384)?;
+        size_in("perspective.view", self.perspective.view, 64..=4096)?;
         for (name, quad) in [
             ("perspective.src", &self.perspective.src),
             ("perspective.dst", &self.perspective.dst),
