@@ -44,6 +44,11 @@ pub struct Container {
     /// The `moov` index at the front (`+faststart`): MP4 and QuickTime, so that a browser
     /// starts playing before the whole file has arrived.
     pub faststart: bool,
+    /// The container has no timestamps, only a frame rate (AVI): the frames are written one
+    /// period of the video's (average) rate apart, so that the stream announces that rate.
+    /// Given the input's fine time base instead, an AVI announced 600 fps and 1200 frames
+    /// for 50 (OpenCV and lanes itself read those back).
+    pub constant_rate: bool,
 }
 
 /// The container for an output named `path`: `.mp4`/`.m4v` MP4 (the one browsers play),
@@ -55,7 +60,13 @@ pub fn container_for(path: &Path) -> Result<Container> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let c = |muxer, faststart| Ok(Container { muxer, faststart });
+    let c = |muxer, faststart| {
+        Ok(Container {
+            muxer,
+            faststart,
+            constant_rate: muxer == "avi",
+        })
+    };
     let refuse = |why: String| {
         Err(Error::Io {
             path: path.to_path_buf(),
@@ -103,6 +114,9 @@ pub struct VideoSink {
     frame_ticks: i64,
     first_pts: Option<i64>,
     last_pts: Option<i64>,
+    /// The last timestamp given to the encoder, in `enc_tb` (a coarser time base than the
+    /// input's can round two frames onto one tick).
+    last_enc_pts: Option<i64>,
     /// The encoded size (even for 4:2:0) and the frames' own size.
     enc_size: (i32, i32),
     size: (i32, i32),
@@ -215,7 +229,9 @@ impl VideoSink {
             _ => period,
         };
         // MPEG-4 Part 2 stores at most 16 bits of time resolution.
-        let enc_tb = if spec.codec == Codec::Mp4v && src_tb.denominator() > 65535 {
+        let enc_tb = if container.constant_rate {
+            period
+        } else if spec.codec == Codec::Mp4v && src_tb.denominator() > 65535 {
             Rational::new(1, 1000)
         } else {
             src_tb
@@ -378,6 +394,7 @@ impl VideoSink {
             frame_ticks,
             first_pts: None,
             last_pts: None,
+            last_enc_pts: None,
             enc_size: size,
             size: (spec.width, spec.height),
             copies,
@@ -427,7 +444,18 @@ impl VideoSink {
         };
         self.last_pts = Some(rel);
         self.fill_yuv(frame)?;
-        let enc_pts = rescale(rel, self.src_tb, self.enc_tb);
+        // An AVI's frames are one period apart: frame n at n periods of the average rate,
+        // so that a variable-rate input keeps its length (and its audio's) in the AVI.
+        let at = if self.container.constant_rate {
+            self.frames as i64
+        } else {
+            rescale(rel, self.src_tb, self.enc_tb)
+        };
+        let enc_pts = match (at, self.last_enc_pts) {
+            (p, Some(last)) if p <= last => last + 1,
+            (p, _) => p,
+        };
+        self.last_enc_pts = Some(enc_pts);
         self.yuv.set_pts(Some(enc_pts));
         self.encoder
             .send_frame(&self.yuv)

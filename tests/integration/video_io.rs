@@ -215,7 +215,8 @@ fn every_keyframe_of_the_overlay_is_a_place_a_player_can_start() {
 /// and QuickTime hold the H.264 video (every frame) and the copied AAC audio, and no partial
 /// file is left. A name no container fits (`.webm`, which holds only VP8/VP9/AV1, a `.gif`, no
 /// extension) is one line naming it, before the geometry search, and nothing is written; an
-/// existing folder is named as one.
+/// existing folder is named as one. An AVI, which has a frame rate and no timestamps, is
+/// written at the input's rate (it announced 600 fps and 24 times the frames before).
 /// Before, every name got an MP4.
 #[test]
 fn the_output_container_follows_its_name() {
@@ -223,6 +224,17 @@ fn the_output_container_follows_its_name() {
         return;
     };
     let dir = tmp();
+    // A time base finer than the frame rate, as most dashcam files have (1/15360, 1/30000).
+    let input = dir.path().join("in.mp4");
+    ffmpeg(&[
+        "-i",
+        s(&clip),
+        "-c",
+        "copy",
+        "-video_track_timescale",
+        "12800",
+        s(&input),
+    ]);
     let cases = [
         ("o.mkv", "matroska,webm"),
         ("o.avi", "avi"),
@@ -237,7 +249,7 @@ fn the_output_container_follows_its_name() {
             "calibration/udacity.yml",
             "--config",
             "calibration/udacity.toml",
-            s(&clip),
+            s(&input),
             "--frames",
             "20",
             "-o",
@@ -246,9 +258,20 @@ fn the_output_container_follows_its_name() {
         let err = stderr(&o);
         assert!(o.status.success(), "{name}: {err}");
         assert!(err.contains("audio aac copied"), "{name}: {err}");
-        let v = probe(&out, "v:0", "codec_name,nb_read_frames");
+        let v = probe(
+            &out,
+            "v:0",
+            "codec_name,nb_read_frames,avg_frame_rate,nb_frames",
+        );
         assert_eq!(v["codec_name"], "h264", "{name}");
         assert_eq!(v["nb_read_frames"], "20", "{name}");
+        // The input's rate, and the header's frame count where the container keeps one: an
+        // AVI (no timestamps) given the input's 1/12800 time base said 600 fps and 480 frames.
+        assert_eq!(v["avg_frame_rate"], "25/1", "{name}");
+        assert!(
+            matches!(v["nb_frames"].as_str(), "20" | "N/A"),
+            "{name}: {v:?}"
+        );
         assert_eq!(
             probe(&out, "a:0", "codec_name")["codec_name"],
             "aac",
