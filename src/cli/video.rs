@@ -113,6 +113,7 @@ pub fn run(a: VideoArgs) -> Result<i32> {
     if let Some(n) = lanes::video::other_streams_note(&a.input) {
         eprintln!("lanes: note: {}: {n}", a.input.display());
     }
+    lanes::video::check_start(&a.input, a.start)?;
     let camera = load_camera(a.camera.as_deref())?;
     super::common::check_camera_fits_video(camera.as_ref(), a.camera.as_deref(), &a.input)?;
     let super::common::Resolved {

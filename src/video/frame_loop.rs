@@ -292,10 +292,7 @@ fn open_outputs(job: &VideoJob, src: &VideoSource) -> Result<Outputs> {
 fn skip_to_start(src: &mut VideoSource, job: &VideoJob) -> Result<()> {
     for i in 0..job.start {
         if !src.skip().unwrap_or(false) {
-            return Err(Error::Video {
-                path: job.input.clone(),
-                message: format!("--start {} is past the end ({} frames)", job.start, i),
-            });
+            return Err(super::probe::past_the_end(&job.input, job.start, i));
         }
     }
     Ok(())
@@ -469,6 +466,10 @@ fn finalise(
 ) -> Result<VideoSummary> {
     let result = result.and_then(|()| {
         if summary.frames_read == 0 && summary.interrupted_at.is_none() {
+            // Every frame before --start was there, and none after it.
+            if job.start > 0 {
+                return Err(super::probe::past_the_end(&job.input, job.start, job.start));
+            }
             return Err(Error::Video {
                 path: job.input.clone(),
                 message: "no frames could be decoded".into(),

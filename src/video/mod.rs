@@ -25,5 +25,5 @@ pub use encode::{container_for, Container, SinkSpec, VideoSink};
 pub use files::{is_video_path, VIDEO_EXTENSIONS};
 pub use frame_loop::{analyze_video, run, run_with};
 pub use job::*;
-pub use probe::{other_streams_note, work_estimate};
+pub use probe::{check_start, other_streams_note, work_estimate};
 pub use rotation::{pixel_aspect, Rotation};

@@ -44,6 +44,40 @@ pub fn other_streams_note(path: &Path) -> Option<String> {
     ))
 }
 
+/// `--start N` refused before anything is decoded when the container's index counts at most
+/// `N` frames (an MP4's, an AVI's; it may count more frames than a cut clip shows, never
+/// fewer): a video of 50 frames has its last at `--start 49`. Without an index (Matroska,
+/// MPEG-TS) the frame loop finds the end when it skips there. A file FFmpeg cannot open is
+/// left to the reader, which names its error.
+pub fn check_start(path: &Path, start: usize) -> crate::base::error::Result<()> {
+    if start == 0 {
+        return Ok(());
+    }
+    super::libav::init();
+    let Ok(input) = ffmpeg::format::input(&path) else {
+        return Ok(());
+    };
+    let Some(st) = input.streams().best(ffmpeg::media::Type::Video) else {
+        return Ok(());
+    };
+    let indexed = st.frames();
+    if indexed > 0 && start as i64 >= indexed {
+        return Err(past_the_end(path, start, indexed as usize));
+    }
+    Ok(())
+}
+
+/// The error of a `--start` at or past a video's `frames`.
+pub fn past_the_end(path: &Path, start: usize, frames: usize) -> crate::base::error::Error {
+    crate::base::error::Error::Video {
+        path: path.to_path_buf(),
+        message: format!(
+            "--start {start} is past the end ({frames} frames: the last is --start {}, counted from 0)",
+            frames.saturating_sub(1)
+        ),
+    }
+}
+
 /// The frame rate a video `stream` of `input` announces (its average, else its base rate; 25
 /// when neither is plausible) and the frames it shows: its sample count, or its duration
 /// times the rate, the smaller of the two when both are known (an MP4 cut with `-c copy` holds

@@ -148,6 +148,15 @@ fn work_folder(w: &Path) -> Option<()> {
         .status()
         .unwrap();
     assert!(st.success());
+    // Matroska keeps no frame count: the end is found by reading.
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(w.join("in.mp4"))
+        .args(["-c", "copy"])
+        .arg(w.join("in.mkv"))
+        .status()
+        .unwrap();
+    assert!(st.success());
     // ffmpeg's TIFF of a JPEG is YCbCr (PackBits): a valid file the reader does not support.
     let st = Command::new("ffmpeg")
         .args(["-v", "error", "-y", "-i"])
@@ -645,6 +654,21 @@ fn corpus() -> Vec<Case> {
             "batch --manifest m_swap.jsonl -o outm",
             2,
             &["m_swap.jsonl: line 1:", "cfg.toml: a TOML file", "--config"],
+        ),
+        // Frames are counted from 0: a 65-frame clip's last is --start 64. Refused from the
+        // MP4's index before the geometry search; found at the end of a Matroska file (which
+        // counts no frames) after it. Before: "no frames could be decoded".
+        case(
+            "--start at the frame count",
+            "video in.mp4 --no-render --start 65",
+            2,
+            &["in.mp4: --start 65 is past the end (65 frames: the last is --start 64"],
+        ),
+        case(
+            "--start at the frame count of a Matroska file",
+            "video in.mkv --no-render --start 65",
+            2,
+            &["in.mkv: --start 65 is past the end (65 frames: the last is --start 64"],
         ),
         // `--preset` where it does nothing.
         case(
