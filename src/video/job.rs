@@ -345,7 +345,7 @@ impl VideoSummary {
     pub fn noise_note(&self) -> Option<String> {
         let level = crate::base::stats::median(&self.smoothed_noise)?;
         Some(format!(
-            "{} of {} frames were smoothed before the analysis: their sensor noise (median {level:.1} grey levels) would pass for markings (threshold.smooth_noise)",
+            "{} of {} frames were smoothed before the analysis: their sensor noise (median {level:.1} grey levels) would pass for markings or break faint ones into speckle (threshold.smooth_noise)",
             self.smoothed_noise.len(),
             self.frames_read
         ))

@@ -83,8 +83,9 @@ pub struct ThresholdConfig {
     /// Default 8 (4 rows of the half-height view; a dash is about 100 px long).
     pub min_run_px: u32,
     /// Smooth a frame before its analysis when its sensor noise (standard deviation, grey
-    /// levels, `lane::denoise`) is over a third of `l_contrast_min`: then plain road passes the
-    /// contrast rule by noise alone. Default true (the `reference` preset: false).
+    /// levels, `lane::denoise`) is over a quarter of `l_contrast_min`: over a third, plain road
+    /// passes the contrast rule by noise alone; from a quarter, a faint marking breaks into
+    /// speckle (a 1 px blur there). Default true (the `reference` preset: false).
     pub smooth_noise: bool,
 }
 
