@@ -11,9 +11,10 @@
 //! copy; what is drawn on is the frame as decoded. Noise from a quarter of the margin
 //! (`SMOOTH_FROM` of the gate) gets the narrowest blur (1 px): plain road stays clean there,
 //! but a faint marking, whose contrast is near the margin (dusk, a dim camera), passes only
-//! where the noise adds to it and is left as speckle the line's evidence does not count. Frames below the level are not touched, nor
-//! are frames beyond what a 3 px blur brings to half of it (`beyond_rescue`): smoothed, such
-//! noise forms blobs that pass for markings.
+//! where the noise adds to it and is left as speckle the line's evidence does not count.
+//! Frames below a quarter of the margin are not touched, nor are frames beyond what a 3 px
+//! blur brings to half the level (`beyond_rescue`): smoothed, such noise forms blobs that
+//! pass for markings.
 //!
 //! The noise is measured as Immerkaer's estimator does ("Fast noise variance estimation",
 //! 1996): the mean absolute response of a 3x3 mask that cancels any plane, `sqrt(pi/2) / 6`
@@ -184,10 +185,10 @@ pub fn beyond_rescue(gate: f64) -> f64 {
 }
 
 /// `raw` smoothed when its noise is over `SMOOTH_FROM` of `gate` (grey levels): the smoothed
-/// frame and the noise measured; `None` for a frame under it, and for one so noisy that the widest blur
-/// leaves more than half the gate (`beyond_rescue`): such noise, smoothed, forms blobs that
-/// pass for markings (a picture of pure noise would show a lane), while the frame as it is
-/// shows none.
+/// frame and the noise measured; `None` for a frame under it, and for one so noisy that the
+/// widest blur leaves more than half the gate (`beyond_rescue`): such noise, smoothed, forms
+/// blobs that pass for markings (a picture of pure noise would show a lane), while the frame
+/// as it is shows none.
 pub fn when_noisy(raw: RawFrame, gate: f64) -> Result<Option<(Smoothed, f64)>> {
     let s = frame_sigma(raw)?;
     if s <= SMOOTH_FROM * gate || s > beyond_rescue(gate) {

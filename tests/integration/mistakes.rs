@@ -149,14 +149,14 @@ fn work_folder(w: &Path) -> Option<()> {
         .unwrap();
     assert!(st.success());
     // Matroska keeps no frame count: the end is found by reading.
-    let st = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i"])
-        .arg(w.join("in.mp4"))
-        .args(["-c", "copy"])
-        .arg(w.join("in.mkv"))
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let (mp4, mkv) = (w.join("in.mp4"), w.join("in.mkv"));
+    ffmpeg(&[
+        "-i".as_ref(),
+        mp4.as_os_str(),
+        "-c".as_ref(),
+        "copy".as_ref(),
+        mkv.as_os_str(),
+    ]);
     // ffmpeg's TIFF of a JPEG is YCbCr (PackBits): a valid file the reader does not support.
     let st = Command::new("ffmpeg")
         .args(["-v", "error", "-y", "-i"])
