@@ -283,8 +283,8 @@ fn tusimple_to_100_m_row_says_why_no_line_matches() {
 
 /// The real labelled sets of other cameras, as a user scores them: `lanes perspective` with its
 /// default options writes a config from the set's own frames, and `lanes eval` scores the set
-/// with it. Floors a line or two under what this build gives (CULane 28 TP, 1 FP, 28 FN over
-/// both sequences: precision 0.966, recall 0.500, with one vote per view of a stopped car in
+/// with it. Floors a line or two under what this build gives (CULane 30 TP, 1 FP, 26 FN over
+/// both sequences: precision 0.968, recall 0.536, with one vote per view of a stopped car in
 /// the quad and the road below a vehicle ahead searched; the lanenet TuSimple masks 0.958 of
 /// the predicted points near a lane, 0.741 of the ego-lane pixels near a prediction). Issue
 /// 22's CULane recall target (0.70) is not met: in most of these frames a car close ahead
@@ -320,7 +320,7 @@ fn real_labelled_sets_are_scored_with_the_geometry_perspective_finds_in_them() {
     eprintln!("CULane, both sequences: precision {precision:.3}, recall {recall:.3}");
     assert!(tp + fneg >= 50.0, "{} labelled ego lines", tp + fneg);
     assert!(precision >= 0.90, "precision {precision:.3}");
-    assert!(recall >= 0.45, "recall {recall:.3}");
+    assert!(recall >= 0.50, "recall {recall:.3}");
 
     let Some(t) = data("labelled/lanenet_tusimple_example/training_data_example") else {
         return;
