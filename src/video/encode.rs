@@ -44,11 +44,16 @@ pub struct Container {
     /// The `moov` index at the front (`+faststart`): MP4 and QuickTime, so that a browser
     /// starts playing before the whole file has arrived.
     pub faststart: bool,
+}
+
+impl Container {
     /// The container has no timestamps, only a frame rate (AVI): the frames are written one
     /// period of the video's (average) rate apart, so that the stream announces that rate.
     /// Given the input's fine time base instead, an AVI announced 600 fps and 1200 frames
     /// for 50 (OpenCV and lanes itself read those back).
-    pub constant_rate: bool,
+    pub fn constant_rate(&self) -> bool {
+        self.muxer == "avi"
+    }
 }
 
 /// The container for an output named `path`: `.mp4`/`.m4v` MP4 (the one browsers play),
@@ -60,13 +65,7 @@ pub fn container_for(path: &Path) -> Result<Container> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let c = |muxer, faststart| {
-        Ok(Container {
-            muxer,
-            faststart,
-            constant_rate: muxer == "avi",
-        })
-    };
+    let c = |muxer, faststart| Ok(Container { muxer, faststart });
     let refuse = |why: String| {
         Err(Error::Io {
             path: path.to_path_buf(),
@@ -229,7 +228,7 @@ impl VideoSink {
             _ => period,
         };
         // MPEG-4 Part 2 stores at most 16 bits of time resolution.
-        let enc_tb = if container.constant_rate {
+        let enc_tb = if container.constant_rate() {
             period
         } else if spec.codec == Codec::Mp4v && src_tb.denominator() > 65535 {
             Rational::new(1, 1000)
@@ -446,7 +445,7 @@ impl VideoSink {
         self.fill_yuv(frame)?;
         // An AVI's frames are one period apart: frame n at n periods of the average rate,
         // so that a variable-rate input keeps its length (and its audio's) in the AVI.
-        let at = if self.container.constant_rate {
+        let at = if self.container.constant_rate() {
             self.frames as i64
         } else {
             rescale(rel, self.src_tb, self.enc_tb)

@@ -683,17 +683,40 @@ fn a_quad_for_another_camera_is_refused_before_any_frame() {
     };
     let d = tmp();
     let out = d.path().join("o.mp4");
-    let o = lanes(&[
-        "video",
-        clip.to_str().unwrap(),
-        "--config",
+    // `lanes video VIDEO --config CFG -o OUT`: refused in one line holding `needle` and the
+    // command that makes a config, and nothing written.
+    let refused = |video: &Path, cfg: &str, needle: &str| {
+        let o = lanes(&[
+            "video",
+            video.to_str().unwrap(),
+            "--config",
+            cfg,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_one_line_error(&o, needle);
+        assert!(stderr(&o).contains("lanes perspective"), "{}", stderr(&o));
+        assert!(!out.exists());
+    };
+    // 30 frames of the P1 clip without rendering, with `extra` options.
+    let p1_run = |extra: &[&str]| {
+        let mut args = vec![
+            "video",
+            clip.to_str().unwrap(),
+            "--no-render",
+            "--frames",
+            "30",
+        ];
+        args.extend_from_slice(extra);
+        let o = lanes(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    refused(
+        &clip,
         "calibration/udacity.toml",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_one_line_error(&o, "lies outside the video's 960x540 frames");
-    assert!(stderr(&o).contains("lanes perspective"), "{}", stderr(&o));
-    assert!(!out.exists());
+        "lies outside the video's 960x540 frames",
+    );
     // The other way round: the geometry found in the 960x540 clip, saved, lies inside the
     // Udacity clip's 1280x720 frames, but it was found on 960x540 ones (`perspective.frame`,
     // written with it): refused too. Before, the run went on and drew no lane on any of the
@@ -702,44 +725,16 @@ fn a_quad_for_another_camera_is_refused_before_any_frame() {
         return;
     };
     let g = d.path().join("p1.toml");
-    let o = lanes(&[
-        "video",
-        clip.to_str().unwrap(),
-        "--no-render",
-        "--frames",
-        "30",
-        "--save-geometry",
-        g.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    p1_run(&["--save-geometry", g.to_str().unwrap()]);
     let text = std::fs::read_to_string(&g).unwrap();
     assert!(text.contains("frame = [960, 540]"), "{text}");
-    let o = lanes(&[
-        "video",
-        udacity.to_str().unwrap(),
-        "--config",
+    refused(
+        &udacity,
         g.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_one_line_error(
-        &o,
         "the config's [perspective] was found on 960x540 frames, not the video's 1280x720 ones",
     );
-    assert!(stderr(&o).contains("lanes perspective"), "{}", stderr(&o));
-    assert!(!out.exists());
     // On the clip it was found on, the saved geometry is used as given.
-    let o = lanes(&[
-        "video",
-        clip.to_str().unwrap(),
-        "--config",
-        g.to_str().unwrap(),
-        "--no-render",
-        "--frames",
-        "30",
-    ]);
-    let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
+    let err = p1_run(&["--config", g.to_str().unwrap()]);
     assert!(
         err.contains("30 frames read, 30 with a lane drawn"),
         "{err}"
