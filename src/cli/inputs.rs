@@ -83,6 +83,13 @@ pub fn one_video(input: &Path, more: &[PathBuf]) -> Result<()> {
             "-: a video on standard input is not read (the road geometry is searched by seeking in the file): write the stream to a file first, e.g. `... | ffmpeg -i - -c copy drive.mkv`, then `lanes video drive.mkv`"
         );
     }
+    // A camera's stream or a web address: read by seeking too, so recorded first.
+    let text = input.to_string_lossy();
+    if let Some((scheme, _)) = text.split_once("://").filter(|_| !input.exists()) {
+        anyhow::bail!(
+            "{text}: a stream address ({scheme}://) is not opened (`lanes video` reads a file, seeking in it to find the road geometry): record or download it first, e.g. `ffmpeg -i {text} -c copy drive.mkv`, then `lanes video drive.mkv`"
+        );
+    }
     if input.is_dir() {
         let files: Vec<PathBuf> = std::fs::read_dir(input)
             .with_context(|| format!("{}: cannot read directory", input.display()))?

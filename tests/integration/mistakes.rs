@@ -193,6 +193,15 @@ fn corpus() -> Vec<Case> {
             &["-: a video on standard input is not read", "ffmpeg -i - -c copy drive.mkv"],
         ),
         case(
+            "a camera's stream address",
+            "video rtsp://192.168.1.10:554/live --no-render",
+            2,
+            &[
+                "rtsp://192.168.1.10:554/live: a stream address (rtsp://) is not opened",
+                "ffmpeg -i rtsp://192.168.1.10:554/live -c copy drive.mkv",
+            ],
+        ),
+        case(
             "-o beside --no-render (nothing is written to it)",
             "video --camera cam.yml in.mp4 --no-render -o out.mp4 --frames 3",
             0,

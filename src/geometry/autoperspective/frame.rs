@@ -239,7 +239,7 @@ fn lines_from(
     rej.vp = Some(vp);
     if !(vp.1 > 0.0 && vp.1 < 0.85 * hf && vp.0 > 0.0 && vp.0 < wf) {
         rej.reason = format!(
-            "lane lines meet at ({:.0}, {:.0}), outside the plausible area",
+            "lane lines meet outside the plausible area (at x {:.0}, y {:.0})",
             vp.0, vp.1
         );
         return Ok(Err(rej));

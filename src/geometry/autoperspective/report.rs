@@ -306,10 +306,11 @@ mod tests {
             "vanishing point row -6 is implausible",
             "vanishing point row 12 is implausible: above the frame",
             "no vanishing point (1 line segments found)",
+            "lane lines meet outside the plausible area (at x 1873, y -12)",
         ];
         assert_eq!(
             problem_counts(problems.into_iter()),
-            "; no vanishing point in 3 frames; vanishing point row -6 is implausible in 2; neither lane line found in 1"
+            "; no vanishing point in 3 frames; vanishing point row -6 is implausible in 2; neither lane line found in 1; lane lines meet outside the plausible area in 1"
         );
         assert_eq!(problem_counts([""].into_iter()), "");
     }
