@@ -436,7 +436,7 @@ fn status_at(left_m: f64, right_m: f64, tracked_m: Option<(f64, f64)>) -> LaneSt
 /// A lane change: the car 1.35 m left of its lane's centre in a 3.7 m lane puts the left line
 /// 0.5 m from the camera. Without a tracked lane (a still, a fresh search) a line that near
 /// runs under the car and is not the ego lane's (`min_line_distance_m`, 0.8 m); found where
-/// the tracker holds it, it is (`crossing_line_distance_m`, 0.3 m), down to 0.3 m and only
+/// the tracker holds it, it is (`crossing_line_distance_m`, 0.15 m), down to 0.15 m and only
 /// within the prior search's margin of the tracked line.
 #[test]
 fn a_line_under_the_car_counts_only_where_the_tracked_line_is() {
@@ -454,15 +454,18 @@ fn a_line_under_the_car_counts_only_where_the_tracked_line_is() {
     assert_eq!(judge(-0.5, Some(-0.5)), LaneStatus::Both);
     assert_eq!(judge(-0.5, Some(-0.7)), LaneStatus::Both);
     assert_eq!(judge(-0.5, Some(-1.2)), LaneStatus::RightOnly);
-    // 0.2 m: which side it is on is not known, tracked or not.
-    assert_eq!(judge(-0.2, Some(-0.2)), LaneStatus::RightOnly);
+    // 0.2 m, tracked: the side is known (the fit's error at the car is about 0.1 m).
+    assert_eq!(judge(-0.2, Some(-0.2)), LaneStatus::Both);
+    assert_eq!(judge(-0.2, None), LaneStatus::RightOnly);
+    // 0.1 m: which side it is on is not known, tracked or not.
+    assert_eq!(judge(-0.1, Some(-0.1)), LaneStatus::RightOnly);
 }
 
 /// The line a lane change crosses: the track, a prediction that lags the car, still holds it as
 /// the old lane's right line, just right of the camera (+0.05 m, the old lane's left line 3.7 m
 /// further left), while the frame, the camera now over it, finds it 0.4 m to the left as the new
 /// lane's left line, its partner 3.7 m to the right. Where a tracked line is, the line is that
-/// line whichever side of the camera it is found on: the crossing distance (0.3 m) applies, and
+/// line whichever side of the camera it is found on: the crossing distance (0.15 m) applies, and
 /// the new lane stands. Without a tracked line there (the track well inside its lane, or none)
 /// the 0.8 m rule keeps only the far line.
 #[test]

@@ -50,14 +50,14 @@ fn both_lines_through_lane_changes_on_the_lane_the_camera_is_in() {
     );
     let cfg = dir.join("synthetic_drive.toml");
     let text = std::fs::read_to_string(&cfg).unwrap();
-    assert!(text.contains("crossing_line_distance_m = 0.3"), "{text}");
+    assert!(text.contains("crossing_line_distance_m = 0.15"), "{text}");
     let (both, p90, outside) = scores(&drive_records(dir, &cam, &cfg, "t"));
     // The old rule: no line nearer than 0.8 m counts.
     let old = dir.join("old.toml");
     std::fs::write(
         &old,
         text.replace(
-            "crossing_line_distance_m = 0.3",
+            "crossing_line_distance_m = 0.15",
             "crossing_line_distance_m = 0.8",
         ),
     )
@@ -68,6 +68,8 @@ fn both_lines_through_lane_changes_on_the_lane_the_camera_is_in() {
          {:.1} cm, camera at most {outside:.2} m outside the lane",
         p90 * 100.0
     );
+    // Measured 2026-12-07 with 0.15 m: 0.964, offset error p90 1.2 cm, the camera at least
+    // 0.14 m inside the lane reported (0.952 and 0.20 m with 0.3 m).
     // Measured 2026-12-05: 0.948, 0.844 with the 0.8 m rule (0.852 before the gap over a line
     // was bridged longer); offset error p90 1.2 cm against the truth of the lane the camera is
     // in; the camera at least 0.27 m inside the lane reported.

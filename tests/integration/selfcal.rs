@@ -156,7 +156,8 @@ fn anycam_clips_with_no_setup() {
     // (clip, floor of frames with both lines, floor of those with a 2.7-4.3 m width). Measured
     // 2026-12-05: Autobahn 0.987 (1.000 since 2026-12-06: its left line's near half a gap
     // between dashes, a free fit through a far dash was gated out on 5 frames; now placed by
-    // the dash with the tracked shape), forest 1.000, LA 0.741 (0.724 before the line a lane
+    // the dash with the tracked shape), forest 1.000, LA 0.779 (0.741 before a tracked line
+    // could come within 0.15 m of the camera, not 0.3 m, 2026-12-07; 0.724 before the line a lane
     // change crosses counted as the new lane's other line where the lagging track still held
     // it as the old lane's, 2026-12-07; 0.713 before a missing line
     // placed with its partner's shape had the tracked lines' difference in heading added,
@@ -176,7 +177,7 @@ fn anycam_clips_with_no_setup() {
         ("videos/anycam/forest_road_gaurav.mp4", 0.85, 0.85, false),
         (
             "videos/anycam/us_la_freeway_hood_kartikey.mp4",
-            0.73,
+            0.77,
             0.85,
             true,
         ),

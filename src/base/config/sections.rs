@@ -375,9 +375,10 @@ pub struct ConfidenceConfig {
     /// is changing lanes, and the ego lane is the lane the camera is in until the camera is over
     /// the line; past it, the line is the new lane's other line (the old lane's right line is
     /// the new one's left), though the track, a prediction, may still hold it on the other
-    /// side. Nearer than the line's own half-width (a marking is at most 30 cm wide) plus the
-    /// fit's error at the car (about 10 px, 0.1 m), which side of the camera it is on is not
-    /// known. Default 0.3. A line found without that history (a still, a fresh search)
+    /// side. The lane's edge is the marking's centre line, which the fit follows to about
+    /// 10 px (0.1 m) at the car: nearer than that, which side of the camera it is on is not
+    /// known. Default 0.15 (half as much again to spare; 0.3 until 2026-12-07, which also
+    /// kept the marking's half-width clear of the camera). A line found without that history (a still, a fresh search)
     /// keeps `min_line_distance_m`: under the camera it is as likely an edge of something else
     /// (a chessboard's squares).
     pub crossing_line_distance_m: f64,
@@ -405,7 +406,7 @@ impl Default for ConfidenceConfig {
             min_radius_m: 30.0,
             min_single: 0.8,
             min_line_distance_m: 0.8,
-            crossing_line_distance_m: 0.3,
+            crossing_line_distance_m: 0.15,
             default_lane_width_m: 3.7,
         }
     }
