@@ -378,9 +378,9 @@ pub struct ConfidenceConfig {
     /// side. The lane's edge is the marking's centre line, which the fit follows to about
     /// 10 px (0.1 m) at the car: nearer than that, which side of the camera it is on is not
     /// known. Default 0.15 (half as much again to spare; 0.3 until 2026-12-07, which also
-    /// kept the marking's half-width clear of the camera). A line found without that history (a still, a fresh search)
-    /// keeps `min_line_distance_m`: under the camera it is as likely an edge of something else
-    /// (a chessboard's squares).
+    /// kept the marking's half-width clear of the camera). A line found without that history
+    /// (a still, a fresh search) keeps `min_line_distance_m`: under the camera it is as likely
+    /// an edge of something else (a chessboard's squares).
     pub crossing_line_distance_m: f64,
     /// Lane width assumed to place the second line from one confident line when nothing
     /// better is known (a still, or a tracker without history), metres. Default 3.7.

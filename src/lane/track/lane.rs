@@ -197,8 +197,8 @@ impl KalmanTracker {
 
     /// Frames without a line the gap may last now: `max_gap_s`, or twice that while the car
     /// is over one of the tracked lane's lines (within `crossing_px`), where no frame can show
-    /// it as the ego lane's: a lane change crosses that zone (0.6 m at the default) in under a
-    /// second at a lateral speed of 0.6 m/s or more, and the track moves to the new lane
+    /// it as the ego lane's: a lane change crosses that zone (0.3 m at the default) in under a
+    /// second at a lateral speed of 0.3 m/s or more, and the track moves to the new lane
     /// (`update`) before it is forgotten.
     fn gap_limit(&self) -> usize {
         let crossing = self.x.as_ref().is_some_and(|(x, _)| {
