@@ -132,39 +132,24 @@ fn work_folder(w: &Path) -> Option<()> {
     std::fs::write(w.join("empty.mp4"), b"").unwrap();
     std::fs::create_dir(w.join("sub")).unwrap();
     std::fs::create_dir(w.join("taken.mp4")).unwrap();
-    let st = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i"])
-        .arg(w.join("in.mp4"))
-        .args(["-vf", "scale=848:480", "-frames:v", "10"])
-        .arg(w.join("small.mp4"))
-        .status()
-        .expect("ffmpeg is installed (README set-up installs it)");
-    assert!(st.success());
-    let st = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i"])
-        .arg(w.join("small.mp4"))
-        .args(["-frames:v", "1"])
-        .arg(w.join("small.jpg"))
-        .status()
-        .unwrap();
-    assert!(st.success());
+    // `ffmpeg -i INPUT OPTIONS... OUTPUT`, both in the work folder.
+    let convert = |input: &str, options: &[&str], output: &str| {
+        let (i, o) = (w.join(input), w.join(output));
+        let mut args: Vec<&std::ffi::OsStr> = vec!["-i".as_ref(), i.as_os_str()];
+        args.extend(options.iter().map(std::ffi::OsStr::new));
+        args.push(o.as_os_str());
+        ffmpeg(&args);
+    };
+    convert(
+        "in.mp4",
+        &["-vf", "scale=848:480", "-frames:v", "10"],
+        "small.mp4",
+    );
+    convert("small.mp4", &["-frames:v", "1"], "small.jpg");
     // Matroska keeps no frame count: the end is found by reading.
-    let (mp4, mkv) = (w.join("in.mp4"), w.join("in.mkv"));
-    ffmpeg(&[
-        "-i".as_ref(),
-        mp4.as_os_str(),
-        "-c".as_ref(),
-        "copy".as_ref(),
-        mkv.as_os_str(),
-    ]);
+    convert("in.mp4", &["-c", "copy"], "in.mkv");
     // ffmpeg's TIFF of a JPEG is YCbCr (PackBits): a valid file the reader does not support.
-    let st = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i"])
-        .arg(w.join("small.jpg"))
-        .arg(w.join("ycbcr.tif"))
-        .status()
-        .unwrap();
-    assert!(st.success());
+    convert("small.jpg", &[], "ycbcr.tif");
     let o = Command::new(lanes_bin())
         .current_dir(w)
         .args(["video", "in.mp4", "--no-render", "--frames", "10"])
