@@ -5,6 +5,7 @@ pub mod camera;
 pub mod cancel;
 pub mod config;
 pub mod error;
+pub mod exif_focal;
 pub mod frame;
 pub mod imageio;
 pub mod planes;

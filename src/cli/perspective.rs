@@ -220,6 +220,14 @@ pub fn run(a: PerspectiveArgs) -> Result<i32> {
     let Some((w, h)) = size else {
         anyhow::bail!("no input images given")
     };
+    // Photos carry their field of view (EXIF), unless a camera file or --fov gives it.
+    if a.fov.is_none() && camera.is_none() && videos.is_empty() {
+        let stills: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+        if let Some((fov, note)) = lanes::geometry::stills::exif_fov(&stills, (w, h)) {
+            opts.hfov_deg = fov;
+            outln!("{note}");
+        }
+    }
     // The frames whose lines were found, in order.
     let found: Vec<usize> = (0..results.len())
         .filter(|&i| results[i].problem.is_none() && results[i].lines.is_some())

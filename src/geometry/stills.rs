@@ -22,6 +22,44 @@ pub fn worth_searching(size: (i32, i32), count: usize) -> bool {
     size != BUILT_IN_SIZE || count >= crate::geometry::selfcal::SelfCalOptions::default().min_frames
 }
 
+/// The horizontal field of view of stills of `size` read from `paths`, from the 35
+/// mm-equivalent focal length in their EXIF (`base::exif_focal`), to a tenth of a degree, with
+/// what was found for the user; `None` when none carries one. When two give different ones (a
+/// zoom: the geometry of one field of view would not hold for the others) the field of view
+/// is `None` and the note says why the assumed one is used.
+pub fn exif_fov(paths: &[&Path], (w, h): (i32, i32)) -> Option<(Option<f64>, String)> {
+    use crate::base::exif_focal;
+    let mut focals: Vec<u32> = paths
+        .iter()
+        .filter_map(|p| exif_focal::focal_35mm(p))
+        .collect();
+    let carried = focals.len();
+    focals.sort_unstable();
+    focals.dedup();
+    match focals[..] {
+        [] => None,
+        [f] => {
+            let fov = (exif_focal::hfov_deg(f as f64, w as f64, h as f64) * 10.0).round() / 10.0;
+            let of = if carried == paths.len() {
+                "their".to_string()
+            } else {
+                format!("{carried} of {} stills'", paths.len())
+            };
+            Some((
+                Some(fov),
+                format!("{fov}-deg field of view across, from the 35 mm-equivalent focal length in {of} EXIF ({f} mm)"),
+            ))
+        }
+        _ => Some((
+            None,
+            format!(
+                "their EXIF give different 35 mm-equivalent focal lengths ({} mm): a zoom; the geometry assumes one field of view (--fov gives it)",
+                focals.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
 /// The configuration for stills of one size, `lanes image`'s, `lanes tune`'s and `lanes
 /// eval`'s when no `[perspective]` is given: `cfg` with the geometry found in up to
 /// `STILLS_SAMPLED` of `images` of that size (`first`, already read, among them; else the first
@@ -39,6 +77,7 @@ pub fn stills_config(
     use crate::geometry::selfcal::SelfCalOptions;
     let mut notes = Vec::new();
     let mut frames: Vec<BgrFrame> = first.map(|(_, f)| f.clone()).into_iter().collect();
+    let mut read: Vec<&Path> = first.map(|(p, _)| p).into_iter().collect();
     let mut size = frames.first().map(|f| (f.width(), f.height()));
     for i in crate::base::stats::evenly_spaced(images.len(), STILLS_SAMPLED) {
         let p = &images[i];
@@ -49,6 +88,7 @@ pub fn stills_config(
             let s = *size.get_or_insert((f.width(), f.height()));
             if (f.width(), f.height()) == s {
                 frames.push(f);
+                read.push(p);
             }
         }
     }
@@ -60,6 +100,7 @@ pub fn stills_config(
     let mut opts = SelfCalOptions::default();
     opts.estimate.hfov_deg = cfg.camera.hfov_deg;
     let (w, h) = size;
+
     let built_in = size == BUILT_IN_SIZE;
     if !worth_searching(size, n) {
         return (cfg.clone(), notes);
@@ -72,6 +113,15 @@ pub fn stills_config(
         ));
         return (cfg.clone(), notes);
     }
+    // Photos carry their field of view (EXIF), unless a camera file or --fov gives it.
+    let given = camera.is_some() || cfg.camera.hfov_deg.is_some();
+    let mut with_fov = cfg.clone();
+    if let Some((fov, note)) = (!given).then(|| exif_fov(&read, size)).flatten() {
+        opts.estimate.hfov_deg = fov;
+        with_fov.camera.hfov_deg = fov;
+        notes.push(format!("{n} {stills} of {w}x{h}: {note}"));
+    }
+    let cfg = &with_fov;
     let c = match crate::geometry::resolve::find_in_stills(frames, camera, &opts) {
         Ok(Ok(g)) => {
             let agrees = built_in
