@@ -100,7 +100,6 @@ pub fn stills_config(
     let mut opts = SelfCalOptions::default();
     opts.estimate.hfov_deg = cfg.camera.hfov_deg;
     let (w, h) = size;
-
     let built_in = size == BUILT_IN_SIZE;
     if !worth_searching(size, n) {
         return (cfg.clone(), notes);
