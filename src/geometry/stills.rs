@@ -25,8 +25,9 @@ pub fn worth_searching(size: (i32, i32), count: usize) -> bool {
 /// The horizontal field of view of stills of `size` read from `paths`, from the 35
 /// mm-equivalent focal length in their EXIF (`base::exif_focal`), to a tenth of a degree, with
 /// what was found for the user; `None` when none carries one. When two give different ones (a
-/// zoom: the geometry of one field of view would not hold for the others) the field of view
-/// is `None` and the note says why the assumed one is used.
+/// zoom: the geometry of one field of view would not hold for the others), or the one given
+/// is outside `HFOV_RANGE_DEG` (a tag written wrong), the field of view is `None` and the note
+/// says why the assumed one is used.
 pub fn exif_fov(paths: &[&Path], (w, h): (i32, i32)) -> Option<(Option<f64>, String)> {
     use crate::base::exif_focal;
     let mut focals: Vec<u32> = paths
@@ -45,6 +46,14 @@ pub fn exif_fov(paths: &[&Path], (w, h): (i32, i32)) -> Option<(Option<f64>, Str
             } else {
                 format!("{carried} of {} stills'", paths.len())
             };
+            // A value no pinhole geometry takes (a tag written wrong) is not used.
+            let (lo, hi) = crate::base::camera::HFOV_RANGE_DEG;
+            if !(lo..=hi).contains(&fov) {
+                return Some((
+                    None,
+                    format!("the 35 mm-equivalent focal length in {of} EXIF ({f} mm) gives a {fov}-deg field of view, outside {lo}-{hi}: not used, the field of view is assumed (--fov gives it)"),
+                ));
+            }
             Some((
                 Some(fov),
                 format!("{fov}-deg field of view across, from the 35 mm-equivalent focal length in {of} EXIF ({f} mm)"),

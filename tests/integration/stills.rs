@@ -183,7 +183,8 @@ fn exif_app1(focal_35mm: u16) -> Vec<u8> {
 /// along-road scale is the one `--fov` with the lens's field of view gives on the same frames
 /// (within 1%: the EXIF holds whole millimetres) and within 5% of the exact value for the rows
 /// chosen; the assumed 58 degrees is off by the two focal lengths' ratio (13%). `lanes image` on the same
-/// stills reads it too; stills whose EXIF disagree (a zoom) keep the assumed field of view.
+/// stills reads it too; stills whose EXIF disagree (a zoom), or give a focal length no lens
+/// has, keep the assumed field of view.
 #[test]
 fn photos_carry_their_field_of_view_in_exif() {
     let d = tmp();
@@ -294,6 +295,24 @@ fn photos_carry_their_field_of_view_in_exif() {
     );
     assert_eq!(zoomed.camera.hfov_deg, None);
     assert_eq!(ym(&zoomed), ym(&assumed));
+    // A focal length no lens has (1 mm: a 174-degree field of view across) is named and not used.
+    let wrong = d.path().join("wrong");
+    std::fs::create_dir_all(&wrong).unwrap();
+    for p in &names {
+        let bytes = std::fs::read(p).unwrap();
+        let mut v = bytes[..2].to_vec();
+        v.extend(exif_app1(1));
+        v.extend(&bytes[2..]);
+        std::fs::write(wrong.join(p.file_name().unwrap()), v).unwrap();
+    }
+    let (unused, said_wrong) = perspective(&wrong, &[], "wrong.toml");
+    assert!(
+        said_wrong
+            .contains("EXIF (1 mm) gives a 173.9-deg field of view, outside 10-160: not used"),
+        "{said_wrong}"
+    );
+    assert_eq!(unused.camera.hfov_deg, None);
+    assert_eq!(ym(&unused), ym(&assumed));
     // `lanes image` finds the stills' geometry with the same field of view.
     let o = lanes(&["image", &s(&exif), "-o", &s(&d.path().join("out"))]);
     assert_eq!(o.status.code(), Some(0), "image: {}", stderr(&o));
