@@ -175,6 +175,14 @@ fn exif_app1(focal_35mm: u16) -> Vec<u8> {
     seg
 }
 
+/// `jpeg` with `exif_app1(focal_35mm)` right after its start marker.
+fn with_exif(jpeg: &[u8], focal_35mm: u16) -> Vec<u8> {
+    let mut v = jpeg[..2].to_vec();
+    v.extend(exif_app1(focal_35mm));
+    v.extend(&jpeg[2..]);
+    v
+}
+
 /// Photos carry their field of view: stills whose EXIF gives a 35 mm-equivalent focal length
 /// get the geometry of that field of view without `--fov`. Frames of a synthetic drive through a
 /// 1280x720 pinhole whose focal length (1018.26 px) is a 30 mm equivalent (a 64.3-degree lens;
@@ -197,7 +205,9 @@ fn photos_carry_their_field_of_view_in_exif() {
     let clip = d.path().join("synthetic_drive.mp4");
     let plain = d.path().join("plain");
     let (exif, zoom) = (d.path().join("exif"), d.path().join("zoom"));
-    for p in [&plain, &exif, &zoom] {
+    // A focal length no lens has (1 mm: a 174-degree field of view across).
+    let wrong = d.path().join("wrong");
+    for p in [&plain, &exif, &zoom, &wrong] {
         std::fs::create_dir_all(p).unwrap();
     }
     ffmpeg(&[
@@ -220,14 +230,10 @@ fn photos_carry_their_field_of_view_in_exif() {
     for (i, p) in names.iter().enumerate() {
         let bytes = std::fs::read(p).unwrap();
         let name = p.file_name().unwrap();
-        let with = |focal: u16| {
-            let mut v = bytes[..2].to_vec();
-            v.extend(exif_app1(focal));
-            v.extend(&bytes[2..]);
-            v
-        };
-        std::fs::write(exif.join(name), with(30)).unwrap();
-        std::fs::write(zoom.join(name), with(if i % 2 == 0 { 30 } else { 60 })).unwrap();
+        std::fs::write(exif.join(name), with_exif(&bytes, 30)).unwrap();
+        let zoomed = with_exif(&bytes, if i % 2 == 0 { 30 } else { 60 });
+        std::fs::write(zoom.join(name), zoomed).unwrap();
+        std::fs::write(wrong.join(name), with_exif(&bytes, 1)).unwrap();
     }
     let hfov = 2.0 * (w as f64 / 2.0 / f).atan().to_degrees();
     let fov_text = format!("{hfov:.3}");
@@ -295,16 +301,7 @@ fn photos_carry_their_field_of_view_in_exif() {
     );
     assert_eq!(zoomed.camera.hfov_deg, None);
     assert_eq!(ym(&zoomed), ym(&assumed));
-    // A focal length no lens has (1 mm: a 174-degree field of view across) is named and not used.
-    let wrong = d.path().join("wrong");
-    std::fs::create_dir_all(&wrong).unwrap();
-    for p in &names {
-        let bytes = std::fs::read(p).unwrap();
-        let mut v = bytes[..2].to_vec();
-        v.extend(exif_app1(1));
-        v.extend(&bytes[2..]);
-        std::fs::write(wrong.join(p.file_name().unwrap()), v).unwrap();
-    }
+    // The 1 mm focal length is named and not used.
     let (unused, said_wrong) = perspective(&wrong, &[], "wrong.toml");
     assert!(
         said_wrong
