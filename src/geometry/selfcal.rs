@@ -324,11 +324,50 @@ pub fn find_on(
             None,
         )?;
     }
+    let first_cut = watch
+        .map(|mut w| {
+            w.finish();
+            w
+        })
+        .filter(|w| !w.blind)
+        .and_then(|w| w.cuts.first().copied());
+    let geometry_of = |outcomes: &[FrameOutcome], indices: &[usize]| {
+        opening_geometry(
+            outcomes,
+            indices,
+            first_cut,
+            fa.k.as_ref(),
+            fa.work.size,
+            opts,
+        )
+    };
+    // A geometry the first window's samples give from fewer than `ENOUGH_FRAMES` distinct
+    // views (of medium or low confidence) rests on a few votes, and a median of a few frames
+    // moves by a frame's own pitch (a hard clip re-encoded found its horizon 1.5% of the
+    // height away, and lost a tenth of its frames with both lines): it is firmed up with a
+    // second round of samples between the first's, and the frames of both rounds combined.
+    // Where they give none, the first round's holds (the second round only adds votes: a
+    // video that the first refused is not given more chances for its clutter to pass). Not
+    // where a cut was seen: an edited video's opening shot has its own rules (`opening_geometry`).
+    let few = views(&outcomes);
+    let firm_up = if windows == 1
+        && first_cut.is_none()
+        && !first.is_empty()
+        && (opts.min_frames..ENOUGH_FRAMES).contains(&few)
+    {
+        geometry_of(&outcomes, &indices)?.ok()
+    } else {
+        None
+    };
     // A video that ends inside the first window with too few usable frames (a short clip seen
     // in glimpses: a truck ahead, a lane change, wipers) gets a second round of samples between
     // the first's before it is refused; its frames are read again from the recording.
-    if windows == 1 && views(&outcomes) < opts.min_frames && !first.is_empty() {
-        let end = pos.max(src.announced_frames.max(0) as usize);
+    if windows == 1 && (few < opts.min_frames || firm_up.is_some()) && !first.is_empty() {
+        // Firming up stays within the first window (a long video is not decoded further).
+        let end = match firm_up {
+            Some(_) => 0,
+            None => pos.max(src.announced_frames.max(0) as usize),
+        };
         let mut between = midpoints(&first, end);
         between.retain(|i| !first.contains(i));
         if !src.rewind() {
@@ -351,21 +390,10 @@ pub fn find_on(
     if !src.rewind() {
         *src = VideoSource::open(&path)?;
     }
-    let first_cut = watch
-        .map(|mut w| {
-            w.finish();
-            w
-        })
-        .filter(|w| !w.blind)
-        .and_then(|w| w.cuts.first().copied());
-    let mut r = opening_geometry(
-        &outcomes,
-        &indices,
-        first_cut,
-        fa.k.as_ref(),
-        fa.work.size,
-        opts,
-    )?
+    let mut r = match (geometry_of(&outcomes, &indices)?, firm_up) {
+        (Err(_), Some(g)) => Ok(g),
+        (r, _) => r,
+    }
     .map(|g| g.scaled_back(&fa.work));
     if let Ok(g) = &mut r {
         g.seconds = t0.elapsed().as_secs_f64();
