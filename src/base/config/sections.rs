@@ -515,7 +515,9 @@ pub struct EventsConfig {
     /// ... for at least this long. Default 0.3.
     pub departure_min_s: f64,
     /// A departure whose span ends at most this long before a lane change to the same side
-    /// is that lane change's start, not a warning. Default 1.0.
+    /// is that lane change's start, not a warning; and radii read during a lane change and this
+    /// long after it start no tight bend (the new lane is fitted from its first frames while
+    /// the car still turns). Default 1.0.
     pub lane_change_grace_s: f64,
     /// Lateral speed at a warning: least-squares slope of the offset over this long before
     /// the warning's first frame. Default 0.5.

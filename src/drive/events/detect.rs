@@ -261,8 +261,19 @@ pub fn detect(records: &[FrameRecord], fps: f64, cfg: &EventsConfig) -> Vec<Even
     // less than `tight_merge_gap_s` between them are one bend, which must last `tight_min_s`.
     // A radius from one line or a prediction is not checked against a second line: during a
     // lane change the car's yaw bends a single line's fit (a straight LA freeway read 76 m).
+    // Nor is a radius read while the car crosses a line or in the `lane_change_grace_s` after
+    // (the lane the track moved to is fitted from its first frames while the car still turns
+    // back: the LA freeway's versions read 29-175 m there): a bend that goes on past it is
+    // reported from there.
+    let settling = |r: &FrameRecord| {
+        changes.iter().any(|c| {
+            r.frame >= records[c.before].frame
+                && r.frame as f64 <= records[c.after].frame as f64 + grace_frames
+        })
+    };
     let tight = |r: &FrameRecord| {
-        r.status == "both"
+        !settling(r)
+            && r.status == "both"
             && r.radius_m
                 .is_some_and(|v| v.is_finite() && v < cfg.tight_radius_m)
     };

@@ -31,7 +31,9 @@
 //! - **tight_bend**: a run of frames with both lines whose tracked radius is below
 //!   `tight_radius_m` for at least `tight_min_s`; its direction from the sign of the drawn
 //!   fits' curvature. A radius from one line or a prediction starts and extends no bend (it is
-//!   not checked against a second line; in a lane change the car's yaw bends one line's fit).
+//!   not checked against a second line; in a lane change the car's yaw bends one line's fit),
+//!   nor does a radius read from a lane change's first frame to `lane_change_grace_s` after its
+//!   last (the lane the track moved to is fitted from its first frames while the car turns).
 //!   Runs of the same direction less than `tight_merge_gap_s` apart (from the end of one to
 //!   the start of the next: a frame or two whose radius crossed the threshold) are one bend,
 //!   and the merged bend's length is what must reach `tight_min_s`.
@@ -150,6 +152,38 @@ mod tests {
         let ev = detect(&rs, FPS, &EventsConfig::default());
         assert_eq!(ev.len(), 1);
         assert_eq!(ev[0].side(), Some(Side::Left));
+    }
+
+    /// Radii read while the car crosses a line and in the `lane_change_grace_s` after it
+    /// (the new lane fitted from its first frames while the car still turns) are no bend; a
+    /// tight radius that goes on past the grace is one, from where the grace ends.
+    #[test]
+    fn a_bend_read_in_a_lane_change_is_no_bend_until_the_grace_is_over() {
+        // The change crosses at frame 138 (25 fps, grace 1 s: up to frame 163).
+        let mut rs = drive(|f| Some(change_right(f)), 300);
+        for r in &mut rs[138..160] {
+            r.radius_m = Some(80.0);
+        }
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["lane_change"], "{ev:#?}");
+        for r in &mut rs[138..200] {
+            r.radius_m = Some(80.0);
+        }
+        let ev = detect(&rs, FPS, &EventsConfig::default());
+        assert_eq!(kinds(&ev), vec!["lane_change", "tight_bend"], "{ev:#?}");
+        assert_eq!((ev[1].start_frame, ev[1].end_frame), (164, 199));
+        // With no grace, the bend starts at the crossing.
+        let cfg = EventsConfig {
+            lane_change_grace_s: 0.0,
+            ..EventsConfig::default()
+        };
+        let ev = detect(&rs, FPS, &cfg);
+        assert_eq!(
+            ev.iter()
+                .find(|e| e.kind() == "tight_bend")
+                .map(|e| e.start_frame),
+            Some(139)
+        );
     }
 
     #[test]
