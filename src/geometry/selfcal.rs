@@ -350,23 +350,26 @@ pub fn find_on(
     // video that the first refused is not given more chances for its clutter to pass). Not
     // where a cut was seen: an edited video's opening shot has its own rules (`opening_geometry`).
     let few = views(&outcomes);
-    let firm_up = if windows == 1
+    let first_round = if windows == 1
         && first_cut.is_none()
         && !first.is_empty()
         && (opts.min_frames..ENOUGH_FRAMES).contains(&few)
     {
-        geometry_of(&outcomes, &indices)?.ok()
+        Some(geometry_of(&outcomes, &indices)?)
     } else {
         None
     };
+    let firm_up = matches!(first_round, Some(Ok(_)));
     // A video that ends inside the first window with too few usable frames (a short clip seen
     // in glimpses: a truck ahead, a lane change, wipers) gets a second round of samples between
     // the first's before it is refused; its frames are read again from the recording.
-    if windows == 1 && (few < opts.min_frames || firm_up.is_some()) && !first.is_empty() {
-        // Firming up stays within the first window (a long video is not decoded further).
-        let end = match firm_up {
-            Some(_) => 0,
-            None => pos.max(src.announced_frames.max(0) as usize),
+    if windows == 1 && (few < opts.min_frames || firm_up) && !first.is_empty() {
+        // Firming up stays within the first window (no midpoint after its last sample: a long
+        // video is not decoded further).
+        let end = if firm_up {
+            0
+        } else {
+            pos.max(src.announced_frames.max(0) as usize)
         };
         let mut between = midpoints(&first, end);
         between.retain(|i| !first.contains(i));
@@ -390,9 +393,12 @@ pub fn find_on(
     if !src.rewind() {
         *src = VideoSource::open(&path)?;
     }
-    let mut r = match (geometry_of(&outcomes, &indices)?, firm_up) {
-        (Err(_), Some(g)) => Ok(g),
-        (r, _) => r,
+    // The first round's result stands where no second round ran, and where both rounds
+    // together give none.
+    let mut r = match first_round {
+        Some(Ok(g)) => Ok(geometry_of(&outcomes, &indices)?.unwrap_or(g)),
+        Some(Err(why)) => Err(why),
+        None => geometry_of(&outcomes, &indices)?,
     }
     .map(|g| g.scaled_back(&fa.work));
     if let Ok(g) = &mut r {

@@ -81,9 +81,7 @@ fn both_lines_through_lane_changes_on_the_lane_the_camera_is_in() {
         "camera {outside:.3} m outside the lane reported"
     );
     // The changes themselves: two, to the sides the truth says.
-    let truth: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("synthetic_drive.json")).unwrap())
-            .unwrap();
+    let truth = synth_truth(dir);
     let o = lanes(&["events", "--json", dir.join("t.jsonl").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let found: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();

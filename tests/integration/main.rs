@@ -134,6 +134,21 @@ pub fn synth_drive(dir: &Path, (w, h, f): (i32, i32, f64), args: &[&str]) -> Pat
     cam
 }
 
+/// The records of a JSON-lines file (telemetry), as JSON values.
+pub fn read_jsonl(p: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The truth `lanes synth video` wrote in `dir` (`synthetic_drive.json`).
+pub fn synth_truth(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("synthetic_drive.json")).unwrap())
+        .unwrap()
+}
+
 /// `lanes video` on the drive `synth_drive` wrote in `dir` (`--no-render`, telemetry to
 /// `dir/{name}.jsonl`) with `camera` and `config`: each frame's (truth, telemetry record).
 pub fn drive_records(
@@ -157,14 +172,9 @@ pub fn drive_records(
         t.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "video: {}", stderr(&o));
-    let truth: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("synthetic_drive.json")).unwrap())
-            .unwrap();
-    let frames = truth["frames"].as_array().unwrap().clone();
-    let pairs: Vec<(Value, Value)> = std::fs::read_to_string(&t)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let frames = synth_truth(dir)["frames"].as_array().unwrap().clone();
+    let pairs: Vec<(Value, Value)> = read_jsonl(&t)
+        .into_iter()
         .map(|r| (frames[r["frame"].as_u64().unwrap() as usize].clone(), r))
         .collect();
     assert_eq!(pairs.len(), frames.len(), "a telemetry record per frame");

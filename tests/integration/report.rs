@@ -6,7 +6,7 @@
 //! (and a departure's end too), and no other event is found.
 
 use crate::tune::browser::{browser, Driver};
-use crate::{assert_one_line_error, bgr_frames, lanes, stderr, stdout, tmp};
+use crate::{assert_one_line_error, bgr_frames, lanes, stderr, stdout, synth_truth, tmp};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -80,10 +80,7 @@ fn telemetry_of_drive(d: &Path, telemetry: &Path, extra: &[&str]) -> std::proces
 }
 
 fn truth_events(d: &Path) -> Vec<Value> {
-    let t: Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("synthetic_drive.json")).unwrap())
-            .unwrap();
-    t["events"].as_array().unwrap().clone()
+    synth_truth(d)["events"].as_array().unwrap().clone()
 }
 
 /// Equal JSON, numbers within 1e-9 (a number read back from JSON Lines may differ in the

@@ -29,11 +29,7 @@ pub(super) fn run_clip(clip: &Path, extra: &[&str], out: &Path) -> (Shares, Stri
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("geometry found in"), "{err}");
     assert!(g.exists(), "--save-geometry wrote nothing: {err}");
-    let recs: Vec<Value> = std::fs::read_to_string(&t)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let recs = read_jsonl(&t);
     let both: Vec<&Value> = recs.iter().filter(|r| r["status"] == "both").collect();
     let width_in = both
         .iter()
@@ -1454,16 +1450,9 @@ fn a_winding_road_with_no_straight_frame_is_calibrated() {
         let found = lanes::base::config::Config::load(&dir.join("geometry.toml")).unwrap();
         let exact_horizon = h as f64 / 2.0 - f * pitch.to_radians().tan();
         let hz = horizon_of(&found.perspective.src);
-        let truth: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("synthetic_drive.json")).unwrap(),
-        )
-        .unwrap();
+        let truth = synth_truth(&dir);
         let frames = truth["frames"].as_array().unwrap();
-        let recs: Vec<Value> = std::fs::read_to_string(dir.join("t.jsonl"))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let recs = read_jsonl(&dir.join("t.jsonl"));
         assert_eq!(recs.len(), frames.len(), "a telemetry record per frame");
         let straight = frames
             .iter()

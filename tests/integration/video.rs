@@ -4,14 +4,6 @@
 use super::*;
 use serde_json::Value;
 
-fn read_jsonl(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 struct Stats {
     frames: usize,
     drawn: usize,

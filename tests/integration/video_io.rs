@@ -40,14 +40,6 @@ fn frame_times(p: &Path) -> Vec<f64> {
         .collect()
 }
 
-fn read_jsonl(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
